@@ -1,0 +1,332 @@
+#include "mailbox/contract_store.h"
+
+#include <algorithm>
+#include <bitset>
+#include <string>
+
+namespace qim {
+
+namespace {
+
+Error invariant(std::string msg) {
+  return Error(Errc::kInvariant, std::move(msg));
+}
+Error invalid(std::string msg) {
+  return Error(Errc::kInvalidArgument, std::move(msg));
+}
+
+Status check_epoch_ahead(MailboxSeq frontier, ShardId shard, Epoch epoch) {
+  if (frontier.epoch() > epoch) {
+    return Error(Errc::kEpochAhead, "shard " + std::to_string(shard.value) + " holds a frontier at epoch " +
+                                        std::to_string(frontier.epoch().value) +
+                                        ", above the configured epoch " + std::to_string(epoch.value));
+  }
+  return {};
+}
+
+}  // namespace
+
+LaneAdvances uniform_advances(MailboxSeq expected_previous, MailboxSeq observed) {
+  LaneAdvances out;
+  out.reserve(kLanes);
+  for (uint32_t l = 0; l < kLanes; ++l) out.push_back(LaneAdvance{Lane{l}, expected_previous, observed});
+  return out;
+}
+
+Status check_uniform_advances(const LaneAdvances& advances) {
+  std::bitset<kLanes> seen;
+  for (const auto& a : advances) {
+    QIM_RETURN_IF_ERROR(check_lane(a.lane));
+    if (seen.test(a.lane.value))
+      return invalid("lane " + std::to_string(a.lane.value) + " is advanced twice");
+    seen.set(a.lane.value);
+  }
+  if (advances.size() != kLanes) {
+    return invariant("independent lane advance not implemented: " + std::to_string(advances.size()) +
+                     " of 64 lanes advanced");
+  }
+  for (const auto& a : advances) {
+    if (a.expected_previous != advances[0].expected_previous || a.observed != advances[0].observed) {
+      return invariant("independent lane advance not implemented: lane " + std::to_string(a.lane.value) +
+                       " differs from lane " + std::to_string(advances[0].lane.value));
+    }
+  }
+  return {};
+}
+
+ContractStore::ContractStore(std::unique_ptr<StoreBackend> backend, BackendContext context,
+                             std::optional<uint32_t> page_max)
+    : backend_(std::move(backend)), context_(std::move(context)) {
+  page_limit_ = std::max<uint32_t>(1, backend_->declared_page_limit());
+  if (page_max) page_limit_ = std::clamp<uint32_t>(*page_max, 1, page_limit_);
+}
+
+Result<ContractStore::ShardState*> ContractStore::shard_state(ShardId shard) {
+  QIM_RETURN_IF_ERROR(context_.shards.check(shard));
+  std::lock_guard lock(shards_mu_);
+  auto& slot = shards_[shard.value];
+  if (!slot) slot = std::make_unique<ShardState>();
+  return slot.get();
+}
+
+Result<MailboxSeq> ContractStore::owner_frontier(ShardState& state, ShardId shard, Epoch epoch) {
+  if (!state.frontier) {
+    QIM_ASSIGN_OR_RETURN(auto stored, backend_->read_frontier(shard));
+    state.frontier = stored.value_or(MailboxSeq{});
+  }
+  QIM_RETURN_IF_ERROR(check_epoch_ahead(*state.frontier, shard, epoch));
+  return *state.frontier;
+}
+
+Result<BeginOutcome> ContractStore::begin_dispatch(ShardId shard, Epoch epoch,
+                                                   const DispatchIdentity& identity, Offset observed) {
+  QIM_RETURN_IF_ERROR(check_epoch(epoch));
+  QIM_RETURN_IF_ERROR(check_offset(observed));
+  QIM_RETURN_IF_ERROR(validate_manifest(identity.manifest));
+  if (identity.id.empty()) return invalid("dispatch id is empty");
+  QIM_ASSIGN_OR_RETURN(ShardState * state, shard_state(shard));
+  std::lock_guard lock(state->mu);
+  QIM_ASSIGN_OR_RETURN(MailboxSeq frontier, owner_frontier(*state, shard, epoch));
+
+  QIM_ASSIGN_OR_RETURN(auto existing, backend_->claim_identity(shard, epoch, identity, observed));
+  BeginOutcome out;
+  out.canonical_offset = observed;
+  if (existing) {
+    if (existing->identity.digest != identity.digest || existing->identity.manifest != identity.manifest) {
+      return Error(Errc::kDispatchConflict,
+                   "dispatch " + identity.id.str() + " was first observed at offset " +
+                       std::to_string(existing->canonical_offset.value) + " with another " +
+                       (existing->identity.digest != identity.digest ? "digest" : "manifest"));
+    }
+    out.kind = BeginKind::kExisting;
+    out.canonical_offset = existing->canonical_offset;
+  }
+  out.seq = *compose(epoch, out.canonical_offset);
+  out.canonical = out.canonical_offset == observed;
+  const bool covered = frontier.epoch() == epoch && frontier >= out.seq;
+  InflightRecord* tracked = state->inflight.find(identity.id);
+  const bool tracked_same =
+      tracked && tracked->epoch == epoch && tracked->canonical_offset == out.canonical_offset;
+  // Entries are known written when the frontier covers them, or when the record is in flight here and
+  // either complete or about to be written by its canonical observation earlier in this worker's queue.
+  out.needs_entries = !covered && !(tracked_same && (tracked->complete() || !out.canonical));
+  state->inflight.track(epoch, identity, out.canonical_offset, covered);
+  return out;
+}
+
+Status ContractStore::write_chunks(ShardId shard, Epoch epoch, std::span<const ChunkWrite> chunks) {
+  QIM_RETURN_IF_ERROR(check_epoch(epoch));
+  QIM_ASSIGN_OR_RETURN(ShardState * state, shard_state(shard));
+  std::vector<MailboxEntry> entries;
+  {
+    // Validate everything before writing anything: bad input leaves nothing half-written.
+    std::lock_guard lock(state->mu);
+    for (const auto& c : chunks) {
+      InflightRecord* rec = state->inflight.find(c.dispatch_id);
+      if (!rec || rec->epoch != epoch) return invariant("dispatch " + c.dispatch_id.str() + " was not begun");
+      const auto& counts = rec->identity.manifest.entry_counts;
+      if (c.chunk_index >= counts.size()) {
+        return invalid("chunk index " + std::to_string(c.chunk_index) + " out of range: dispatch " +
+                       c.dispatch_id.str() + " has " + std::to_string(counts.size()) + " chunks");
+      }
+      if (c.recipients.size() != counts[c.chunk_index]) {
+        return invalid("chunk " + std::to_string(c.chunk_index) + " of dispatch " + c.dispatch_id.str() +
+                       " has " + std::to_string(c.recipients.size()) + " entries, manifest says " +
+                       std::to_string(counts[c.chunk_index]));
+      }
+      if (c.message == nullptr) return invalid("chunk " + std::to_string(c.chunk_index) + " has no message");
+      QIM_RETURN_IF_ERROR(validate_message(*c.message));
+      const MailboxSeq seq = *compose(epoch, rec->canonical_offset);
+      for (const auto& user : c.recipients) {
+        if (context_.shards.shard_of(user) != shard) {
+          return invalid("recipient " + user.str() + " belongs to shard " +
+                         std::to_string(context_.shards.shard_of(user).value) + ", not " +
+                         std::to_string(shard.value));
+        }
+        entries.push_back(MailboxEntry{user, seq, *c.message});
+      }
+    }
+  }
+  QIM_RETURN_IF_ERROR(backend_->write_entries(shard, epoch, entries));
+  std::lock_guard lock(state->mu);
+  for (const auto& c : chunks) {
+    if (InflightRecord* rec = state->inflight.find(c.dispatch_id); rec && rec->epoch == epoch) {
+      rec->chunk_written[c.chunk_index] = true;
+    }
+  }
+  return {};
+}
+
+Result<FinishOutcome> ContractStore::finish_dispatch(ShardId shard, Epoch epoch,
+                                                     const DispatchId& dispatch_id,
+                                                     const LaneAdvances& advances) {
+  QIM_ASSIGN_OR_RETURN(ShardState * state, shard_state(shard));
+  std::lock_guard lock(state->mu);
+  const PageItem item{dispatch_id, advances};
+  QIM_ASSIGN_OR_RETURN(PageOutcome page, finish_locked(*state, shard, epoch, std::span(&item, 1)));
+  return FinishOutcome{page.advanced_records > 0, page.frontier};
+}
+
+Result<PageOutcome> ContractStore::finish_dispatch_page(ShardId shard, Epoch epoch,
+                                                        std::span<const PageItem> page) {
+  if (page.empty()) return invalid("empty page");
+  if (page.size() > page_limit_) {
+    return invalid("page of " + std::to_string(page.size()) + " records exceeds the page limit " +
+                   std::to_string(page_limit_));
+  }
+  QIM_ASSIGN_OR_RETURN(ShardState * state, shard_state(shard));
+  std::lock_guard lock(state->mu);
+  return finish_locked(*state, shard, epoch, page);
+}
+
+Result<PageOutcome> ContractStore::finish_locked(ShardState& state, ShardId shard, Epoch epoch,
+                                                 std::span<const PageItem> page) {
+  QIM_RETURN_IF_ERROR(check_epoch(epoch));
+  QIM_ASSIGN_OR_RETURN(const MailboxSeq frontier, owner_frontier(state, shard, epoch));
+  MailboxSeq running = frontier;
+  uint32_t advanced = 0;
+  // Check the whole page first; any failing record fails the page and nothing is written.
+  for (const auto& item : page) {
+    QIM_RETURN_IF_ERROR(check_uniform_advances(item.advances));
+    const MailboxSeq prev = item.advances[0].expected_previous;
+    const MailboxSeq observed = item.advances[0].observed;
+    InflightRecord* rec = state.inflight.find(item.dispatch_id);
+    if (!rec || rec->epoch != epoch)
+      return invariant("dispatch " + item.dispatch_id.str() + " was not begun");
+    if (prev != running) {
+      return Error(Errc::kWatermarkGap, "dispatch " + item.dispatch_id.str() + " expects previous " +
+                                            prev.to_string() + " but the frontier is at " +
+                                            running.to_string());
+    }
+    if (observed.epoch() != epoch || observed <= prev) {
+      return invariant("dispatch " + item.dispatch_id.str() + " advance " + prev.to_string() + " -> " +
+                       observed.to_string() + " does not move forward within epoch " +
+                       std::to_string(epoch.value));
+    }
+    const MailboxSeq canonical = *compose(epoch, rec->canonical_offset);
+    if (observed != canonical || canonical <= running) continue;  // repeated observation: zero advance
+    if (!rec->complete()) {
+      return Error(Errc::kIncomplete, "dispatch " + item.dispatch_id.str() + " has " +
+                                          std::to_string(rec->completed_chunks().size()) + " of " +
+                                          std::to_string(rec->chunk_written.size()) + " chunks written");
+    }
+    running = observed;
+    ++advanced;
+  }
+  PageOutcome out{running, advanced, 0};
+  if (advanced > 0) {
+    auto& c = backend_->counters();
+    Status written = backend_->write_frontier(shard, epoch, frontier, running);
+    if (!written.ok()) {
+      state.frontier.reset();  // the write may or may not have landed: reload before the next finish
+      return written.error();
+    }
+    state.frontier = running;
+    out.frontier_writes = 1;
+    c.frontier_writes++;
+    c.pages++;
+    c.paged_records += page.size();
+  }
+  for (const auto& item : page) state.inflight.erase(item.dispatch_id);
+  return out;
+}
+
+Result<std::array<MailboxSeq, kLanes>> ContractStore::lane_watermarks(ShardId shard, Epoch epoch) {
+  QIM_RETURN_IF_ERROR(check_epoch(epoch));
+  QIM_RETURN_IF_ERROR(context_.shards.check(shard));
+  QIM_ASSIGN_OR_RETURN(auto stored, backend_->read_frontier(shard));
+  const MailboxSeq frontier = stored.value_or(MailboxSeq{});
+  QIM_RETURN_IF_ERROR(check_epoch_ahead(frontier, shard, epoch));
+  std::array<MailboxSeq, kLanes> out;
+  out.fill(frontier);
+  return out;
+}
+
+Result<MailboxPage> ContractStore::read_mailbox(const MailboxQuery& query) {
+  if (query.user.empty()) return invalid("mailbox read without a user");
+  if (query.limit == 0 || query.limit > 1000) return invalid("read limit must be 1..1000");
+  const ShardId shard = context_.shards.shard_of(query.user);
+  QIM_ASSIGN_OR_RETURN(auto stored, backend_->read_frontier(shard));
+  QIM_ASSIGN_OR_RETURN(RetentionLedger ledger, backend_->read_ledger(query.user));
+  MailboxPage page;
+  page.frontier = stored.value_or(MailboxSeq{});
+  page.trim = ledger.trim;
+  if (!query.after.is_zero() && query.after < ledger.trim) {
+    return Error(Errc::kExpiredCursor, "cursor " + query.after.to_string() + " of " + query.user.str() +
+                                           " is below the trim " + ledger.trim.to_string());
+  }
+  const MailboxSeq from = std::max(query.after, ledger.trim);
+  const int64_t now = context_.clock->now_ms();
+  for (DayBucket b : ledger.live_buckets) {
+    if (!context_.bucket_expired(b, now)) continue;
+    // Entries of this bucket may be gone by TTL while the trim has not moved: report the gap, bounded by
+    // the bucket's proof. Without a proof the gap cannot be bounded: fail closed.
+    QIM_ASSIGN_OR_RETURN(auto proof, backend_->read_bucket_proof(query.user, b));
+    if (!proof) {
+      return Error(Errc::kProofMissing, "retention bucket " + std::to_string(b.value) + " of " +
+                                            query.user.str() + " is expired and has no proof row");
+    }
+    if (*proof > from) page.gap_through = std::max(page.gap_through.value_or(MailboxSeq{}), *proof);
+  }
+  if (page.frontier <= from) return page;
+  QIM_ASSIGN_OR_RETURN(page.entries,
+                       backend_->read_entries(query.user, from, page.frontier, query.limit + 1));
+  if (page.entries.size() > query.limit) {
+    page.entries.resize(query.limit);
+    page.more = true;
+  }
+  return page;
+}
+
+Result<DispatchProgress> ContractStore::dispatch_progress(ShardId shard, Epoch epoch,
+                                                          const DispatchId& dispatch_id) {
+  QIM_RETURN_IF_ERROR(check_epoch(epoch));
+  QIM_ASSIGN_OR_RETURN(ShardState * state, shard_state(shard));
+  std::lock_guard lock(state->mu);
+  DispatchProgress out;
+  if (InflightRecord* rec = state->inflight.find(dispatch_id); rec && rec->epoch == epoch) {
+    out.canonical_offset = rec->canonical_offset;
+    out.chunk_count = static_cast<uint32_t>(rec->chunk_written.size());
+    out.completed_chunks = rec->completed_chunks();
+    out.in_flight = true;
+    return out;
+  }
+  QIM_ASSIGN_OR_RETURN(auto stored, backend_->read_identity(shard, epoch, dispatch_id));
+  if (!stored) return Error(Errc::kNotFound, "dispatch " + dispatch_id.str() + " is not known at this epoch");
+  QIM_ASSIGN_OR_RETURN(MailboxSeq frontier, owner_frontier(*state, shard, epoch));
+  out.canonical_offset = stored->canonical_offset;
+  out.chunk_count = static_cast<uint32_t>(stored->identity.manifest.chunk_count());
+  if (frontier >= *compose(epoch, stored->canonical_offset)) {
+    for (uint32_t i = 0; i < out.chunk_count; ++i) out.completed_chunks.push_back(i);
+  }
+  return out;
+}
+
+Result<SweepOutcome> ContractStore::sweep_retention(const UserId& user) {
+  if (user.empty()) return invalid("sweep without a user");
+  QIM_ASSIGN_OR_RETURN(RetentionLedger ledger, backend_->read_ledger(user));
+  const int64_t now = context_.clock->now_ms();
+  SweepOutcome out{ledger.trim, 0};
+  std::vector<DayBucket> expired;
+  std::optional<Error> blocked;
+  for (DayBucket b : ledger.live_buckets) {  // ascending: the trim moves in day order
+    if (!context_.bucket_expired(b, now)) break;
+    QIM_ASSIGN_OR_RETURN(auto proof, backend_->read_bucket_proof(user, b));
+    if (!proof) {
+      blocked =
+          Error(Errc::kProofMissing, "retention bucket " + std::to_string(b.value) + " of " + user.str() +
+                                         " has no proof row; the trim stays at " + out.trim.to_string());
+      break;
+    }
+    out.trim = std::max(out.trim, *proof);
+    expired.push_back(b);
+  }
+  if (!expired.empty()) {
+    QIM_RETURN_IF_ERROR(backend_->commit_sweep(user, ledger, out.trim, expired));
+    out.buckets_expired = static_cast<uint32_t>(expired.size());
+  }
+  if (blocked) return *blocked;
+  return out;
+}
+
+}  // namespace qim

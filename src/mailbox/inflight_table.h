@@ -1,0 +1,39 @@
+#pragma once
+// The in-process table of in-flight records (ADR-0022 section 3): which chunks of a begun dispatch have
+// been written. Not persisted: after a restart it is empty and an Existing replay rewrites every entry.
+// One table per shard; the caller (ContractStore) serialises access with the shard's lock.
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/mailbox_seq.h"
+#include "mailbox/dispatch.h"
+
+namespace qim {
+
+struct InflightRecord {
+  Epoch epoch;
+  DispatchIdentity identity;
+  Offset canonical_offset;
+  std::vector<bool> chunk_written;
+
+  bool complete() const;
+  std::vector<uint32_t> completed_chunks() const;
+};
+
+class InflightTable {
+ public:
+  // Starts tracking a record, or keeps the chunk state of one already tracked with the same canonical.
+  InflightRecord& track(Epoch epoch, const DispatchIdentity& identity, Offset canonical, bool all_written);
+  InflightRecord* find(const DispatchId& id);
+  void erase(const DispatchId& id) { records_.erase(id); }
+  size_t size() const { return records_.size(); }
+
+ private:
+  std::unordered_map<DispatchId, InflightRecord> records_;
+};
+
+}  // namespace qim

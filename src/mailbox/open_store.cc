@@ -1,0 +1,51 @@
+// The backend factory: the one place that knows every backend. Backends built in this tree register by
+// their header being present (the scylla ones need the Rust CQL driver, see QIM_WITH_CQL).
+#include "mailbox/contract_store.h"
+#include "mailbox/memory/memory_backend.h"
+#include "mailbox/store_options.h"
+
+#if __has_include("mailbox/embedded/embedded_backend.h")
+#include "mailbox/embedded/embedded_backend.h"
+#define QIM_HAVE_EMBEDDED 1
+#endif
+#if __has_include("mailbox/redis/redis_backend.h")
+#include "mailbox/redis/redis_backend.h"
+#define QIM_HAVE_REDIS 1
+#endif
+#if defined(QIM_WITH_CQL_BACKENDS)
+#include "mailbox/scylla/scylla_backend.h"
+#endif
+
+namespace qim {
+
+Result<std::unique_ptr<MailboxStore>> open_mailbox_store(const StoreOptions& options) {
+  BackendContext context;
+  QIM_ASSIGN_OR_RETURN(context.shards, ShardMap::create(options.shard_count));
+  context.clock = options.clock;
+  context.retention_ms = options.retention_ms;
+
+  std::unique_ptr<StoreBackend> backend;
+  if (options.backend == "memory") {
+    backend = make_memory_backend(context);
+#ifdef QIM_HAVE_EMBEDDED
+  } else if (options.backend == "embedded") {
+    QIM_ASSIGN_OR_RETURN(backend, open_embedded_backend(context, options.data_dir));
+#endif
+#ifdef QIM_HAVE_REDIS
+  } else if (options.backend == "redis") {
+    QIM_ASSIGN_OR_RETURN(backend, open_redis_backend(context, options.redis_endpoints));
+#endif
+#ifdef QIM_WITH_CQL_BACKENDS
+  } else if (options.backend == "scylla" || options.backend == "scylla-lwt") {
+    QIM_RETURN_IF_ERROR(check_identity_ttl_covers_replays(options));
+    QIM_ASSIGN_OR_RETURN(backend, open_scylla_backend(context, options));
+#endif
+  } else {
+    return Error(Errc::kConfig,
+                 "QIM_MAILBOX_STORE_BACKEND='" + options.backend + "' is not built into this binary");
+  }
+  return std::unique_ptr<MailboxStore>(
+      std::make_unique<ContractStore>(std::move(backend), context, options.page_max));
+}
+
+}  // namespace qim

@@ -1,0 +1,157 @@
+#pragma once
+// The MailboxStore contract (ADR-0022, SYSTEM.md section 3). One interface, several backends:
+// memory (tests), embedded (RocksDB, the default), redis (ADR-0015), scylla (ADR-0022) and scylla-lwt
+// (the pre-ADR "form A", kept as the benchmark's baseline).
+//
+// A shard is materialised by one owner at a time, at an epoch. For each record the owner calls
+//   begin_dispatch -> write_chunks (unless the entries are known written) -> finish_dispatch(_page)
+// and clients see an entry only once the shard's frontier covers its mailbox_seq.
+//
+// Every method is thread-safe. Errors are values (see core/status.h); none is swallowed.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/mailbox_seq.h"
+#include "core/sharding.h"
+#include "core/status.h"
+#include "mailbox/dispatch.h"
+#include "mailbox/message.h"
+#include "mailbox/op_counters.h"
+
+namespace qim {
+
+enum class BeginKind { kFresh, kExisting };
+
+struct BeginOutcome {
+  BeginKind kind = BeginKind::kFresh;
+  Offset canonical_offset;    // offset of the first observation; entries use compose(epoch, canonical)
+  MailboxSeq seq;             // compose(epoch, canonical_offset)
+  bool canonical = true;      // this observation is the canonical one (observed == canonical)
+  bool needs_entries = true;  // false when the entries are known written (in flight or below frontier)
+};
+
+// One lane's move of W: from expected_previous to observed. Today all 64 must be equal (M-1 not built).
+struct LaneAdvance {
+  Lane lane;
+  MailboxSeq expected_previous;
+  MailboxSeq observed;
+};
+using LaneAdvances = std::vector<LaneAdvance>;
+
+// The 64 equal advances of a whole-shard move (the only kind accepted until M-1).
+LaneAdvances uniform_advances(MailboxSeq expected_previous, MailboxSeq observed);
+
+struct FinishOutcome {
+  bool advanced = false;  // false: zero advance (a repeated, non-canonical observation)
+  MailboxSeq frontier;    // the shard frontier after the call
+};
+
+struct PageItem {
+  DispatchId dispatch_id;
+  LaneAdvances advances;
+};
+
+struct PageOutcome {
+  MailboxSeq frontier;
+  uint32_t advanced_records = 0;
+  uint32_t frontier_writes = 0;  // 1 for a page that moved the frontier, else 0
+};
+
+struct ChunkWrite {
+  DispatchId dispatch_id;
+  uint32_t chunk_index = 0;
+  const Message* message = nullptr;    // shared by every entry of the record
+  std::span<const UserId> recipients;  // must match the manifest's count for this chunk
+};
+
+struct DispatchProgress {
+  Offset canonical_offset;
+  uint32_t chunk_count = 0;
+  std::vector<uint32_t> completed_chunks;  // in flight: from the process; else all if covered, else none
+  bool in_flight = false;
+};
+
+struct MailboxQuery {
+  UserId user;
+  MailboxSeq after;  // cursor: the last seq the client has; zero means "from the oldest retained"
+  uint32_t limit = 100;
+};
+
+struct MailboxPage {
+  std::vector<MailboxEntry> entries;  // seq > max(after, trim), seq <= frontier, ascending
+  MailboxSeq frontier;                // the shard frontier the read was bounded by
+  MailboxSeq trim;                    // the user's trim
+  // Entries in (after, gap_through] may have expired by TTL before the sweep moved the trim.
+  std::optional<MailboxSeq> gap_through;
+  bool more = false;  // more entries below the frontier than `limit`
+};
+
+struct SweepOutcome {
+  MailboxSeq trim;  // the trim after the sweep
+  uint32_t buckets_expired = 0;
+};
+
+class MailboxStore {
+ public:
+  virtual ~MailboxStore() = default;
+
+  // The backend's name ("memory", "embedded", "redis", "scylla", "scylla-lwt").
+  virtual std::string_view backend_name() const = 0;
+
+  // How many queued records the worker may finish with one frontier write: the backend's declared limit,
+  // lowered (never raised) by QIM_MAILBOX_FINISH_PAGE_MAX. At least 1.
+  virtual uint32_t finish_page_limit() const = 0;
+
+  // Records an observation of a dispatch at `observed` by the owner at `epoch`. First writer wins:
+  // Fresh (this observation is canonical) or Existing(canonical offset). DispatchConflict if the id is
+  // known with another digest or manifest; EpochAhead if the shard holds a higher epoch; InvalidArgument
+  // for an offset >= 2^48, an epoch >= 2^16, an empty manifest. Nothing is written on error.
+  virtual Result<BeginOutcome> begin_dispatch(ShardId shard, Epoch epoch, const DispatchIdentity& identity,
+                                              Offset observed) = 0;
+
+  // Upserts the entries of begun chunks at compose(epoch, canonical), with their retention proofs and
+  // ledger registration; idempotent. InvalidArgument for a chunk index outside the manifest, a recipient
+  // count that differs from it, or a recipient of another shard; Invariant for a dispatch not begun.
+  virtual Status write_chunks(ShardId shard, Epoch epoch, std::span<const ChunkWrite> chunks) = 0;
+
+  // Advances the frontier over one record. The 64 advances must be equal (else Invariant "independent
+  // lane advance not implemented"), expected_previous must equal the frontier (else WatermarkGap),
+  // every chunk must be written (else Incomplete). A non-canonical observation is a zero advance.
+  virtual Result<FinishOutcome> finish_dispatch(ShardId shard, Epoch epoch, const DispatchId& dispatch_id,
+                                                const LaneAdvances& advances) = 0;
+
+  // Finishes up to finish_page_limit() chained records with at most one frontier write, to the last
+  // advancing record's observed seq. Any failing record fails the whole page; the frontier stays.
+  virtual Result<PageOutcome> finish_dispatch_page(ShardId shard, Epoch epoch,
+                                                   std::span<const PageItem> page) = 0;
+
+  // The 64 lane watermarks of a shard (all equal to the frontier; one read). EpochAhead if the stored
+  // frontier's epoch is above `epoch`; CorruptEntry if the frontier row fails its check.
+  virtual Result<std::array<MailboxSeq, kLanes>> lane_watermarks(ShardId shard, Epoch epoch) = 0;
+
+  // Entries of a user's mailbox after a cursor, never above the frontier. ExpiredCursor for a non-zero
+  // cursor below the trim; ProofMissing if an expired, unswept bucket has no proof (fail closed).
+  virtual Result<MailboxPage> read_mailbox(const MailboxQuery& query) = 0;
+
+  // What is known of a dispatch's progress; NotFound if the identity is unknown.
+  virtual Result<DispatchProgress> dispatch_progress(ShardId shard, Epoch epoch,
+                                                     const DispatchId& dispatch_id) = 0;
+
+  // Removes finished dispatch bookkeeping; returns how many rows it removed (always 0 on scylla).
+  virtual Result<uint64_t> gc_completed_dispatches() = 0;
+
+  // Moves the user's trim past every expired bucket, in day order, each only with its proof. A bucket
+  // without a proof stops the sweep (ProofMissing) and the trim stays where the proofs allow.
+  virtual Result<SweepOutcome> sweep_retention(const UserId& user) = 0;
+
+  // Operations issued so far, by kind.
+  virtual OpCounts op_counts() const = 0;
+};
+
+}  // namespace qim

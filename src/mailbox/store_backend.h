@@ -1,0 +1,91 @@
+#pragma once
+// The primitives a storage engine provides under the MailboxStore contract. The contract's checks
+// (validation, chains, pages, the in-flight table) live once in ContractStore; a backend only stores.
+// Backends are thread-safe and count every operation they issue in counters().
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/sharding.h"
+#include "core/status.h"
+#include "mailbox/dispatch.h"
+#include "mailbox/message.h"
+#include "mailbox/op_counters.h"
+
+namespace qim {
+
+struct StoredIdentity {
+  DispatchIdentity identity;
+  Offset canonical_offset;
+};
+
+// A user's retention ledger: live day buckets (ascending) and the trim.
+struct RetentionLedger {
+  std::vector<DayBucket> live_buckets;
+  MailboxSeq trim;
+};
+
+// What every backend is constructed with.
+struct BackendContext {
+  ShardMap shards = *ShardMap::create(1);
+  std::shared_ptr<const Clock> clock;
+  int64_t retention_ms = 30 * kDayMs;
+  // Entries live retention + one day, so none expires before its bucket may be swept.
+  int64_t entry_ttl_ms() const { return retention_ms + kDayMs; }
+  // A bucket may be swept once every entry in it is past retention.
+  bool bucket_expired(DayBucket b, int64_t now_ms) const {
+    return (b.value + 1) * kDayMs + retention_ms <= now_ms;
+  }
+};
+
+class StoreBackend {
+ public:
+  virtual ~StoreBackend() = default;
+
+  virtual std::string_view name() const = 0;
+  // How many records this backend finishes with one frontier write (ADR-0022 section 4).
+  virtual uint32_t declared_page_limit() const = 0;
+
+  // First writer wins on (shard, epoch, id): returns the stored identity if there is one (writing
+  // nothing), else stores `identity` with canonical = observed and returns nullopt.
+  virtual Result<std::optional<StoredIdentity>> claim_identity(ShardId shard, Epoch epoch,
+                                                               const DispatchIdentity& identity,
+                                                               Offset observed) = 0;
+  virtual Result<std::optional<StoredIdentity>> read_identity(ShardId shard, Epoch epoch,
+                                                              const DispatchId& id) = 0;
+
+  // Idempotent upsert of entries (TTL entry_ttl_ms), the bucket proofs of (user, day, epoch) and the
+  // ledger registration of each (user, day). All entries share `epoch`.
+  virtual Status write_entries(ShardId shard, Epoch epoch, std::span<const MailboxEntry> entries) = 0;
+
+  // The shard frontier: the highest epoch's row, or nullopt if none. CorruptEntry if the row fails its
+  // check (on CQL: WRITETIME(frontier_offset) != frontier_offset).
+  virtual Result<std::optional<MailboxSeq>> read_frontier(ShardId shard) = 0;
+  // Writes the frontier of `epoch` to next.offset(). Monotonic within an epoch: a lower write never moves
+  // it back. Backends that can check atomically refuse expected_previous != stored (WatermarkGap).
+  virtual Status write_frontier(ShardId shard, Epoch epoch, MailboxSeq expected_previous,
+                                MailboxSeq next) = 0;
+
+  // Live (not TTL-expired) entries of a user with after < seq <= upto, ascending, at most limit.
+  virtual Result<std::vector<MailboxEntry>> read_entries(const UserId& user, MailboxSeq after,
+                                                         MailboxSeq upto, uint32_t limit) = 0;
+
+  virtual Result<RetentionLedger> read_ledger(const UserId& user) = 0;
+  // The max proof over epochs of (user, bucket), or nullopt if no proof row exists.
+  virtual Result<std::optional<MailboxSeq>> read_bucket_proof(const UserId& user, DayBucket bucket) = 0;
+  // Sets the trim and drops `expired` from the ledger, only if the ledger still equals `seen`
+  // (compare-and-set); Invariant if it changed meanwhile.
+  virtual Status commit_sweep(const UserId& user, const RetentionLedger& seen, MailboxSeq new_trim,
+                              std::span<const DayBucket> expired) = 0;
+
+  virtual Result<uint64_t> gc_completed_dispatches() = 0;
+
+  virtual OpCounters& counters() = 0;
+};
+
+}  // namespace qim
