@@ -1,0 +1,57 @@
+#pragma once
+// The gateway: clients' WebSocket endpoint (protocol in docs/protocol.md). It authenticates, appends SENDs
+// to the Outbox and answers SEND_ACK once the append is durable, serves SYNC from the mailbox (never above
+// the frontier) and HISTORY from the history store, and pushes entries the MailboxNode reports visible.
+// Health and Prometheus metrics are served on a separate admin port bound to loopback by default.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "archiver/history_store.h"
+#include "core/clock.h"
+#include "core/status.h"
+#include "delivery/notifier.h"
+#include "log/log.h"
+#include "mailbox/store.h"
+
+namespace qim {
+
+struct GatewayOptions {
+  std::string listen_address = "127.0.0.1";  // QIM_GATEWAY_LISTEN
+  uint16_t port = 7400;                      // QIM_GATEWAY_PORT; 0 picks a free port
+  std::string admin_address = "127.0.0.1";   // QIM_ADMIN_LISTEN: health + /metrics, loopback by default
+  uint16_t admin_port = 7401;                // QIM_ADMIN_PORT; 0 picks a free port
+  std::string auth_secret;                   // QIM_AUTH_SECRET: HMAC key of tokens (required)
+  size_t max_frame_bytes = 96 * 1024;        // frames over this are refused
+  size_t max_body_bytes = 16 * 1024;         // SEND bodies over this are refused (<= kMaxBodyBytes)
+  uint32_t max_frames_per_second = 200;      // per connection; over it frames are refused
+  uint32_t max_connections = 10'000;
+  uint32_t threads = 1;
+  std::string data_dir;  // where the embedded send-dedup table lives
+};
+
+struct GatewayDeps {
+  Log* outbox = nullptr;            // where SENDs are appended
+  MailboxStore* mailbox = nullptr;  // SYNC reads
+  HistoryStore* history = nullptr;  // HISTORY reads
+  std::shared_ptr<const Clock> clock;
+  uint32_t shard_count = 16;
+};
+
+class Gateway {
+ public:
+  virtual ~Gateway() = default;
+  // Binds and starts serving. Io if a port cannot be bound; Config for bad options (e.g. no secret).
+  virtual Status start() = 0;
+  // Stops accepting, closes connections, returns when every in-flight SEND is answered.
+  virtual void stop() = 0;
+  virtual uint16_t port() const = 0;        // the bound client port
+  virtual uint16_t admin_port() const = 0;  // the bound admin port
+  // Where the MailboxNode reports visible entries (in-process delivery).
+  virtual DeliveryNotifier& notifier() = 0;
+};
+
+std::unique_ptr<Gateway> make_gateway(GatewayOptions options, GatewayDeps deps);
+
+}  // namespace qim

@@ -1,0 +1,104 @@
+#include "mailbox/message_codec.h"
+
+#include "core/bytes.h"
+
+namespace qim {
+
+namespace {
+
+constexpr uint8_t kMessageVersion = 1;
+constexpr uint8_t kDispatchVersion = 1;
+
+void put_message(ByteWriter& w, const Message& m) {
+  w.u8(kMessageVersion);
+  w.u64(m.id.value);
+  w.str(m.conversation.str());
+  w.str(m.sender.str());
+  w.str(m.sender_device.str());
+  w.str(m.client_msg_id);
+  w.i64(m.server_time_ms);
+  w.str(m.body);
+}
+
+template <typename N>
+Result<N> get_name(ByteReader& r, std::string_view field) {
+  QIM_ASSIGN_OR_RETURN(std::string s, r.str(field, N::kMaxBytes));
+  auto name = N::parse(s);
+  if (!name.ok()) return r.corrupt(field, name.error().message());
+  return std::move(name).value();
+}
+
+Result<Message> get_message(ByteReader& r) {
+  QIM_ASSIGN_OR_RETURN(uint8_t version, r.u8("version"));
+  if (version != kMessageVersion) return r.corrupt("version", "unknown version " + std::to_string(version));
+  Message m;
+  QIM_ASSIGN_OR_RETURN(m.id.value, r.u64("id"));
+  QIM_ASSIGN_OR_RETURN(m.conversation, get_name<ConversationId>(r, "conversation"));
+  QIM_ASSIGN_OR_RETURN(m.sender, get_name<UserId>(r, "sender"));
+  QIM_ASSIGN_OR_RETURN(std::string device, r.str("sender_device", DeviceId::kMaxBytes));
+  if (!device.empty()) {
+    auto d = DeviceId::parse(device);
+    if (!d.ok()) return r.corrupt("sender_device", d.error().message());
+    m.sender_device = std::move(d).value();
+  }
+  QIM_ASSIGN_OR_RETURN(m.client_msg_id, r.str("client_msg_id", 64));
+  QIM_ASSIGN_OR_RETURN(m.server_time_ms, r.i64("server_time_ms"));
+  QIM_ASSIGN_OR_RETURN(m.body, r.str("body", kMaxBodyBytes));
+  return m;
+}
+
+}  // namespace
+
+std::string encode_message(const Message& m) {
+  ByteWriter w;
+  put_message(w, m);
+  return w.take();
+}
+
+Result<Message> decode_message(std::string_view bytes) {
+  ByteReader r(bytes, "message");
+  QIM_ASSIGN_OR_RETURN(Message m, get_message(r));
+  QIM_RETURN_IF_ERROR(r.finish());
+  return m;
+}
+
+std::string encode_dispatch_record(const DispatchRecord& rec) {
+  ByteWriter w;
+  w.u8(kDispatchVersion);
+  w.str(rec.identity.id.str());
+  w.u64(rec.identity.digest);
+  put_message(w, rec.message);
+  w.u32(static_cast<uint32_t>(rec.chunks.size()));
+  for (const auto& chunk : rec.chunks) {
+    w.u32(static_cast<uint32_t>(chunk.size()));
+    for (const auto& u : chunk) w.str(u.str());
+  }
+  return w.take();
+}
+
+Result<DispatchRecord> decode_dispatch_record(std::string_view bytes) {
+  ByteReader r(bytes, "dispatch record");
+  QIM_ASSIGN_OR_RETURN(uint8_t version, r.u8("version"));
+  if (version != kDispatchVersion) return r.corrupt("version", "unknown version " + std::to_string(version));
+  DispatchRecord rec;
+  QIM_ASSIGN_OR_RETURN(rec.identity.id, get_name<DispatchId>(r, "dispatch_id"));
+  QIM_ASSIGN_OR_RETURN(rec.identity.digest, r.u64("digest"));
+  QIM_ASSIGN_OR_RETURN(rec.message, get_message(r));
+  QIM_ASSIGN_OR_RETURN(uint32_t chunks, r.u32("chunk_count"));
+  if (chunks == 0 || chunks > kMaxChunks)
+    return r.corrupt("chunk_count", std::to_string(chunks) + " out of bounds");
+  for (uint32_t c = 0; c < chunks; ++c) {
+    QIM_ASSIGN_OR_RETURN(uint32_t n, r.u32("chunk_size"));
+    if (n == 0 || n > kMaxChunkEntries) return r.corrupt("chunk_size", std::to_string(n) + " out of bounds");
+    auto& chunk = rec.chunks.emplace_back();
+    for (uint32_t i = 0; i < n; ++i) {
+      QIM_ASSIGN_OR_RETURN(UserId u, get_name<UserId>(r, "recipient"));
+      chunk.push_back(std::move(u));
+    }
+    rec.identity.manifest.entry_counts.push_back(n);
+  }
+  QIM_RETURN_IF_ERROR(r.finish());
+  return rec;
+}
+
+}  // namespace qim

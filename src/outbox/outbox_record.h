@@ -1,0 +1,37 @@
+#pragma once
+// What the gateway appends to the Outbox for one SEND: the message before it has an id. Its id is
+// (outbox partition << 48) | offset, fixed by the append, so fanout and the archiver derive the same id
+// from the same record however often they replay it.
+
+#include <cstdint>
+#include <string>
+
+#include "core/ids.h"
+#include "core/status.h"
+#include "mailbox/message.h"
+
+namespace qim {
+
+struct OutboxRecord {
+  ConversationId conversation;
+  UserId sender;
+  DeviceId sender_device;
+  std::string client_msg_id;
+  int64_t server_time_ms = 0;
+  std::string body;
+
+  bool operator==(const OutboxRecord&) const = default;
+};
+
+std::string encode_outbox_record(const OutboxRecord& r);
+// CorruptEntry naming the bad field.
+Result<OutboxRecord> decode_outbox_record(std::string_view bytes);
+
+// The Outbox partition of a conversation: XXH3-64(conversation) mod partitions.
+uint32_t outbox_partition_of(const ConversationId& conversation, uint32_t partitions);
+// The server message id of the record at (partition, offset).
+MessageId message_id_of(uint32_t partition, Offset offset);
+// The message that entries carry.
+Message to_message(const OutboxRecord& r, MessageId id);
+
+}  // namespace qim
