@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The test command (README, CI): installs, builds, starts each engine once, runs every test, stops them.
+#   bash scripts/test.sh            everything: unit, contract suites, engines, pipeline, e2e, CQL gate
+#   QIM_TEST_SKIP_CLUSTER=1 ...      skip the three-node Cassandra gate (faster local runs)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build.sh
+
+export QIM_RUN_DIR=${QIM_RUN_DIR:-/tmp/qim-test-engines}
+engines=scripts/engines
+cleanup() {
+  echo "test: stopping engines"
+  bash $engines/cassandra.sh stop >/dev/null 2>&1 || true
+  bash $engines/kafka.sh stop >/dev/null 2>&1 || true
+  for port in 16379 16380 16381; do bash $engines/redis.sh stop "mailbox$port" "$port" >/dev/null 2>&1 || true; done
+}
+trap cleanup EXIT
+
+failed=0
+run() {  # run LABEL COMMAND...: a phase that must pass; the run goes on so every phase reports
+  local label=$1; shift
+  echo; echo "=== test phase: $label"
+  if "$@"; then echo "=== $label: passed"; else echo "=== $label: FAILED"; failed=$((failed + 1)); fi
+}
+ct() { ctest --preset release --output-on-failure --timeout 600 "$@"; }
+
+# 1. Unit tests and the contract suite on memory and embedded: no engine needed.
+run "unit" ct -L unit
+
+# 2. Redis: two mailbox instances (a shard maps to one of them) and one for routing.
+for port in 16379 16380 16381; do bash $engines/redis.sh start "mailbox$port" "$port"; done
+for port in 16379 16380 16381; do bash $engines/redis.sh wait "mailbox$port" "$port"; done
+export QIM_TEST_REDIS=127.0.0.1:16379,127.0.0.1:16380
+run "redis smoke" bash tests/engines/redis_smoke.sh
+run "redis store" ct -L redis
+
+# 3. Kafka (KRaft, one broker).
+bash $engines/kafka.sh start && bash $engines/kafka.sh wait
+run "kafka smoke" bash tests/engines/kafka_smoke.sh
+bash $engines/kafka.sh stop
+
+# 4. The pipeline in process and the end-to-end suite against `qim up` (embedded default).
+run "pipeline" ct -L pipeline
+run "e2e (embedded)" ct -L e2e
+
+# 5. Cassandra: the contract suite on one node, then the CQL gate on three nodes, RF 3.
+bash $engines/cassandra.sh start single && bash $engines/cassandra.sh wait single
+export QIM_TEST_CQL_HOSTS=127.0.0.1 QIM_CQL_HOSTS=127.0.0.1
+run "cassandra smoke" bash tests/engines/cassandra_smoke.sh single
+run "scylla store (one node)" ct -L scylla
+bash $engines/cassandra.sh stop
+if [ "${QIM_TEST_SKIP_CLUSTER:-0}" != 1 ]; then
+  bash $engines/cassandra.sh start cluster && bash $engines/cassandra.sh wait cluster
+  export QIM_TEST_CQL_HOSTS=127.0.0.1,127.0.0.2,127.0.0.3 QIM_TEST_CQL_CLUSTER=1
+  run "cassandra smoke (cluster)" bash tests/engines/cassandra_smoke.sh cluster
+  run "scylla CQL gate (three nodes, RF 3)" ct -L scylla-cluster
+fi
+
+echo
+if [ "$failed" -ne 0 ]; then echo "test: $failed phase(s) failed"; exit 1; fi
+echo "test: every phase passed"
