@@ -1184,10 +1184,8 @@ pub unsafe extern "C" fn qim_cql_batch_async(
 // ---- result accessors ---------------------------------------------------------------------------
 
 unsafe fn cell<'a>(r: *const qim_cql_result, row: usize, col: usize) -> Result<&'a Cell, i32> {
-    if r.is_null() {
-        return Err(QIM_CQL_ERR_BAD_ARG);
-    }
-    (*r).rows.get(row).and_then(|cells| cells.get(col)).ok_or(QIM_CQL_ERR_BAD_ARG)
+    let Some(r) = r.as_ref() else { return Err(QIM_CQL_ERR_BAD_ARG) };
+    r.rows.get(row).and_then(|cells| cells.get(col)).ok_or(QIM_CQL_ERR_BAD_ARG)
 }
 
 #[no_mangle]
@@ -1224,18 +1222,14 @@ pub unsafe extern "C" fn qim_cql_result_column_count(r: *const qim_cql_result) -
 
 #[no_mangle]
 pub unsafe extern "C" fn qim_cql_result_column_name(r: *const qim_cql_result, col: usize) -> *const c_char {
-    if r.is_null() {
-        return std::ptr::null();
-    }
-    (*r).columns.get(col).map_or(std::ptr::null(), |c| c.name.as_ptr())
+    let Some(r) = r.as_ref() else { return std::ptr::null() };
+    r.columns.get(col).map_or(std::ptr::null(), |c| c.name.as_ptr())
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn qim_cql_result_column_type(r: *const qim_cql_result, col: usize) -> i32 {
-    if r.is_null() {
-        return TYPE_INVALID;
-    }
-    (*r).columns.get(col).map_or(TYPE_INVALID, |c| c.typ)
+    let Some(r) = r.as_ref() else { return TYPE_INVALID };
+    r.columns.get(col).map_or(TYPE_INVALID, |c| c.typ)
 }
 
 #[no_mangle]
@@ -1402,7 +1396,7 @@ pub unsafe extern "C" fn qim_cql_result_render(
             let text = match cell(r, row, col) {
                 Ok(c) => {
                     // UUID columns read back as 16-byte blobs; render them the usual way.
-                    let typ = (*r).columns.get(col).map_or(TYPE_OTHER, |c| c.typ);
+                    let typ = r.as_ref().and_then(|r| r.columns.get(col)).map_or(TYPE_OTHER, |c| c.typ);
                     match (c, typ) {
                         (Cell::Blob(b), TYPE_UUID | TYPE_TIMEUUID) if b.len() == 16 => {
                             let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
