@@ -1,0 +1,48 @@
+#pragma once
+// The Lua scripts of the Redis mailbox store. Each check that must be atomic with its write runs inside
+// Redis as one script: the packed-W frontier commit (ADR-0015), first-writer-wins dispatch identity, the
+// per-user entry upsert, the bounded entry read, and the ledger compare-and-set of the retention sweep.
+// Scripts are loaded once per instance (SCRIPT LOAD) and called by SHA (EVALSHA); see redis_instance.h
+// for the reload after NOSCRIPT.
+//
+// Scripts refuse with error replies "QIM_<CODE> <message>"; redis_reply_error() maps CODE to an Errc.
+
+#include <array>
+#include <string_view>
+
+#include "core/status.h"
+#include "mailbox/redis/redis_connection.h"
+
+namespace qim {
+
+enum class RedisScript : uint8_t {
+  // KEYS: identity. ARGV: value, ttl seconds. Returns the stored value, or nil after storing ARGV[1].
+  kClaimIdentity,
+  // KEYS: packed W. ARGV: configured epoch, expected lanes (512 bytes), new packed W (516 bytes).
+  // Refuses QIM_EPOCH_AHEAD, QIM_GAP, QIM_NONUNIFORM, QIM_BACK, QIM_CORRUPT, QIM_INVARIANT; returns 1
+  // after writing, 0 if the new W equals the stored one.
+  kWriteFrontier,
+  // KEYS: index, values, ledger, then one proof key per entry. ARGV: key ttl ms, then per entry: seq
+  // hex, value, ledger bucket field. Returns the number of entries upserted.
+  kPutEntries,
+  // KEYS: index, values. ARGV: lex min, lex max, limit, now ms. Returns [hex, value, ...] of at most
+  // `limit` unexpired entries in the range, ascending.
+  kReadEntries,
+  // KEYS: ledger, index, values, then the proof keys of the expired buckets. ARGV: seen trim hex, new
+  // trim hex, n, n seen bucket fields, then the expired bucket fields. QIM_LEDGER_CHANGED unless the
+  // ledger still equals what the sweep saw; returns the number of entries dropped below the new trim.
+  kCommitSweep,
+};
+inline constexpr size_t kRedisScriptCount = 5;
+
+std::string_view script_name(RedisScript script);
+// True for the scripts that compare and then set (identity, frontier, sweep): counted as LWTs.
+bool script_is_cas(RedisScript script);
+std::string_view script_source(RedisScript script);
+
+// The error a reply stands for: QIM_GAP -> WatermarkGap, QIM_EPOCH_AHEAD -> EpochAhead, QIM_NONUNIFORM,
+// QIM_BACK, QIM_INVARIANT, QIM_LEDGER_CHANGED -> Invariant, QIM_CORRUPT -> CorruptEntry; any other
+// error reply (OOM, LOADING, WRONGTYPE, ...) is Transport naming the endpoint and the reply.
+Error redis_reply_error(const RedisReply& reply, const RedisEndpoint& endpoint);
+
+}  // namespace qim
