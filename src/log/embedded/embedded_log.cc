@@ -1,0 +1,391 @@
+#include "log/embedded/embedded_log.h"
+
+#include <spdlog/sinks/null_sink.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "log/embedded/frame.h"
+
+namespace qim {
+
+using embedded_log::File;
+using embedded_log::Segment;
+
+namespace {
+
+constexpr const char* kMetaHeader = "qim-embedded-log v1";
+constexpr size_t kReadMaxBytes = 8 << 20;
+
+size_t max_body_bytes(const EmbeddedLogOptions& o) {
+  return embedded_log::kFrameFixedBodyBytes + embedded_log::kMaxKeyBytes + o.max_record_bytes;
+}
+
+Status check_meta(const EmbeddedLogOptions& o) {
+  const std::string path = o.dir + "/META";
+  std::ostringstream want;
+  want << kMetaHeader << "\nname " << o.name << "\npartitions " << o.partitions << "\n";
+  auto have = embedded_log::read_whole_file(path);
+  if (!have.ok()) {
+    if (have.code() != Errc::kNotFound) return have.error();
+    return embedded_log::write_file_atomically(path, want.str());
+  }
+  std::istringstream in(*have);
+  std::string header, key, name;
+  uint32_t partitions = 0;
+  std::getline(in, header);
+  in >> key >> name >> key >> partitions;
+  if (header != kMetaHeader || !in) return Error(Errc::kCorruptEntry, path + " does not parse");
+  if (partitions != o.partitions) {
+    return Error(Errc::kConfig, "the " + o.name + " log in " + o.dir + " was created with " +
+                                    std::to_string(partitions) + " partitions, not " +
+                                    std::to_string(o.partitions) +
+                                    " (the partition count of a log cannot change)");
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<EmbeddedLog>> EmbeddedLog::open(EmbeddedLogOptions options) {
+  if (options.dir.empty()) return Error(Errc::kConfig, "embedded log: empty directory");
+  if (options.partitions == 0 || options.partitions > 65536) {
+    return Error(Errc::kConfig, "embedded log " + options.name + ": partitions must be 1..65536, got " +
+                                    std::to_string(options.partitions));
+  }
+  if (options.segment_bytes < 4096) return Error(Errc::kConfig, "embedded log: segment_bytes below 4096");
+  if (!options.clock) options.clock = std::make_shared<SystemClock>();
+  if (!options.logger) {
+    options.logger = std::make_shared<spdlog::logger>("log", std::make_shared<spdlog::sinks::null_sink_mt>());
+  }
+  QIM_RETURN_IF_ERROR(embedded_log::make_dirs(options.dir + "/consumers"));
+  QIM_ASSIGN_OR_RETURN(auto lock,
+                       embedded_log::DirLock::acquire(options.dir, "the " + options.name + " log"));
+  QIM_RETURN_IF_ERROR(check_meta(options));
+  std::unique_ptr<EmbeddedLog> log(new EmbeddedLog(std::move(options), std::move(lock)));
+  for (uint32_t i = 0; i < log->options_.partitions; ++i) {
+    auto p = std::make_unique<Partition>();
+    p->id = i;
+    p->dir = log->options_.dir + "/p" + std::to_string(i);
+    QIM_RETURN_IF_ERROR(log->recover_partition(*p));
+    log->partitions_.push_back(std::move(p));
+  }
+  log->writer_ = std::thread([raw = log.get()] { raw->writer_loop(); });
+  return log;
+}
+
+EmbeddedLog::EmbeddedLog(EmbeddedLogOptions options, embedded_log::DirLock lock)
+    : options_(std::move(options)), lock_(std::move(lock)), offsets_(options_.dir + "/consumers") {}
+
+EmbeddedLog::~EmbeddedLog() {
+  close();
+}
+
+Status EmbeddedLog::recover_partition(Partition& p) {
+  QIM_RETURN_IF_ERROR(embedded_log::make_dirs(p.dir));
+  std::vector<uint64_t> bases;
+  for (const auto& entry : std::filesystem::directory_iterator(p.dir)) {
+    const std::string name = entry.path().filename().string();
+    if (auto base = embedded_log::parse_segment_file_name(name)) {
+      bases.push_back(*base);
+    } else if (name.ends_with(".tmp")) {
+      std::filesystem::remove(entry.path());
+    }
+  }
+  std::sort(bases.begin(), bases.end());
+  if (bases.empty()) {
+    QIM_ASSIGN_OR_RETURN(File f, File::open(p.dir + "/" + embedded_log::segment_file_name(0), true));
+    QIM_RETURN_IF_ERROR(embedded_log::sync_dir(p.dir));
+    auto seg = std::make_shared<Segment>();
+    seg->file = std::move(f);
+    p.segments.push_back(std::move(seg));
+    return {};
+  }
+  auto& logger = *options_.logger;
+  for (size_t i = 0; i < bases.size(); ++i) {
+    const bool last = i + 1 == bases.size();
+    const std::string path = p.dir + "/" + embedded_log::segment_file_name(bases[i]);
+    auto seg = std::make_shared<Segment>();
+    seg->base = bases[i];
+    QIM_ASSIGN_OR_RETURN(seg->file, File::open(path, false));
+    if (!p.segments.empty() && p.segments.back()->end_offset != seg->base) {
+      return Error(Errc::kCorruptEntry, path + " starts at offset " + std::to_string(seg->base) +
+                                            " but the previous segment ends at " +
+                                            std::to_string(p.segments.back()->end_offset));
+    }
+    QIM_ASSIGN_OR_RETURN(auto scan, embedded_log::scan_segment(
+                                        *seg, max_body_bytes(options_), [&](uint64_t done, uint64_t total) {
+                                          logger.info("{} log: recovering {}: {} of {} MiB scanned",
+                                                      options_.name, path, done >> 20, total >> 20);
+                                        }));
+    if (!scan.stop_reason.empty()) {
+      if (!last) {
+        return Error(Errc::kCorruptEntry, path + " is damaged at byte " + std::to_string(scan.valid_bytes) +
+                                              " (" + scan.stop_reason + ") and is not the last segment");
+      }
+      // A torn tail: the writer never called back for these bytes (they were not fsync'd), so cutting them
+      // loses nothing that was acknowledged.
+      logger.warn("{} log: partition {}: torn tail in {}: {} bytes after offset {} cut ({})", options_.name,
+                  p.id, path, scan.file_bytes - scan.valid_bytes, scan.end_offset, scan.stop_reason);
+      QIM_RETURN_IF_ERROR(seg->file.truncate(scan.valid_bytes));
+      QIM_RETURN_IF_ERROR(seg->file.sync());
+    }
+    seg->size = scan.valid_bytes;
+    seg->end_offset = scan.end_offset;
+    p.segments.push_back(std::move(seg));
+  }
+  p.next_offset = p.segments.back()->end_offset;
+  p.durable_end = p.next_offset;
+  return {};
+}
+
+Result<EmbeddedLog::Partition*> EmbeddedLog::partition(uint32_t id) {
+  if (id >= partitions_.size()) {
+    return Error(Errc::kInvalidArgument, options_.name + " log has no partition " + std::to_string(id) +
+                                             " (" + std::to_string(partitions_.size()) + " partitions)");
+  }
+  return partitions_[id].get();
+}
+
+void EmbeddedLog::append(uint32_t partition_id, std::string key, std::string value, AppendCallback done) {
+  Pending p{partition_id, std::move(key), std::move(value), std::move(done), std::nullopt};
+  if (partition_id >= partitions_.size()) {
+    p.error = Error(Errc::kInvalidArgument,
+                    options_.name + " log has no partition " + std::to_string(partition_id));
+  } else if (p.value.size() > options_.max_record_bytes) {
+    p.error = Error(Errc::kInvalidArgument, "record of " + std::to_string(p.value.size()) +
+                                                " bytes exceeds the " + options_.name + " log's limit of " +
+                                                std::to_string(options_.max_record_bytes));
+  } else if (p.key.size() > embedded_log::kMaxKeyBytes) {
+    p.error =
+        Error(Errc::kInvalidArgument, "record key of " + std::to_string(p.key.size()) + " bytes exceeds " +
+                                          std::to_string(embedded_log::kMaxKeyBytes));
+  }
+  {
+    std::lock_guard lock(queue_mu_);
+    if (!closing_) {
+      queue_.push_back(std::move(p));
+      queue_cv_.notify_one();
+      return;
+    }
+  }
+  p.done(Error(Errc::kTransport, options_.name + " log is closed"));
+}
+
+void EmbeddedLog::writer_loop() {
+  std::vector<Pending> batch;
+  while (true) {
+    {
+      std::unique_lock lock(queue_mu_);
+      queue_cv_.wait(lock, [&] { return closing_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // closing and drained
+      batch.swap(queue_);
+    }
+    const int64_t now = options_.clock->now_ms();
+    std::map<uint32_t, std::vector<Pending*>> by_partition;  // call order kept within a partition
+    for (auto& p : batch) {
+      if (p.error) {
+        p.result = *p.error;
+        continue;
+      }
+      by_partition[p.partition].push_back(&p);
+    }
+    for (auto& [id, pendings] : by_partition) {
+      Partition& part = *partitions_[id];
+      if (part.failed) {
+        for (Pending* p : pendings) p->result = *part.failed;
+        continue;
+      }
+      Status s = write_frames(part, pendings, now);
+      if (!s.ok()) {
+        part.failed = Error(Errc::kIo, options_.name + " log partition " + std::to_string(id) +
+                                           " refuses appends after a failed write (" + s.error().message() +
+                                           "); reopen the log to recover");
+        options_.logger->error("{}", part.failed->message());
+        for (Pending* p : pendings) p->result = s.error();
+      }
+    }
+    batches_++;
+    for (auto& p : batch) p.done(std::move(p.result));  // after publishing: durable before acknowledged
+    batch.clear();
+  }
+}
+
+Result<std::shared_ptr<Segment>> EmbeddedLog::roll(Partition& p, Segment& current) {
+  // The sealed segment is made durable before its successor exists, so a crash can only tear the last one.
+  QIM_RETURN_IF_ERROR(current.file.sync_data());
+  syncs_++;
+  auto seg = std::make_shared<Segment>();
+  seg->base = p.next_offset;
+  seg->end_offset = p.next_offset;
+  QIM_ASSIGN_OR_RETURN(seg->file, File::open(p.dir + "/" + embedded_log::segment_file_name(seg->base), true));
+  QIM_RETURN_IF_ERROR(embedded_log::sync_dir(p.dir));
+  return seg;
+}
+
+Status EmbeddedLog::write_frames(Partition& p, std::vector<Pending*>& pendings, int64_t now_ms) {
+  // What this batch does to the partition, published to readers only once everything is durable.
+  struct Touched {
+    std::shared_ptr<Segment> seg;
+    uint64_t size;  // bytes after this batch
+    uint64_t end_offset;
+    std::vector<embedded_log::IndexEntry> index;
+    bool fresh;
+    uint64_t last_index_pos;
+  };
+  std::vector<Touched> touched;
+  auto active = p.segments.back();  // only this thread changes `segments`
+  touched.push_back(Touched{active,
+                            active->size,
+                            active->end_offset,
+                            {},
+                            false,
+                            active->index.empty() ? 0 : active->index.back().pos});
+  const uint64_t first_offset = p.next_offset;
+  std::string buf;
+  Status status;
+  auto flush = [&](Touched& t) -> Status {
+    const uint64_t at = t.size - buf.size();
+    Status s = t.seg->file.write_at(at, buf);
+    buf.clear();
+    return s;
+  };
+  for (Pending* pending : pendings) {
+    const size_t bytes = embedded_log::frame_size(pending->key.size(), pending->value.size());
+    Touched* t = &touched.back();
+    if (t->size + bytes > options_.segment_bytes && t->end_offset > t->seg->base) {
+      status = flush(*t);
+      if (!status.ok()) break;
+      auto next = roll(p, *t->seg);
+      if (!next.ok()) {
+        status = next.error();
+        break;
+      }
+      touched.push_back(Touched{*next, 0, p.next_offset, {}, true, 0});
+      t = &touched.back();
+    }
+    const uint64_t offset = p.next_offset++;
+    if (t->size >= t->last_index_pos + embedded_log::kIndexIntervalBytes) {
+      t->index.push_back(embedded_log::IndexEntry{offset, t->size});
+      t->last_index_pos = t->size;
+    }
+    embedded_log::append_frame(buf, offset, now_ms, pending->key, pending->value);
+    t->size += bytes;
+    t->end_offset = offset + 1;
+    pending->result = Offset{offset};
+  }
+  if (status.ok()) status = flush(touched.back());
+  if (status.ok()) {
+    status = touched.back().seg->file.sync_data();
+    syncs_++;
+  }
+  if (!status.ok()) {
+    // Take back what this batch wrote so a reopen does not resurrect records that were reported failed.
+    p.next_offset = first_offset;
+    (void)touched.front().seg->file.truncate(active->size);
+    for (const auto& t : touched) {
+      if (t.fresh) std::filesystem::remove(t.seg->file.path());
+    }
+    return status;
+  }
+  {
+    std::lock_guard lock(p.mu);
+    for (auto& t : touched) {
+      t.seg->size = t.size;
+      t.seg->end_offset = t.end_offset;
+      t.seg->index.insert(t.seg->index.end(), t.index.begin(), t.index.end());
+      if (t.fresh) p.segments.push_back(t.seg);
+    }
+    p.durable_end = p.next_offset;
+  }
+  p.cv.notify_all();
+  appends_ += pendings.size();
+  return {};
+}
+
+Result<std::vector<LogRecord>> EmbeddedLog::read(uint32_t partition_id, Offset from, size_t max,
+                                                 std::chrono::milliseconds wait) {
+  QIM_ASSIGN_OR_RETURN(Partition * p, partition(partition_id));
+  std::vector<LogRecord> out;
+  if (max == 0) return out;
+  std::unique_lock lock(p->mu);
+  if (from.value > p->durable_end) {
+    return Error(Errc::kInvalidArgument, options_.name + " log partition " + std::to_string(partition_id) +
+                                             ": offset " + std::to_string(from.value) +
+                                             " is beyond the end " + std::to_string(p->durable_end));
+  }
+  if (from.value < p->segments.front()->base) {
+    return Error(Errc::kNotFound, options_.name + " log partition " + std::to_string(partition_id) +
+                                      ": offset " + std::to_string(from.value) + " is below the first kept " +
+                                      std::to_string(p->segments.front()->base));
+  }
+  p->cv.wait_for(lock, wait, [&] { return p->durable_end > from.value || closed_for_readers_.load(); });
+  uint64_t next = from.value;
+  while (next < p->durable_end && out.size() < max) {
+    const uint64_t limit = p->durable_end;
+    auto it = std::upper_bound(p->segments.begin(), p->segments.end(), next,
+                               [](uint64_t o, const std::shared_ptr<Segment>& s) { return o < s->base; });
+    std::shared_ptr<Segment> seg = *std::prev(it);
+    const embedded_log::IndexEntry start = seg->seek(next);
+    const uint64_t size = seg->size;
+    const uint64_t seg_end = seg->end_offset;
+    lock.unlock();  // read the file without holding up the writer
+    size_t bytes = 0;
+    for (const auto& r : out) bytes += r.value.size();
+    QIM_ASSIGN_OR_RETURN(
+        uint64_t after, embedded_log::read_segment(*seg, start.pos, size, next, std::min(limit, seg_end), max,
+                                                   kReadMaxBytes - std::min(bytes, kReadMaxBytes),
+                                                   max_body_bytes(options_), partition_id, out));
+    lock.lock();
+    if (after == next) break;  // byte budget spent
+    next = after;
+  }
+  return out;
+}
+
+Result<Offset> EmbeddedLog::end_offset(uint32_t partition_id) {
+  QIM_ASSIGN_OR_RETURN(Partition * p, partition(partition_id));
+  std::lock_guard lock(p->mu);
+  return Offset{p->durable_end};
+}
+
+Status EmbeddedLog::commit(const std::string& group, uint32_t partition_id, Offset next) {
+  QIM_ASSIGN_OR_RETURN(Offset end, end_offset(partition_id));
+  if (next > end) {
+    return Error(Errc::kInvalidArgument, "cannot commit " + group + " at offset " +
+                                             std::to_string(next.value) + " of " + options_.name +
+                                             " partition " + std::to_string(partition_id) +
+                                             ": the log ends at " + std::to_string(end.value));
+  }
+  return offsets_.commit(group, partition_id, next.value);
+}
+
+Result<std::optional<Offset>> EmbeddedLog::committed(const std::string& group, uint32_t partition_id) {
+  QIM_RETURN_IF_ERROR(partition(partition_id));
+  QIM_ASSIGN_OR_RETURN(auto next, offsets_.committed(group, partition_id));
+  if (!next) return std::optional<Offset>();
+  return std::optional(Offset{*next});
+}
+
+void EmbeddedLog::close() {
+  {
+    std::lock_guard lock(queue_mu_);
+    closing_ = true;
+  }
+  queue_cv_.notify_one();
+  if (writer_.joinable()) writer_.join();
+  closed_for_readers_ = true;
+  for (auto& p : partitions_) {
+    std::lock_guard lock(p->mu);  // pairs with the readers' predicate check
+    p->cv.notify_all();
+  }
+}
+
+EmbeddedLogStats EmbeddedLog::stats() const {
+  return EmbeddedLogStats{appends_.load(), batches_.load(), syncs_.load()};
+}
+
+}  // namespace qim

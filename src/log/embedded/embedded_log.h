@@ -1,0 +1,122 @@
+#pragma once
+// The embedded log: qim::Log on local disk, for the single-process deployment (`qim up`) and tests.
+//
+//   <dir>/META                  name and partition count, fixed at creation
+//   <dir>/LOCK                  flock: one process at a time (the embedded log is single-process)
+//   <dir>/p<N>/<base>.log       segment files of partition N (frames: log/embedded/frame.h)
+//   <dir>/consumers/<group>.offsets   committed positions, replaced atomically
+//
+// Appends go through one writer thread that takes every append queued since its last batch, writes them,
+// fdatasyncs each touched segment once (group commit) and only then publishes the records to readers and
+// calls the callbacks: a reader never sees a record that a crash could take back, so a record's offset (and
+// the message id derived from it) is never reused. On open, a torn tail left by a crash is detected by the
+// frame checksum and truncated, with a warning naming what was cut.
+
+#include <spdlog/logger.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "core/clock.h"
+#include "log/embedded/consumer_offsets.h"
+#include "log/embedded/file.h"
+#include "log/embedded/segment.h"
+#include "log/log.h"
+
+namespace qim {
+
+struct EmbeddedLogOptions {
+  std::string dir;           // created if missing
+  std::string name = "log";  // for messages and META
+  uint32_t partitions = 1;   // fixed at creation; reopening with another count is a Config error
+  uint64_t segment_bytes = 64ull << 20;
+  size_t max_record_bytes = 1 << 20;
+  std::shared_ptr<const Clock> clock;      // append timestamps; SystemClock if null
+  std::shared_ptr<spdlog::logger> logger;  // recovery and failures; silent if null
+};
+
+struct EmbeddedLogStats {
+  uint64_t appends = 0;  // records made durable
+  uint64_t batches = 0;  // writer batches (group commits)
+  uint64_t syncs = 0;    // fdatasync calls on segments
+  double mean_batch() const { return batches ? static_cast<double>(appends) / batches : 0.0; }
+};
+
+class EmbeddedLog final : public Log {
+ public:
+  // Opens or creates the log, recovering each partition (torn tails truncated). Io if the directory is
+  // locked by another process or unreadable; CorruptEntry if a sealed segment is damaged; Config if the
+  // partition count differs from the one the log was created with.
+  static Result<std::unique_ptr<EmbeddedLog>> open(EmbeddedLogOptions options);
+  ~EmbeddedLog() override;
+
+  const std::string& name() const override { return options_.name; }
+  uint32_t partition_count() const override { return options_.partitions; }
+  // Errors (unknown partition, oversize record, closed log) also arrive through `done`.
+  void append(uint32_t partition, std::string key, std::string value, AppendCallback done) override;
+  // Only durable records are returned. InvalidArgument for `from` beyond end_offset(); an empty vector
+  // after `wait`, or at once when the log is closing.
+  Result<std::vector<LogRecord>> read(uint32_t partition, Offset from, size_t max,
+                                      std::chrono::milliseconds wait) override;
+  // The offset after the last durable record (Kafka's high watermark).
+  Result<Offset> end_offset(uint32_t partition) override;
+  // Any position up to end_offset() may be committed, also an earlier one (that is how a replay starts).
+  Status commit(const std::string& group, uint32_t partition, Offset next) override;
+  Result<std::optional<Offset>> committed(const std::string& group, uint32_t partition) override;
+  size_t max_record_bytes() const override { return options_.max_record_bytes; }
+
+  // Stops taking appends, makes every queued one durable (or failed) and wakes blocked readers. Idempotent;
+  // the destructor calls it.
+  void close();
+  EmbeddedLogStats stats() const;
+
+ private:
+  struct Pending {
+    uint32_t partition = 0;
+    std::string key;
+    std::string value;
+    AppendCallback done;
+    std::optional<Error> error;  // refused before writing
+    Result<Offset> result = Error(Errc::kIo, "not written");
+  };
+  struct Partition {
+    uint32_t id = 0;
+    std::string dir;
+    mutable std::mutex mu;
+    std::condition_variable cv;
+    std::vector<std::shared_ptr<embedded_log::Segment>> segments;  // guarded by mu, ascending base
+    uint64_t durable_end = 0;                                      // guarded by mu
+    // Writer thread only:
+    uint64_t next_offset = 0;
+    std::optional<Error> failed;  // after a failed fsync nothing more is trusted until a reopen
+  };
+
+  explicit EmbeddedLog(EmbeddedLogOptions options, embedded_log::DirLock lock);
+  Status recover_partition(Partition& p);
+  Result<Partition*> partition(uint32_t id);
+  void writer_loop();
+  void write_partition(Partition& p, std::vector<Pending*>& batch);
+  Status write_frames(Partition& p, std::vector<Pending*>& batch, int64_t now_ms);
+  Result<std::shared_ptr<embedded_log::Segment>> roll(Partition& p, embedded_log::Segment& current);
+
+  EmbeddedLogOptions options_;
+  embedded_log::DirLock lock_;
+  std::vector<std::unique_ptr<Partition>> partitions_;
+  embedded_log::ConsumerOffsets offsets_;
+
+  std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::vector<Pending> queue_;  // guarded by queue_mu_
+  bool closing_ = false;        // guarded by queue_mu_
+  std::atomic<bool> closed_for_readers_{false};
+  std::thread writer_;
+
+  std::atomic<uint64_t> appends_{0}, batches_{0}, syncs_{0};
+};
+
+}  // namespace qim
