@@ -188,11 +188,12 @@ qim_cql_result* qim_cql_execute(qim_cql_session* session, const qim_cql_prepared
                                 const qim_cql_exec_opts* opts);
 
 /* Starts the same request without blocking. Returns QIM_CQL_OK when the request was started (then cb
- * runs exactly once, even if the session is closed meanwhile), or an error code when the arguments are
- * rejected up front (then cb never runs). */
+ * runs exactly once, even if the session is closed meanwhile), or an error code with err filled when
+ * the arguments are rejected up front (then cb never runs). err may be NULL. */
 int32_t qim_cql_execute_async(qim_cql_session* session, const qim_cql_prepared* prepared,
                               const qim_cql_value* values, size_t n_values,
-                              const qim_cql_exec_opts* opts, qim_cql_callback cb, void* user_data);
+                              const qim_cql_exec_opts* opts, qim_cql_callback cb, void* user_data,
+                              qim_cql_error* err);
 
 /* Runs an unprepared statement (schema DDL, one-off queries). With values the driver prepares it
  * first (two round trips); schema changes wait for schema agreement. Never returns NULL. */
@@ -202,7 +203,7 @@ qim_cql_result* qim_cql_query(qim_cql_session* session, const char* cql, const q
 /* Asynchronous qim_cql_query; same contract as qim_cql_execute_async. */
 int32_t qim_cql_query_async(qim_cql_session* session, const char* cql, const qim_cql_value* values,
                             size_t n_values, const qim_cql_exec_opts* opts, qim_cql_callback cb,
-                            void* user_data);
+                            void* user_data, qim_cql_error* err);
 
 typedef struct qim_cql_batch_item {
   const qim_cql_prepared* prepared;
@@ -220,7 +221,8 @@ qim_cql_result* qim_cql_batch(qim_cql_session* session, int32_t batch_type,
 /* Asynchronous qim_cql_batch; same contract as qim_cql_execute_async. */
 int32_t qim_cql_batch_async(qim_cql_session* session, int32_t batch_type,
                             const qim_cql_batch_item* items, size_t n_items,
-                            const qim_cql_exec_opts* opts, qim_cql_callback cb, void* user_data);
+                            const qim_cql_exec_opts* opts, qim_cql_callback cb, void* user_data,
+                            qim_cql_error* err);
 
 /* ---- results ------------------------------------------------------------------------------------ */
 

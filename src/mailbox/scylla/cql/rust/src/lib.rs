@@ -1082,20 +1082,31 @@ where
     Box::into_raw(r)
 }
 
-fn run_async<F>(prep: Result<(&'static qim_cql_session, F), Failure>, cb: qim_cql_callback, user_data: *mut c_void) -> i32
+unsafe fn run_async<F>(
+    prep: Result<(&'static qim_cql_session, F), Failure>,
+    cb: qim_cql_callback,
+    user_data: *mut c_void,
+    err: *mut qim_cql_error,
+) -> i32
 where
     F: std::future::Future<Output = Result<qim_cql_result, Failure>> + Send + 'static,
 {
-    let Some(cb) = cb else { return QIM_CQL_ERR_BAD_ARG };
-    match prep {
-        Err(f) => f.code,
-        Ok((s, fut)) => match s.parts() {
-            Ok((rt, _)) => {
-                spawn(rt, fut, cb, user_data);
-                QIM_CQL_OK
-            }
-            Err(f) => f.code,
-        },
+    let started = (|| {
+        let cb = cb.ok_or_else(|| Failure::bad_arg("callback is NULL"))?;
+        let (s, fut) = prep?;
+        let (rt, _) = s.parts()?;
+        spawn(rt, fut, cb, user_data);
+        Ok(())
+    })();
+    match started {
+        Ok(()) => {
+            clear_error(err);
+            QIM_CQL_OK
+        }
+        Err(f) => {
+            set_error(err, &f);
+            f.code
+        }
     }
 }
 
@@ -1123,9 +1134,10 @@ pub unsafe extern "C" fn qim_cql_execute_async(
     opts: *const qim_cql_exec_opts,
     cb: qim_cql_callback,
     user_data: *mut c_void,
+    err: *mut qim_cql_error,
 ) -> i32 {
     guard(
-        || run_async(prepare_execute(session, prepared, values, n_values, opts), cb, user_data),
+        || run_async(prepare_execute(session, prepared, values, n_values, opts), cb, user_data, err),
         |_| QIM_CQL_ERR_OTHER,
     )
 }
@@ -1150,8 +1162,9 @@ pub unsafe extern "C" fn qim_cql_query_async(
     opts: *const qim_cql_exec_opts,
     cb: qim_cql_callback,
     user_data: *mut c_void,
+    err: *mut qim_cql_error,
 ) -> i32 {
-    guard(|| run_async(prepare_query(session, cql, values, n_values, opts), cb, user_data), |_| QIM_CQL_ERR_OTHER)
+    guard(|| run_async(prepare_query(session, cql, values, n_values, opts), cb, user_data, err), |_| QIM_CQL_ERR_OTHER)
 }
 
 #[no_mangle]
@@ -1174,9 +1187,10 @@ pub unsafe extern "C" fn qim_cql_batch_async(
     opts: *const qim_cql_exec_opts,
     cb: qim_cql_callback,
     user_data: *mut c_void,
+    err: *mut qim_cql_error,
 ) -> i32 {
     guard(
-        || run_async(prepare_batch(session, batch_type, items, n_items, opts), cb, user_data),
+        || run_async(prepare_batch(session, batch_type, items, n_items, opts), cb, user_data, err),
         |_| QIM_CQL_ERR_OTHER,
     )
 }
