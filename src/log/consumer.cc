@@ -1,0 +1,186 @@
+#include "log/consumer.h"
+
+#include <spdlog/sinks/null_sink.h>
+
+#include <algorithm>
+
+namespace qim {
+
+LogConsumer::LogConsumer(Log& log, ConsumerOptions options, BatchHandler handler)
+    : log_(log), options_(std::move(options)), handler_(std::move(handler)) {
+  if (!options_.logger) {
+    options_.logger =
+        std::make_shared<spdlog::logger>(options_.group, std::make_shared<spdlog::sinks::null_sink_mt>());
+  }
+}
+
+LogConsumer::~LogConsumer() {
+  stop();
+}
+
+Status LogConsumer::start() {
+  if (started_) return Error(Errc::kInvariant, "consumer " + options_.group + " already started");
+  std::vector<std::unique_ptr<PartitionState>> states;
+  for (uint32_t p : options_.partitions) {
+    if (p >= log_.partition_count()) {
+      return Error(Errc::kInvalidArgument, "consumer " + options_.group + ": the " + log_.name() +
+                                               " log has no partition " + std::to_string(p));
+    }
+    QIM_ASSIGN_OR_RETURN(auto committed, log_.committed(options_.group, p));
+    auto s = std::make_unique<PartitionState>();
+    s->partition = p;
+    s->next = committed.value_or(Offset{0}).value;
+    states.push_back(std::move(s));
+  }
+  states_ = std::move(states);
+  started_ = true;
+  for (auto& s : states_) s->thread = std::thread([this, raw = s.get()] { run(*raw); });
+  return {};
+}
+
+void LogConsumer::stop() {
+  stopping_ = true;
+  {
+    std::lock_guard lock(mu_);
+    cv_.notify_all();
+  }
+  for (auto& s : states_) {
+    if (s->thread.joinable()) s->thread.join();
+  }
+}
+
+bool LogConsumer::pause(std::chrono::milliseconds d) {
+  std::unique_lock lock(mu_);
+  cv_.wait_for(lock, d, [&] { return stopping_.load(); });
+  return !stopping_;
+}
+
+Status LogConsumer::seek(uint32_t partition, Offset next) {
+  std::lock_guard lock(mu_);
+  for (auto& s : states_) {
+    if (s->partition == partition) {
+      s->seek_to = next.value;
+      return {};
+    }
+  }
+  return Error(Errc::kInvalidArgument,
+               "consumer " + options_.group + " does not read partition " + std::to_string(partition));
+}
+
+Status LogConsumer::drain(std::chrono::milliseconds limit, const std::function<void(uint64_t)>& progress) {
+  {
+    std::lock_guard lock(mu_);
+    for (auto& s : states_) {
+      auto end = log_.end_offset(s->partition);
+      s->drain_until = end.ok() ? end->value : s->next.load();
+    }
+  }
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (true) {
+    uint64_t remaining = 0;
+    bool all_done = true;
+    {
+      std::lock_guard lock(mu_);
+      for (auto& s : states_) {
+        all_done = all_done && s->done;
+        remaining += *s->drain_until - std::min(*s->drain_until, s->next.load());
+      }
+    }
+    if (all_done) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      stop();
+      return Error(Errc::kTimeout, "consumer " + options_.group + " did not drain within " +
+                                       std::to_string(limit.count()) + " ms; " + std::to_string(remaining) +
+                                       " records left");
+    }
+    if (progress) progress(remaining);
+    std::unique_lock lock(mu_);
+    cv_.wait_until(lock, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(1)));
+  }
+  stop();
+  return {};
+}
+
+std::vector<ConsumerPosition> LogConsumer::positions() const {
+  std::vector<ConsumerPosition> out;
+  for (const auto& s : states_) {
+    ConsumerPosition p{s->partition, Offset{s->next.load()}, 0};
+    if (auto end = log_.end_offset(s->partition); end.ok())
+      p.lag = end->value - std::min(end->value, p.next.value);
+    out.push_back(p);
+  }
+  return out;
+}
+
+void LogConsumer::run(PartitionState& s) {
+  auto& logger = *options_.logger;
+  auto backoff = options_.retry_min;
+  bool committed_current = true;
+  while (!stopping_) {
+    std::optional<uint64_t> until;
+    {
+      std::lock_guard lock(mu_);
+      if (s.seek_to) {
+        logger.info("{}: partition {} moves from offset {} to {}", options_.group, s.partition, s.next.load(),
+                    *s.seek_to);
+        s.next = *s.seek_to;
+        s.seek_to.reset();
+        committed_current = false;
+      }
+      until = s.drain_until;
+      if (until && s.next >= *until && committed_current) {
+        s.done = true;
+        cv_.notify_all();
+        return;
+      }
+    }
+    if (!committed_current) {
+      Status c = log_.commit(options_.group, s.partition, Offset{s.next});
+      if (!c.ok()) {
+        logger.warn("{}: partition {}: commit of offset {} failed: {}", options_.group, s.partition,
+                    s.next.load(), c.error().to_string());
+        pause(backoff);
+        backoff = std::min(backoff * 2, options_.retry_max);
+        continue;
+      }
+      committed_current = true;
+      continue;
+    }
+    size_t max = options_.batch_max;
+    if (until) max = std::min<uint64_t>(max, *until - s.next);
+    auto batch = log_.read(s.partition, Offset{s.next}, max,
+                           until ? std::chrono::milliseconds(0) : options_.poll_wait);
+    if (!batch.ok()) {
+      logger.warn("{}: partition {}: read at offset {} failed: {}", options_.group, s.partition,
+                  s.next.load(), batch.error().to_string());
+      pause(backoff);
+      backoff = std::min(backoff * 2, options_.retry_max);
+      continue;
+    }
+    if (batch->empty()) continue;
+    Status handled = handler_(s.partition, *batch);
+    if (!handled.ok()) {
+      logger.warn("{}: partition {}: batch at offset {} failed, retrying in {} ms: {}", options_.group,
+                  s.partition, s.next.load(), backoff.count(), handled.error().to_string());
+      pause(backoff);
+      backoff = std::min(backoff * 2, options_.retry_max);
+      continue;
+    }
+    backoff = options_.retry_min;
+    {
+      std::lock_guard lock(mu_);
+      if (s.seek_to) continue;  // a seek arrived meanwhile: it wins over this batch's position
+      s.next = batch->back().offset.value + 1;
+    }
+    committed_current = false;
+  }
+  if (!committed_current) {
+    // Stopping: keep the progress made so a restart does not redo it (it would be harmless, only slower).
+    if (Status c = log_.commit(options_.group, s.partition, Offset{s.next}); !c.ok()) {
+      logger.warn("{}: partition {}: final commit failed: {}", options_.group, s.partition,
+                  c.error().to_string());
+    }
+  }
+}
+
+}  // namespace qim

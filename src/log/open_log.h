@@ -1,0 +1,34 @@
+#pragma once
+// Which log implementation backs the Outbox and the mailbox log, and the factory that opens one. The
+// embedded log is single-process (its directory is locked); Kafka (later) lets each role run apart.
+
+#include <spdlog/logger.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "log/log.h"
+
+namespace qim {
+
+struct LogOptions {
+  std::string backend = "embedded";                             // QIM_LOG_BACKEND: embedded | kafka
+  std::string data_dir = "qim-data";                            // embedded: <data_dir>/<name>-log
+  uint64_t segment_bytes = 64ull << 20;                         // QIM_LOG_SEGMENT_BYTES (embedded)
+  std::vector<std::string> kafka_brokers = {"127.0.0.1:9092"};  // QIM_KAFKA_BROKERS (kafka)
+  std::string kafka_topic_prefix = "qim.";                      // QIM_KAFKA_TOPIC_PREFIX (kafka)
+};
+
+// True if every role using logs of this backend must share one process.
+bool log_is_single_process(const LogOptions& options);
+
+// Opens (creating if needed) the log `name` ("outbox", "mailbox") with `partitions` partitions. Config for
+// an unknown or unbuilt backend, or a partition count that differs from the existing log's; Io or
+// CorruptEntry when the embedded log cannot be opened or recovered.
+Result<std::unique_ptr<Log>> open_log(const LogOptions& options, const std::string& name, uint32_t partitions,
+                                      std::shared_ptr<spdlog::logger> logger,
+                                      std::shared_ptr<const Clock> clock = nullptr);
+
+}  // namespace qim
