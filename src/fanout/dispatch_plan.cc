@@ -1,0 +1,44 @@
+#include "fanout/dispatch_plan.h"
+
+#include <map>
+
+#include "fanout/recipients.h"
+
+namespace qim {
+
+DispatchId dispatch_id_for(MessageId message, ShardId shard) {
+  // At most 1 + 20 + 2 + 4 characters: always a valid name.
+  return DispatchId::unchecked("m" + std::to_string(message.value) + "-s" + std::to_string(shard.value));
+}
+
+Result<std::vector<ShardDispatch>> plan_dispatches(const OutboxRecord& record, uint32_t partition,
+                                                   Offset offset, const ShardMap& shards,
+                                                   uint32_t chunk_entries) {
+  if (chunk_entries == 0 || chunk_entries > kMaxChunkEntries) {
+    return Error(Errc::kInvalidArgument, "chunk size " + std::to_string(chunk_entries) + " outside 1.." +
+                                             std::to_string(kMaxChunkEntries));
+  }
+  QIM_RETURN_IF_ERROR(check_offset(offset));
+  const MessageId id = message_id_of(partition, offset);
+  Message message = to_message(record, id);
+  QIM_RETURN_IF_ERROR(validate_message(message));
+  QIM_ASSIGN_OR_RETURN(std::vector<UserId> recipients, resolve_recipients(record));
+
+  std::map<uint32_t, std::vector<UserId>> by_shard;  // ordered: records come out in shard order
+  for (auto& user : recipients) by_shard[shards.shard_of(user).value].push_back(std::move(user));
+  std::vector<ShardDispatch> out;
+  for (auto& [shard, users] : by_shard) {
+    ShardDispatch d{ShardId{shard}, {}};
+    d.record.message = message;
+    for (size_t i = 0; i < users.size(); i += chunk_entries) {
+      const size_t end = std::min(users.size(), i + chunk_entries);
+      d.record.chunks.emplace_back(users.begin() + static_cast<std::ptrdiff_t>(i),
+                                   users.begin() + static_cast<std::ptrdiff_t>(end));
+    }
+    d.record.identity = make_identity(dispatch_id_for(id, d.shard), message, d.record.chunks);
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace qim

@@ -1,0 +1,164 @@
+#include "fanout/fanout.h"
+
+#include <spdlog/sinks/null_sink.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+
+#include "fanout/dispatch_plan.h"
+#include "mailbox/message_codec.h"
+#include "outbox/outbox_record.h"
+
+namespace qim {
+
+namespace {
+
+std::vector<uint32_t> all_partitions(const Log& log) {
+  std::vector<uint32_t> out;
+  for (uint32_t p = 0; p < log.partition_count(); ++p) out.push_back(p);
+  return out;
+}
+
+// Waits for a known number of append callbacks and keeps the first error.
+class AppendWaiter {
+ public:
+  explicit AppendWaiter(size_t n) : remaining_(n) {}
+  AppendCallback callback() {
+    return [this](Result<Offset> r) {
+      std::lock_guard lock(mu_);
+      if (!r.ok() && !error_) error_ = r.error();
+      if (--remaining_ == 0) cv_.notify_all();
+    };
+  }
+  Status wait() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return remaining_ == 0; });
+    if (error_) return *error_;
+    return {};
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  size_t remaining_;
+  std::optional<Error> error_;
+};
+
+}  // namespace
+
+Fanout::Fanout(Log& outbox, Log& mailbox_log, ShardMap shards, FanoutOptions options)
+    : outbox_(outbox), mailbox_log_(mailbox_log), shards_(shards), options_(std::move(options)) {
+  if (!options_.logger) {
+    options_.logger =
+        std::make_shared<spdlog::logger>("fanout", std::make_shared<spdlog::sinks::null_sink_mt>());
+  }
+  if (options_.partitions.empty()) options_.partitions = all_partitions(outbox_);
+}
+
+Fanout::~Fanout() {
+  stop();
+}
+
+Status Fanout::start() {
+  if (mailbox_log_.partition_count() != shards_.shard_count()) {
+    return Error(Errc::kConfig, "the mailbox log has " + std::to_string(mailbox_log_.partition_count()) +
+                                    " partitions but QIM_SHARDS is " + std::to_string(shards_.shard_count()) +
+                                    ": they must be equal (partition = shard)");
+  }
+  ConsumerOptions o;
+  o.group = options_.group;
+  o.partitions = options_.partitions;
+  o.batch_max = options_.batch_max;
+  o.poll_wait = options_.poll_wait;
+  o.logger = options_.logger;
+  consumer_ = std::make_unique<LogConsumer>(
+      outbox_, std::move(o),
+      [this](uint32_t p, std::span<const LogRecord> batch) { return handle(p, batch); });
+  return consumer_->start();
+}
+
+Status Fanout::drain(std::chrono::milliseconds limit, const std::function<void(uint64_t)>& progress) {
+  if (!consumer_) return {};
+  return consumer_->drain(limit, progress);
+}
+
+void Fanout::stop() {
+  if (consumer_) consumer_->stop();
+}
+
+Status Fanout::replay_from(uint32_t partition, Offset next) {
+  if (!consumer_) return Error(Errc::kInvariant, "fanout is not running");
+  QIM_ASSIGN_OR_RETURN(Offset end, outbox_.end_offset(partition));
+  if (next > end) {
+    return Error(Errc::kInvalidArgument, "outbox partition " + std::to_string(partition) + " ends at " +
+                                             std::to_string(end.value) + "; cannot replay from " +
+                                             std::to_string(next.value));
+  }
+  options_.logger->info("fanout: replay of outbox partition {} from offset {} requested", partition,
+                        next.value);
+  return consumer_->seek(partition, next);
+}
+
+FanoutMetrics Fanout::metrics() const {
+  FanoutMetrics m{records_.load(), dispatches_.load(), skipped_.load(), {}};
+  if (consumer_) m.positions = consumer_->positions();
+  return m;
+}
+
+Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
+  struct Append {
+    uint32_t shard;
+    std::string key;
+    std::string value;
+  };
+  std::vector<Append> appends;
+  uint64_t used = 0, skipped = 0;
+  for (const LogRecord& rec : batch) {
+    auto outbox = decode_outbox_record(rec.value);
+    Result<std::vector<ShardDispatch>> plan =
+        outbox.ok() ? plan_dispatches(*outbox, partition, rec.offset, shards_, options_.chunk_entries)
+                    : Result<std::vector<ShardDispatch>>(outbox.error());
+    if (!plan.ok()) {
+      options_.logger->warn("fanout: skipping outbox record {}:{}: {}", partition, rec.offset.value,
+                            plan.error().to_string());
+      ++skipped;
+      continue;
+    }
+    for (auto& d : *plan) {
+      appends.push_back(Append{d.shard.value, d.record.identity.id.str(), encode_dispatch_record(d.record)});
+    }
+    ++used;
+  }
+  AppendWaiter waiter(appends.size());
+  for (auto& a : appends)
+    mailbox_log_.append(a.shard, std::move(a.key), std::move(a.value), waiter.callback());
+  // The position is committed by the consumer only after this returns ok: every record is durable by then.
+  QIM_RETURN_IF_ERROR(waiter.wait());
+  records_ += used;
+  dispatches_ += appends.size();
+  skipped_ += skipped;
+  return {};
+}
+
+Result<std::vector<ConsumerPosition>> rewind_fanout(Log& outbox, std::span<const uint32_t> partitions,
+                                                    Offset next, const std::string& group) {
+  std::vector<uint32_t> chosen(partitions.begin(), partitions.end());
+  if (chosen.empty()) chosen = all_partitions(outbox);
+  std::vector<ConsumerPosition> out;
+  for (uint32_t p : chosen) {
+    if (p >= outbox.partition_count()) {
+      return Error(Errc::kInvalidArgument, "the outbox has no partition " + std::to_string(p) + " (" +
+                                               std::to_string(outbox.partition_count()) + " partitions)");
+    }
+  }
+  for (uint32_t p : chosen) {
+    QIM_ASSIGN_OR_RETURN(Offset end, outbox.end_offset(p));
+    const Offset to = std::min(next, end);
+    QIM_RETURN_IF_ERROR(outbox.commit(group, p, to));
+    out.push_back(ConsumerPosition{p, to, end.value - to.value});
+  }
+  return out;
+}
+
+}  // namespace qim

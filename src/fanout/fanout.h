@@ -1,0 +1,73 @@
+#pragma once
+// Fanout: reads the Outbox and appends, per message, one dispatch record to the mailbox-log partition of
+// each shard holding a recipient. It commits its Outbox position only after those appends are durable, so
+// after a crash it appends some records again: the same ids and bytes, which the store treats as repeated
+// observations. A record it cannot use (undecodable, unknown conversation kind) is skipped, logged and
+// counted instead of stalling the partition behind it.
+
+#include <spdlog/logger.h>
+
+#include <atomic>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/sharding.h"
+#include "log/consumer.h"
+#include "log/log.h"
+
+namespace qim {
+
+inline constexpr const char* kFanoutGroup = "qim-fanout";
+
+struct FanoutOptions {
+  std::string group = kFanoutGroup;
+  std::vector<uint32_t> partitions;  // Outbox partitions to read; empty = all
+  uint32_t chunk_entries = 256;      // QIM_FANOUT_CHUNK_ENTRIES: recipients per chunk
+  size_t batch_max = 256;            // Outbox records per batch (one commit per batch)
+  std::chrono::milliseconds poll_wait{100};
+  std::shared_ptr<spdlog::logger> logger;  // silent if null
+};
+
+struct FanoutMetrics {
+  uint64_t records = 0;     // Outbox records turned into dispatch records
+  uint64_t dispatches = 0;  // dispatch records appended (replays included)
+  uint64_t skipped = 0;     // Outbox records that could not be used
+  std::vector<ConsumerPosition> positions;
+};
+
+class Fanout {
+ public:
+  // `mailbox_log` must have one partition per shard.
+  Fanout(Log& outbox, Log& mailbox_log, ShardMap shards, FanoutOptions options);
+  ~Fanout();
+
+  // Config if the mailbox log's partition count differs from the shard count; otherwise as
+  // LogConsumer::start.
+  Status start();
+  // Handles every Outbox record present now, then stops (clean shutdown). Timeout past `limit`.
+  Status drain(std::chrono::milliseconds limit, const std::function<void(uint64_t remaining)>& progress = {});
+  void stop();
+  // Replays a running fanout from `next` (earlier) on one Outbox partition.
+  Status replay_from(uint32_t partition, Offset next);
+  FanoutMetrics metrics() const;
+
+ private:
+  Status handle(uint32_t partition, std::span<const LogRecord> batch);
+
+  Log& outbox_;
+  Log& mailbox_log_;
+  ShardMap shards_;
+  FanoutOptions options_;
+  std::unique_ptr<LogConsumer> consumer_;
+  std::atomic<uint64_t> records_{0}, dispatches_{0}, skipped_{0};
+};
+
+// For a stopped instance: moves the fanout group's committed position of each of `partitions` (empty =
+// all) of the Outbox back to `next` (capped at each partition's end), so the next start replays from there.
+// Returns the positions written. InvalidArgument for an unknown partition.
+Result<std::vector<ConsumerPosition>> rewind_fanout(Log& outbox, std::span<const uint32_t> partitions,
+                                                    Offset next, const std::string& group = kFanoutGroup);
+
+}  // namespace qim

@@ -1,0 +1,58 @@
+#include "fanout/recipients.h"
+
+#include <gtest/gtest.h>
+
+namespace qim {
+namespace {
+
+UserId user(const char* s) {
+  return UserId::parse(s).value();
+}
+
+OutboxRecord record(const UserId& from, const UserId& to) {
+  OutboxRecord r;
+  r.conversation = direct_conversation(from, to).value();
+  r.sender = from;
+  return r;
+}
+
+TEST(RecipientsTest, OneToOneGoesToThePeerAndTheSendersOtherDevices) {
+  auto r = resolve_recipients(record(user("bob"), user("alice")));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(*r, (std::vector<UserId>{user("alice"), user("bob")}));
+  r = resolve_recipients(record(user("alice"), user("bob")));  // either side of "d:alice:bob"
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, (std::vector<UserId>{user("alice"), user("bob")}));
+}
+
+TEST(RecipientsTest, ANoteToSelfHasOneRecipient) {
+  auto r = resolve_recipients(record(user("carol"), user("carol")));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, std::vector<UserId>{user("carol")});
+}
+
+TEST(RecipientsTest, UserIdsWithColonsResolve) {
+  auto r = resolve_recipients(record(user("a:b"), user("c:d")));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(*r, (std::vector<UserId>{user("a:b"), user("c:d")}));
+  EXPECT_EQ(direct_peer(ConversationId::parse("d:a:b:c:d").value(), user("c:d"))->str(), "a:b");
+}
+
+TEST(RecipientsTest, RefusesOtherConversationKindsAndOutsiders) {
+  OutboxRecord group;
+  group.conversation = ConversationId::parse("g:team").value();
+  group.sender = user("alice");
+  auto r = resolve_recipients(group);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.code(), Errc::kInvalidArgument);
+  EXPECT_NE(r.error().message().find("not a one-to-one"), std::string::npos);
+
+  OutboxRecord outsider = record(user("alice"), user("bob"));
+  outsider.sender = user("mallory");
+  EXPECT_EQ(resolve_recipients(outsider).code(), Errc::kInvalidArgument);
+  outsider.sender = user("ali");  // a prefix of a party is not a party
+  EXPECT_EQ(resolve_recipients(outsider).code(), Errc::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace qim
