@@ -5,8 +5,10 @@
 // Health and Prometheus metrics are served on a separate admin port bound to loopback by default.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "archiver/history_store.h"
 #include "core/clock.h"
@@ -28,7 +30,25 @@ struct GatewayOptions {
   uint32_t max_frames_per_second = 200;      // per connection; over it frames are refused
   uint32_t max_connections = 10'000;
   uint32_t threads = 1;
-  std::string data_dir;  // where the embedded send-dedup table lives
+  std::string data_dir;  // unused: the send-dedup table is rebuilt from the Outbox instead (protocol.md)
+  // Added with the implementation (defaults keep earlier callers unchanged):
+  std::string delivery_mode = "hybrid";  // QIM_DELIVERY_MODE: hybrid (push + SYNC), push, pull
+  size_t max_outbound_frames = 4096;     // a connection this far behind is closed (1013); it then SYNCs
+  int64_t auth_timeout_ms = 10'000;      // a connection without AUTH by then is closed
+  size_t dedup_capacity = 200'000;       // SEND idempotency keys kept (rebuilt from the Outbox at start)
+  int64_t dedup_window_ms = 86'400'000;  // how long a client_msg_id stays a duplicate
+  uint32_t blocking_threads = 2;         // threads for store and history reads (SYNC, HISTORY)
+};
+
+// An extra endpoint of the admin server (loopback only), e.g. a test knob a deployment registers.
+struct AdminResponse {
+  unsigned status = 200;
+  std::string body;
+};
+struct AdminRoute {
+  std::string method;  // "GET" or "POST"
+  std::string path;    // exact match, e.g. "/admin/sweep"
+  std::function<AdminResponse(const std::string& query, const std::string& body)> handler;
 };
 
 struct GatewayDeps {
@@ -37,6 +57,9 @@ struct GatewayDeps {
   HistoryStore* history = nullptr;  // HISTORY reads
   std::shared_ptr<const Clock> clock;
   uint32_t shard_count = 16;
+  // Optional: more /metrics text appended after the gateway's own (e.g. the node's store counters).
+  std::function<std::string()> extra_metrics;
+  std::vector<AdminRoute> admin_routes;  // optional extra admin endpoints
 };
 
 class Gateway {

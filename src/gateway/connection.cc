@@ -1,0 +1,377 @@
+#include "gateway/connection.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+
+#include "gateway/gateway_context.h"
+#include "gateway/membership.h"
+#include "gateway/protocol/server_frame.h"
+#include "outbox/outbox_record.h"
+
+namespace qim {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+
+namespace {
+
+constexpr auto kUpgradeTimeout = std::chrono::seconds(10);
+
+}  // namespace
+
+Connection::Connection(net::ip::tcp::socket socket, GatewayContext& ctx, uint64_t id)
+    : ctx_(ctx),
+      id_(id),
+      ws_(std::move(socket)),
+      auth_timer_(ws_.get_executor()),
+      bucket_(ctx.options.max_frames_per_second, ctx.options.max_frames_per_second, Clock::now()) {}
+
+Connection::~Connection() {
+  ctx_.registry.remove(principal_ ? &principal_->user : nullptr, id_);
+  if (accepted_) ctx_.metrics.connections.Decrement();
+  if (counted_) ctx_.open_connections.fetch_sub(1);
+}
+
+void Connection::start() {
+  net::dispatch(ws_.get_executor(), [self = shared_from_this()] {
+    self->upgrade_.emplace();
+    self->upgrade_->header_limit(8 * 1024);
+    beast::get_lowest_layer(self->ws_).expires_after(kUpgradeTimeout);
+    http::async_read(beast::get_lowest_layer(self->ws_), self->in_, *self->upgrade_,
+                     [self](beast::error_code ec, size_t) { self->on_upgrade_request(ec); });
+  });
+}
+
+void Connection::on_upgrade_request(beast::error_code ec) {
+  if (ec) return;  // the peer went away or sent no valid request in time
+  if (!websocket::is_upgrade(upgrade_->get())) {
+    refuse_upgrade(http::status::upgrade_required, "this port speaks the QIM WebSocket protocol only\n");
+    return;
+  }
+  if (ctx_.open_connections.fetch_add(1) >= ctx_.options.max_connections) {
+    ctx_.open_connections.fetch_sub(1);
+    ctx_.metrics.connections_refused.Increment();
+    refuse_upgrade(http::status::service_unavailable, "too many connections\n");
+    return;
+  }
+  counted_ = true;
+  beast::get_lowest_layer(ws_).expires_never();
+  ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+  ws_.set_option(websocket::stream_base::decorator(
+      [](websocket::response_type& res) { res.set(http::field::server, "qim-gateway"); }));
+  ws_.read_message_max(ctx_.options.max_frame_bytes);
+  ws_.async_accept(upgrade_->release(),
+                   [self = shared_from_this()](beast::error_code ec) { self->on_accept(ec); });
+}
+
+void Connection::refuse_upgrade(http::status status, std::string why) {
+  auto res = std::make_shared<http::response<http::string_body>>(status, 11);
+  res->set(http::field::server, "qim-gateway");
+  res->set(http::field::content_type, "text/plain");
+  res->keep_alive(false);
+  res->body() = std::move(why);
+  res->prepare_payload();
+  http::async_write(
+      beast::get_lowest_layer(ws_), *res, [self = shared_from_this(), res](beast::error_code, size_t) {
+        beast::error_code ignored;
+        beast::get_lowest_layer(self->ws_).socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+      });
+}
+
+void Connection::on_accept(beast::error_code ec) {
+  if (ec) return;
+  accepted_ = true;
+  ctx_.metrics.connections.Increment();
+  ctx_.metrics.connections_total.Increment();
+  ctx_.registry.add_open(id_, shared_from_this());
+  auth_timer_.expires_after(std::chrono::milliseconds(ctx_.options.auth_timeout_ms));
+  auth_timer_.async_wait([weak = weak_from_this()](beast::error_code ec) {
+    auto self = weak.lock();
+    if (ec || !self || self->principal_) return;
+    self->send_error("", WireCode::kUnauthenticated, "no AUTH frame within the allowed time");
+    self->close_after_flush(websocket::close_code::policy_error, "authentication timeout");
+  });
+  do_read();
+}
+
+void Connection::do_read() {
+  ws_.async_read(in_, [self = shared_from_this()](beast::error_code ec, size_t n) { self->on_read(ec, n); });
+}
+
+void Connection::on_read(beast::error_code ec, size_t bytes) {
+  if (ec) {
+    // Closed by the peer, by us, or refused by Beast (e.g. a frame over read_message_max: close 1009).
+    auth_timer_.cancel();
+    return;
+  }
+  if (input_closed_) return;
+  std::string text = beast::buffers_to_string(in_.data());
+  in_.consume(bytes);
+  ctx_.metrics.frames_in.Increment();
+  if (!bucket_.take(Clock::now())) {
+    send_error(
+        "", WireCode::kRateLimited,
+        "over " + std::to_string(ctx_.options.max_frames_per_second) + " frames per second; frame dropped");
+  } else if (!ws_.got_text()) {
+    send_error("", WireCode::kBadFrame, "binary frames are not part of the protocol; send JSON text frames");
+    if (!principal_) close_after_flush(websocket::close_code::policy_error, "the first frame must be AUTH");
+  } else {
+    handle_frame(text);
+  }
+  if (!input_closed_) do_read();
+}
+
+void Connection::handle_frame(std::string_view text) {
+  auto parsed = parser_.parse(text, FrameLimits{ctx_.options.max_body_bytes});
+  if (auto* err = std::get_if<FrameError>(&parsed)) {
+    send_error(err->ref, err->code, err->message);
+    if (!principal_) close_after_flush(websocket::close_code::policy_error, "the first frame must be AUTH");
+    return;
+  }
+  auto& frame = std::get<ClientFrame>(parsed);
+  if (auto* auth = std::get_if<AuthFrame>(&frame.body)) {
+    handle_auth(frame.ref, *auth);
+    return;
+  }
+  if (!principal_) {
+    send_error(frame.ref, WireCode::kUnauthenticated, "the first frame must be AUTH");
+    close_after_flush(websocket::close_code::policy_error, "the first frame must be AUTH");
+    return;
+  }
+  if (ctx_.deps.clock->now_ms() >= principal_->expires_at_ms) {
+    send_error(frame.ref, WireCode::kUnauthenticated, "token expired; reconnect with a new token");
+    close_after_flush(websocket::close_code::policy_error, "token expired");
+    return;
+  }
+  std::visit(
+      [&](auto& f) {
+        using F = std::decay_t<decltype(f)>;
+        if constexpr (std::is_same_v<F, SendFrame>) {
+          handle_send(frame.ref, std::move(f));
+        } else if constexpr (std::is_same_v<F, SyncFrame>) {
+          handle_sync(frame.ref, f);
+        } else if constexpr (std::is_same_v<F, HistoryFrame>) {
+          handle_history(frame.ref, f);
+        } else if constexpr (std::is_same_v<F, PingFrame>) {
+          enqueue(std::make_shared<const std::string>(encode_pong(frame.ref)));
+        }
+      },
+      frame.body);
+}
+
+void Connection::handle_auth(const std::string& ref, const AuthFrame& f) {
+  if (principal_) {
+    send_error(ref, WireCode::kInvalidArgument, "already authenticated; one AUTH per connection");
+    return;
+  }
+  auto who = verify_token(ctx_.options.auth_secret, f.token, *ctx_.deps.clock);
+  if (!who.ok()) {
+    send_error(ref, WireCode::kUnauthenticated, who.error().message());
+    close_after_flush(websocket::close_code::policy_error, "authentication failed");
+    return;
+  }
+  principal_ = std::move(who).value();
+  auth_timer_.cancel();
+  // Registered before AUTH_OK is queued: a push posted from now on lands behind it on this strand.
+  ctx_.registry.add_user(principal_->user, id_, shared_from_this());
+  enqueue(
+      std::make_shared<const std::string>(encode_auth_ok(ref, *principal_, delivery_mode_name(ctx_.mode))));
+}
+
+void Connection::handle_send(const std::string& ref, SendFrame f) {
+  const UserId& me = principal_->user;
+  ConversationId conversation;
+  if (f.to) {
+    auto c = direct_conversation(me, *f.to);
+    if (!c.ok()) {
+      send_error(ref, WireCode::kInvalidArgument, c.error().message());
+      return;
+    }
+    conversation = std::move(c).value();
+  } else {
+    conversation = std::move(*f.conversation);
+    if (!is_member(me, conversation)) {
+      send_error(ref, WireCode::kForbidden,
+                 "you are not a member of conversation '" + conversation.str() + "'");
+      return;
+    }
+  }
+  const uint64_t fingerprint = send_fingerprint(conversation, f.body);
+  const std::string key = SendDedup::key_of(me, f.client_msg_id);
+  const auto started = Clock::now();
+  auto reply = [self = shared_from_this(), ref, id = f.client_msg_id, fingerprint, started](
+                   const Result<SentMessage>& sent, bool duplicate) {
+    net::post(self->ws_.get_executor(), [self, ref, id, fingerprint, started, sent, duplicate] {
+      self->answer_send(ref, id, fingerprint, started, sent, duplicate);
+    });
+  };
+  const int64_t now = ctx_.deps.clock->now_ms();
+  auto begin = ctx_.dedup.begin(key, now, [reply](const Result<SentMessage>& sent) { reply(sent, true); });
+  if (begin.kind == SendDedup::Kind::kDone) {
+    answer_send(ref, f.client_msg_id, fingerprint, started, *begin.sent, true);
+    return;
+  }
+  if (begin.kind == SendDedup::Kind::kWaiting) return;  // answered when the first append completes
+
+  OutboxRecord record{conversation, me, principal_->device, f.client_msg_id, now, std::move(f.body)};
+  Log& outbox = *ctx_.deps.outbox;
+  const uint32_t partition = outbox_partition_of(conversation, outbox.partition_count());
+  ctx_.send_started();
+  GatewayContext* ctx = &ctx_;
+  outbox.append(partition, conversation.str(), encode_outbox_record(record),
+                [ctx, key, conversation, partition, now, fingerprint, reply](Result<Offset> offset) {
+                  // Only now, with the record durable, does the key become a known duplicate.
+                  Result<SentMessage> sent =
+                      offset.ok() ? Result<SentMessage>(SentMessage{message_id_of(partition, *offset),
+                                                                    conversation, now, fingerprint})
+                                  : Result<SentMessage>(offset.error());
+                  ctx->dedup.complete(key, sent);
+                  reply(sent, false);
+                  ctx->send_answered();
+                });
+}
+
+void Connection::answer_send(const std::string& ref, const std::string& client_msg_id, uint64_t fingerprint,
+                             Clock::time_point started, const Result<SentMessage>& sent, bool duplicate) {
+  if (!sent.ok()) {
+    ctx_.metrics.sends_failed.Increment();
+    spdlog::warn("gateway: SEND {} of {} failed: {}", client_msg_id, principal_->user.str(),
+                 sent.error().to_string());
+    send_error(ref, wire_code_of(sent.code()),
+               "SEND '" + client_msg_id + "' was not stored: " + sent.error().message());
+    return;
+  }
+  if (sent->fingerprint != fingerprint) {
+    send_error(ref, WireCode::kInvalidArgument,
+               "client_msg_id '" + client_msg_id + "' was already used for another message");
+    return;
+  }
+  (duplicate ? ctx_.metrics.sends_duplicate : ctx_.metrics.sends_acked).Increment();
+  ctx_.metrics.send_ack_seconds.Observe(std::chrono::duration<double>(Clock::now() - started).count());
+  SendAck ack{client_msg_id, sent->id, sent->conversation, sent->server_time_ms, duplicate};
+  enqueue(std::make_shared<const std::string>(encode_send_ack(ref, ack)));
+}
+
+void Connection::handle_sync(const std::string& ref, const SyncFrame& f) {
+  if (ctx_.mode == DeliveryMode::kPush) {
+    send_error(ref, WireCode::kInvalidArgument, "SYNC is disabled: this gateway runs delivery mode push");
+    return;
+  }
+  MailboxQuery query{principal_->user, f.after, f.limit};  // the authenticated user's mailbox only
+  MailboxStore* store = ctx_.deps.mailbox;
+  GatewayMetrics* metrics = &ctx_.metrics;
+  run_blocking([store, metrics, query, ref] {
+    auto page = store->read_mailbox(query);
+    if (page.ok()) return encode_sync_page(ref, *page);
+    WireCode code = wire_code_of(page.code());
+    metrics->errors(code).Increment();
+    if (code == WireCode::kInternal) {
+      spdlog::error("gateway: SYNC of {} failed: {}", query.user.str(), page.error().to_string());
+      return encode_error(ref, code, "the mailbox could not be read (logged on the server)");
+    }
+    return encode_error(ref, code, page.error().message());
+  });
+}
+
+void Connection::handle_history(const std::string& ref, const HistoryFrame& f) {
+  if (!is_member(principal_->user, f.conversation)) {
+    send_error(ref, WireCode::kForbidden,
+               "you are not a member of conversation '" + f.conversation.str() + "'");
+    return;
+  }
+  HistoryStore* history = ctx_.deps.history;
+  if (history == nullptr) {
+    send_error(ref, WireCode::kUnavailable, "history is not served by this gateway");
+    return;
+  }
+  HistoryQuery query{f.conversation, f.before, f.limit};
+  GatewayMetrics* metrics = &ctx_.metrics;
+  run_blocking([history, metrics, query, ref] {
+    auto page = history->read(query);
+    if (page.ok()) return encode_history_page(ref, query.conversation, *page);
+    WireCode code = wire_code_of(page.code());
+    metrics->errors(code).Increment();
+    if (code == WireCode::kInternal) {
+      spdlog::error("gateway: HISTORY of {} failed: {}", query.conversation.str(), page.error().to_string());
+      return encode_error(ref, code, "the history could not be read (logged on the server)");
+    }
+    return encode_error(ref, code, page.error().message());
+  });
+}
+
+void Connection::run_blocking(std::function<std::string()> read) {
+  net::post(ctx_.blocking, [self = shared_from_this(), read = std::move(read)] {
+    auto frame = std::make_shared<const std::string>(read());
+    net::post(self->ws_.get_executor(), [self, frame] { self->enqueue(frame); });
+  });
+}
+
+void Connection::send_error(const std::string& ref, WireCode code, std::string_view message) {
+  ctx_.metrics.errors(code).Increment();
+  enqueue(std::make_shared<const std::string>(encode_error(ref, code, message)));
+}
+
+void Connection::push(std::shared_ptr<const std::string> frame) {
+  net::post(ws_.get_executor(), [self = shared_from_this(), frame = std::move(frame)] {
+    if (self->accepted_) self->enqueue(frame);
+  });
+}
+
+void Connection::shutdown(std::string reason) {
+  net::post(ws_.get_executor(), [self = shared_from_this(), reason = std::move(reason)] {
+    if (self->accepted_) self->close_after_flush(websocket::close_code::going_away, reason);
+  });
+}
+
+void Connection::enqueue(std::shared_ptr<const std::string> frame) {
+  if (close_) return;  // closing: nothing more is sent
+  if (out_.size() >= ctx_.options.max_outbound_frames) {
+    // A consumer this slow would hold memory without bound. Drop what it has not received and close;
+    // the mailbox still has everything, and the client resumes with SYNC from its cursor.
+    ctx_.metrics.slow_consumer_closes.Increment();
+    out_.erase(writing_ ? out_.begin() + 1 : out_.begin(), out_.end());
+    close_after_flush(websocket::close_code::try_again_later,
+                      "slow consumer: over " + std::to_string(ctx_.options.max_outbound_frames) +
+                          " frames queued; reconnect and SYNC");
+    return;
+  }
+  out_.push_back(std::move(frame));
+  if (!writing_) write_next();
+}
+
+void Connection::write_next() {
+  if (out_.empty()) {
+    writing_ = false;
+    if (close_) {
+      ws_.async_close(*close_, [self = shared_from_this()](beast::error_code) {});
+    }
+    return;
+  }
+  writing_ = true;
+  ws_.text(true);
+  ws_.async_write(net::buffer(*out_.front()), [self = shared_from_this()](beast::error_code ec, size_t) {
+    if (ec) {
+      self->out_.clear();
+      self->writing_ = false;
+      self->input_closed_ = true;
+      return;
+    }
+    self->out_.pop_front();
+    self->write_next();
+  });
+}
+
+void Connection::close_after_flush(websocket::close_code code, std::string reason) {
+  if (close_) return;
+  input_closed_ = true;
+  // A close reason travels in a control frame: at most 123 bytes.
+  if (reason.size() > 123) reason.resize(123);
+  close_ = websocket::close_reason(code, reason);
+  if (!writing_) write_next();
+}
+
+}  // namespace qim

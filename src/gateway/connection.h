@@ -1,0 +1,88 @@
+#pragma once
+// One client's WebSocket connection. Everything it does runs on its own strand: reading frames, answering
+// them, and writing its outbound queue one frame at a time. Blocking reads (SYNC, HISTORY) run on the
+// gateway's pool and post their answer back; SEND acknowledgements come back from the log's callback the
+// same way, so every write happens on the strand.
+//
+// Bounds: frame size (read_message_max: a larger frame closes with 1009), frame rate (token bucket: a
+// frame over it gets RATE_LIMITED), outbound queue (over it the connection is closed with 1013 and the
+// client SYNCs from its cursor), AUTH within auth_timeout_ms.
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "auth/token.h"
+#include "gateway/protocol/client_frame.h"
+#include "gateway/send_dedup.h"
+#include "gateway/token_bucket.h"
+
+namespace qim {
+
+struct GatewayContext;
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(boost::asio::ip::tcp::socket socket, GatewayContext& ctx, uint64_t id);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Reads the HTTP upgrade and accepts it, or refuses it (426 not a WebSocket, 503 over the bound).
+  void start();
+  // Queues a frame (a DELIVER) from any thread.
+  void push(std::shared_ptr<const std::string> frame);
+  // Closes with "going away" after what is queued, from any thread.
+  void shutdown(std::string reason);
+
+ private:
+  using Ws = boost::beast::websocket::stream<boost::beast::tcp_stream>;
+  using Clock = std::chrono::steady_clock;
+
+  void on_upgrade_request(boost::beast::error_code ec);
+  void refuse_upgrade(boost::beast::http::status status, std::string why);
+  void on_accept(boost::beast::error_code ec);
+  void do_read();
+  void on_read(boost::beast::error_code ec, size_t bytes);
+  void handle_frame(std::string_view text);
+  void handle_auth(const std::string& ref, const AuthFrame& f);
+  void handle_send(const std::string& ref, SendFrame f);
+  void handle_sync(const std::string& ref, const SyncFrame& f);
+  void handle_history(const std::string& ref, const HistoryFrame& f);
+  void answer_send(const std::string& ref, const std::string& client_msg_id, uint64_t fingerprint,
+                   Clock::time_point started, const Result<SentMessage>& sent, bool duplicate);
+  // Runs `read` on the blocking pool and queues the frame it returns.
+  void run_blocking(std::function<std::string()> read);
+
+  void send_error(const std::string& ref, WireCode code, std::string_view message);
+  void enqueue(std::shared_ptr<const std::string> frame);
+  void write_next();
+  void close_after_flush(boost::beast::websocket::close_code code, std::string reason);
+
+  GatewayContext& ctx_;
+  const uint64_t id_;
+  Ws ws_;
+  boost::beast::flat_buffer in_;
+  std::optional<boost::beast::http::request_parser<boost::beast::http::empty_body>> upgrade_;
+  boost::asio::steady_timer auth_timer_;
+  FrameParser parser_;
+  TokenBucket bucket_;
+  std::optional<Principal> principal_;
+
+  std::deque<std::shared_ptr<const std::string>> out_;
+  bool counted_ = false;   // holds a slot of max_connections
+  bool accepted_ = false;  // the WebSocket handshake completed
+  bool writing_ = false;
+  bool input_closed_ = false;  // no more frames are processed
+  std::optional<boost::beast::websocket::close_reason> close_;
+};
+
+}  // namespace qim

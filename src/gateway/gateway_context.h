@@ -1,0 +1,55 @@
+#pragma once
+// What every connection of one gateway shares: options, dependencies, the idempotency table, the live
+// connection registry (the push router), metrics, and the pool that runs blocking store reads. Owned by
+// the gateway; outlives every connection (stop() drains them first).
+
+#include <boost/asio/thread_pool.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+
+#include "gateway/connection_registry.h"
+#include "gateway/gateway.h"
+#include "gateway/gateway_metrics.h"
+#include "gateway/send_dedup.h"
+
+namespace qim {
+
+enum class DeliveryMode { kHybrid, kPush, kPull };
+
+struct GatewayContext {
+  GatewayContext(GatewayOptions o, GatewayDeps d, DeliveryMode m)
+      : options(std::move(o)),
+        deps(std::move(d)),
+        mode(m),
+        dedup(options.dedup_capacity, options.dedup_window_ms),
+        registry(mode != DeliveryMode::kPull, metrics),
+        blocking(options.blocking_threads) {}
+
+  const GatewayOptions options;
+  const GatewayDeps deps;
+  const DeliveryMode mode;
+  GatewayMetrics metrics;
+  SendDedup dedup;
+  ConnectionRegistry registry;
+  boost::asio::thread_pool blocking;
+
+  // SENDs appended but not yet answered; stop() waits for zero.
+  void send_started() { in_flight_sends.fetch_add(1); }
+  void send_answered() {
+    if (in_flight_sends.fetch_sub(1) == 1) {
+      std::lock_guard lock(drain_mu);
+      drained.notify_all();
+    }
+  }
+  std::atomic<uint64_t> in_flight_sends{0};
+  std::mutex drain_mu;
+  std::condition_variable drained;
+
+  std::atomic<uint32_t> open_connections{0};
+};
+
+std::string_view delivery_mode_name(DeliveryMode mode);
+
+}  // namespace qim

@@ -1,0 +1,54 @@
+#include "gateway/gateway_options.h"
+
+#include <charconv>
+
+namespace qim {
+
+namespace {
+
+Result<int64_t> int_var(const std::string& var, const std::string& value, int64_t lo, int64_t hi) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || end != value.data() + value.size() || v < lo || v > hi) {
+    return Error(Errc::kConfig, var + "='" + value + "': expected an integer in " + std::to_string(lo) +
+                                    ".." + std::to_string(hi));
+  }
+  return v;
+}
+
+}  // namespace
+
+Result<GatewayOptions> gateway_options_from_env(const EnvLookup& getenv) {
+  GatewayOptions o;
+  auto text = [&](const char* var, std::string& out) -> Status {
+    if (auto v = getenv(var)) {
+      if (v->empty()) return Error(Errc::kConfig, std::string(var) + " is set but empty");
+      out = *v;
+    }
+    return {};
+  };
+  auto number = [&](const char* var, auto& out, int64_t lo, int64_t hi) -> Status {
+    if (auto v = getenv(var)) {
+      QIM_ASSIGN_OR_RETURN(int64_t n, int_var(var, *v, lo, hi));
+      out = static_cast<std::remove_reference_t<decltype(out)>>(n);
+    }
+    return {};
+  };
+  QIM_RETURN_IF_ERROR(text("QIM_GATEWAY_LISTEN", o.listen_address));
+  QIM_RETURN_IF_ERROR(number("QIM_GATEWAY_PORT", o.port, 0, 65535));
+  QIM_RETURN_IF_ERROR(text("QIM_ADMIN_LISTEN", o.admin_address));
+  QIM_RETURN_IF_ERROR(number("QIM_ADMIN_PORT", o.admin_port, 0, 65535));
+  QIM_RETURN_IF_ERROR(text("QIM_AUTH_SECRET", o.auth_secret));
+  QIM_RETURN_IF_ERROR(text("QIM_DELIVERY_MODE", o.delivery_mode));
+  if (o.delivery_mode != "hybrid" && o.delivery_mode != "push" && o.delivery_mode != "pull")
+    return Error(Errc::kConfig, "QIM_DELIVERY_MODE='" + o.delivery_mode + "': expected hybrid, push or pull");
+  QIM_RETURN_IF_ERROR(number("QIM_GATEWAY_THREADS", o.threads, 1, 64));
+  QIM_RETURN_IF_ERROR(number("QIM_GATEWAY_MAX_CONNECTIONS", o.max_connections, 1, 1'000'000));
+  QIM_RETURN_IF_ERROR(number("QIM_GATEWAY_MAX_FRAME_BYTES", o.max_frame_bytes, 1024, 1 << 20));
+  QIM_RETURN_IF_ERROR(number("QIM_GATEWAY_MAX_BODY_BYTES", o.max_body_bytes, 1, kMaxBodyBytes));
+  QIM_RETURN_IF_ERROR(number("QIM_GATEWAY_RATE", o.max_frames_per_second, 1, 1'000'000));
+  QIM_RETURN_IF_ERROR(number("QIM_GATEWAY_MAX_OUTBOUND", o.max_outbound_frames, 1, 1'000'000));
+  return o;
+}
+
+}  // namespace qim

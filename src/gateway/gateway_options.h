@@ -1,0 +1,16 @@
+#pragma once
+// GatewayOptions from the environment (SYSTEM.md section 4: "bad configuration is a clear error at start,
+// naming the variable"). An unset variable keeps the default of GatewayOptions.
+
+#include "gateway/gateway.h"
+#include "mailbox/store_options.h"
+
+namespace qim {
+
+// Reads QIM_GATEWAY_LISTEN, QIM_GATEWAY_PORT, QIM_ADMIN_LISTEN, QIM_ADMIN_PORT, QIM_AUTH_SECRET,
+// QIM_DELIVERY_MODE, QIM_GATEWAY_THREADS, QIM_GATEWAY_MAX_CONNECTIONS, QIM_GATEWAY_MAX_FRAME_BYTES,
+// QIM_GATEWAY_MAX_BODY_BYTES, QIM_GATEWAY_RATE (frames per second per connection),
+// QIM_GATEWAY_MAX_OUTBOUND (queued frames per connection). Config naming the variable on a bad value.
+Result<GatewayOptions> gateway_options_from_env(const EnvLookup& getenv);
+
+}  // namespace qim

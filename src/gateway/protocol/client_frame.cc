@@ -1,0 +1,201 @@
+#include "gateway/protocol/client_frame.h"
+
+#include <simdjson.h>
+
+#include <charconv>
+
+namespace qim {
+
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::object;
+
+// Errors while reading one frame's fields; `ref` is filled in by the caller.
+FrameError invalid(std::string message) {
+  return FrameError{WireCode::kInvalidArgument, std::move(message), {}};
+}
+
+std::string quoted(std::string_view field) {
+  return "'" + std::string(field) + "'";
+}
+
+// A field that must be a string when present.
+std::variant<std::optional<std::string_view>, FrameError> optional_string(const object& o,
+                                                                          std::string_view field) {
+  element e;
+  if (o.at_key(field).get(e) != simdjson::SUCCESS) return std::optional<std::string_view>{};
+  std::string_view s;
+  if (e.get_string().get(s) != simdjson::SUCCESS)
+    return invalid("field " + quoted(field) + " must be a string");
+  return std::optional<std::string_view>{s};
+}
+
+std::variant<std::string_view, FrameError> required_string(const object& o, std::string_view field) {
+  auto v = optional_string(o, field);
+  if (auto* e = std::get_if<FrameError>(&v)) return *e;
+  auto s = std::get<0>(v);
+  if (!s) return invalid("field " + quoted(field) + " is required");
+  return *s;
+}
+
+// A 64-bit id or cursor: a decimal string (the form the server writes) or a non-negative integer.
+std::variant<std::optional<uint64_t>, FrameError> optional_u64(const object& o, std::string_view field) {
+  element e;
+  if (o.at_key(field).get(e) != simdjson::SUCCESS) return std::optional<uint64_t>{};
+  if (e.is_null()) return std::optional<uint64_t>{};
+  uint64_t u = 0;
+  if (e.get_uint64().get(u) == simdjson::SUCCESS) return std::optional<uint64_t>{u};
+  std::string_view s;
+  if (e.get_string().get(s) == simdjson::SUCCESS && !s.empty() && s.size() <= 20) {
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), u);
+    if (ec == std::errc() && end == s.data() + s.size()) return std::optional<uint64_t>{u};
+  }
+  return invalid("field " + quoted(field) + " must be an unsigned 64-bit integer or its decimal string");
+}
+
+std::variant<uint32_t, FrameError> limit_field(const object& o, uint32_t fallback, uint32_t max) {
+  element e;
+  if (o.at_key("limit").get(e) != simdjson::SUCCESS) return fallback;
+  uint64_t u = 0;
+  if (e.get_uint64().get(u) != simdjson::SUCCESS || u < 1 || u > max) {
+    return invalid("field 'limit' must be an integer in 1.." + std::to_string(max));
+  }
+  return static_cast<uint32_t>(u);
+}
+
+template <typename N>
+std::variant<N, FrameError> name_field(std::string_view field, std::string_view text) {
+  auto n = N::parse(text);
+  if (!n.ok()) return invalid("field " + quoted(field) + ": " + n.error().message());
+  return std::move(n).value();
+}
+
+using Parsed = std::variant<ClientFrame, FrameError>;
+
+// Each reader returns the frame body or the error; the macros keep them linear.
+#define QIM_TAKE(lhs, expr)                                                         \
+  auto QIM_CONCAT_(t_, __LINE__) = (expr);                                          \
+  if (auto* err = std::get_if<FrameError>(&QIM_CONCAT_(t_, __LINE__))) return *err; \
+  lhs = std::move(std::get<0>(QIM_CONCAT_(t_, __LINE__)))
+
+Parsed read_auth(const object& o) {
+  QIM_TAKE(std::string_view token, required_string(o, "token"));
+  return ClientFrame{{}, AuthFrame{std::string(token)}};
+}
+
+Parsed read_send(const object& o, const FrameLimits& limits) {
+  // Sending as someone else is impossible by construction; a frame that tries is refused, not ignored,
+  // so the client learns its mistake instead of believing it sent as another user.
+  for (std::string_view forbidden : {"sender", "from", "user"}) {
+    element e;
+    if (o.at_key(forbidden).get(e) == simdjson::SUCCESS) {
+      return FrameError{WireCode::kForbidden,
+                        "SEND must not carry " + quoted(forbidden) + ": the sender is the authenticated user",
+                        {}};
+    }
+  }
+  SendFrame send;
+  QIM_TAKE(std::string_view id, required_string(o, "client_msg_id"));
+  if (id.empty() || id.size() > kMaxClientMsgIdBytes)
+    return invalid("field 'client_msg_id' must be 1.." + std::to_string(kMaxClientMsgIdBytes) + " bytes");
+  send.client_msg_id = std::string(id);
+  QIM_TAKE(std::optional<std::string_view> to, optional_string(o, "to"));
+  QIM_TAKE(std::optional<std::string_view> conversation, optional_string(o, "conversation"));
+  if (to.has_value() == conversation.has_value())
+    return invalid("SEND needs exactly one of 'to' and 'conversation'");
+  if (to) {
+    QIM_TAKE(send.to, name_field<UserId>("to", *to));
+  } else {
+    QIM_TAKE(send.conversation, name_field<ConversationId>("conversation", *conversation));
+  }
+  QIM_TAKE(std::string_view body, required_string(o, "body"));
+  if (body.size() > limits.max_body_bytes) {
+    return FrameError{WireCode::kTooLarge,
+                      "body is " + std::to_string(body.size()) + " bytes, over the limit of " +
+                          std::to_string(limits.max_body_bytes),
+                      {}};
+  }
+  if (body.empty()) return invalid("field 'body' must not be empty");
+  send.body = std::string(body);
+  return ClientFrame{{}, std::move(send)};
+}
+
+Parsed read_sync(const object& o) {
+  SyncFrame sync;
+  QIM_TAKE(std::optional<uint64_t> after, optional_u64(o, "after"));
+  sync.after = MailboxSeq::from_raw(after.value_or(0));
+  QIM_TAKE(sync.limit, limit_field(o, kDefaultSyncLimit, kMaxSyncLimit));
+  return ClientFrame{{}, sync};
+}
+
+Parsed read_history(const object& o) {
+  HistoryFrame history;
+  QIM_TAKE(std::string_view conversation, required_string(o, "conversation"));
+  QIM_TAKE(history.conversation, name_field<ConversationId>("conversation", conversation));
+  QIM_TAKE(std::optional<uint64_t> before, optional_u64(o, "before"));
+  if (before) history.before = MessageId{*before};
+  QIM_TAKE(history.limit, limit_field(o, kDefaultHistoryLimit, kMaxHistoryLimit));
+  return ClientFrame{{}, std::move(history)};
+}
+
+#undef QIM_TAKE
+
+Parsed read_frame(const object& o, const FrameLimits& limits) {
+  element v;
+  if (o.at_key("v").get(v) == simdjson::SUCCESS) {
+    int64_t version = 0;
+    if (v.get_int64().get(version) != simdjson::SUCCESS || version != kProtocolVersion) {
+      return FrameError{WireCode::kUnsupportedVersion,
+                        "this server speaks protocol version " + std::to_string(kProtocolVersion),
+                        {}};
+    }
+  }
+  element t;
+  std::string_view type;
+  if (o.at_key("type").get(t) != simdjson::SUCCESS || t.get_string().get(type) != simdjson::SUCCESS)
+    return FrameError{WireCode::kBadFrame, "a frame needs a string field 'type'", {}};
+  if (type == "AUTH") return read_auth(o);
+  if (type == "SEND") return read_send(o, limits);
+  if (type == "SYNC") return read_sync(o);
+  if (type == "HISTORY") return read_history(o);
+  if (type == "PING") return ClientFrame{{}, PingFrame{}};
+  std::string shown(type.substr(0, 32));
+  return FrameError{WireCode::kUnknownType, "unknown frame type '" + shown + "'", {}};
+}
+
+}  // namespace
+
+struct FrameParser::Impl {
+  simdjson::dom::parser parser;
+};
+
+FrameParser::FrameParser() : impl_(std::make_unique<Impl>()) {}
+FrameParser::~FrameParser() = default;
+
+std::variant<ClientFrame, FrameError> FrameParser::parse(std::string_view text, const FrameLimits& limits) {
+  element root;
+  // parse() copies into its padded buffer when needed; it validates UTF-8 and nesting depth itself.
+  if (impl_->parser.parse(text.data(), text.size()).get(root) != simdjson::SUCCESS)
+    return FrameError{WireCode::kBadFrame, "the frame is not valid JSON", {}};
+  object o;
+  if (root.get_object().get(o) != simdjson::SUCCESS)
+    return FrameError{WireCode::kBadFrame, "a frame must be a JSON object", {}};
+
+  std::string ref;
+  element r;
+  if (o.at_key("ref").get(r) == simdjson::SUCCESS) {
+    std::string_view s;
+    if (r.get_string().get(s) != simdjson::SUCCESS || s.size() > kMaxRefBytes) {
+      return FrameError{WireCode::kInvalidArgument,
+                        "field 'ref' must be a string of at most " + std::to_string(kMaxRefBytes) + " bytes",
+                        {}};
+    }
+    ref = std::string(s);
+  }
+  auto parsed = read_frame(o, limits);
+  std::visit([&](auto& f) { f.ref = ref; }, parsed);
+  return parsed;
+}
+
+}  // namespace qim

@@ -1,0 +1,83 @@
+#pragma once
+// The frames a client sends (docs/protocol.md), and their parser: the one place untrusted bytes become
+// typed requests. The parser never throws and never crashes on any input (fuzzed by fuzz/run.sh); every
+// refusal is a FrameError with a stable wire code and a message naming the problem.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "core/ids.h"
+#include "core/mailbox_seq.h"
+#include "gateway/protocol/wire_code.h"
+
+namespace qim {
+
+inline constexpr int kProtocolVersion = 1;
+inline constexpr size_t kMaxRefBytes = 64;
+inline constexpr size_t kMaxClientMsgIdBytes = 64;
+inline constexpr uint32_t kMaxSyncLimit = 500;
+inline constexpr uint32_t kDefaultSyncLimit = 100;
+inline constexpr uint32_t kMaxHistoryLimit = 200;
+inline constexpr uint32_t kDefaultHistoryLimit = 50;
+
+struct AuthFrame {
+  std::string token;
+};
+
+// Exactly one of `to` and `conversation` is set. There is no sender field: the sender is the principal.
+struct SendFrame {
+  std::string client_msg_id;
+  std::optional<UserId> to;
+  std::optional<ConversationId> conversation;
+  std::string body;
+};
+
+struct SyncFrame {
+  MailboxSeq after;  // zero: from the oldest retained entry
+  uint32_t limit = kDefaultSyncLimit;
+};
+
+struct HistoryFrame {
+  ConversationId conversation;
+  std::optional<MessageId> before;
+  uint32_t limit = kDefaultHistoryLimit;
+};
+
+struct PingFrame {};
+
+struct ClientFrame {
+  std::string ref;  // the client's correlation tag, echoed on the reply (empty if none)
+  std::variant<AuthFrame, SendFrame, SyncFrame, HistoryFrame, PingFrame> body;
+};
+
+struct FrameError {
+  WireCode code;
+  std::string message;
+  std::string ref;  // the frame's ref when it could be read
+};
+
+struct FrameLimits {
+  size_t max_body_bytes = 16 * 1024;
+};
+
+// Reuses its simdjson buffers between frames; one per connection (not thread-safe).
+class FrameParser {
+ public:
+  FrameParser();
+  ~FrameParser();
+  FrameParser(const FrameParser&) = delete;
+  FrameParser& operator=(const FrameParser&) = delete;
+
+  // A typed frame, or the error to send back.
+  std::variant<ClientFrame, FrameError> parse(std::string_view text, const FrameLimits& limits);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace qim

@@ -1,0 +1,67 @@
+#include "gateway/protocol/wire_code.h"
+
+namespace qim {
+
+std::string_view wire_code_name(WireCode code) {
+  switch (code) {
+    case WireCode::kBadFrame:
+      return "BAD_FRAME";
+    case WireCode::kUnknownType:
+      return "UNKNOWN_TYPE";
+    case WireCode::kUnsupportedVersion:
+      return "UNSUPPORTED_VERSION";
+    case WireCode::kTooLarge:
+      return "TOO_LARGE";
+    case WireCode::kRateLimited:
+      return "RATE_LIMITED";
+    case WireCode::kUnauthenticated:
+      return "UNAUTHENTICATED";
+    case WireCode::kForbidden:
+      return "FORBIDDEN";
+    case WireCode::kExpiredCursor:
+      return "EXPIRED_CURSOR";
+    case WireCode::kInvalidArgument:
+      return "INVALID_ARGUMENT";
+    case WireCode::kNotFound:
+      return "NOT_FOUND";
+    case WireCode::kUnavailable:
+      return "UNAVAILABLE";
+    case WireCode::kInternal:
+      return "INTERNAL";
+  }
+  return "INTERNAL";
+}
+
+WireCode wire_code_of(Errc code) {
+  switch (code) {
+    case Errc::kInvalidArgument:
+      return WireCode::kInvalidArgument;
+    case Errc::kUnauthenticated:
+      return WireCode::kUnauthenticated;
+    case Errc::kPermissionDenied:
+      return WireCode::kForbidden;
+    case Errc::kResourceExhausted:
+      return WireCode::kRateLimited;
+    case Errc::kExpiredCursor:
+      return WireCode::kExpiredCursor;
+    case Errc::kNotFound:
+      return WireCode::kNotFound;
+    // The store or log cannot answer correctly right now; the data is safe, the client retries later.
+    case Errc::kTransport:
+    case Errc::kTimeout:
+    case Errc::kIo:
+    case Errc::kProofMissing:
+    case Errc::kEpochAhead:
+      return WireCode::kUnavailable;
+    case Errc::kInvariant:
+    case Errc::kCorruptEntry:
+    case Errc::kDispatchConflict:
+    case Errc::kWatermarkGap:
+    case Errc::kIncomplete:
+    case Errc::kConfig:
+      return WireCode::kInternal;
+  }
+  return WireCode::kInternal;
+}
+
+}  // namespace qim

@@ -1,0 +1,32 @@
+#pragma once
+// The stable error codes of the protocol's ERROR frame (docs/protocol.md). Clients match on these
+// strings, so a code is never renamed or reused; new codes are only added.
+
+#include <string_view>
+
+#include "core/status.h"
+
+namespace qim {
+
+enum class WireCode {
+  kBadFrame,            // not a JSON object, or no string "type"; binary frames
+  kUnknownType,         // a "type" this protocol version does not define
+  kUnsupportedVersion,  // "v" other than 1
+  kTooLarge,            // a body or frame over its limit
+  kRateLimited,         // frames over the connection's rate, or another bound hit
+  kUnauthenticated,     // no AUTH yet, or a bad or expired token
+  kForbidden,           // authenticated, but not allowed (another user's conversation, a sender field)
+  kExpiredCursor,       // SYNC cursor below the mailbox's trim: resync from zero
+  kInvalidArgument,     // a field is missing, of the wrong type, or out of range
+  kNotFound,
+  kUnavailable,  // a dependency did not answer or refused for now: retry later
+  kInternal,     // a bug or broken invariant on the server side
+};
+
+// "BAD_FRAME", "UNKNOWN_TYPE", ...
+std::string_view wire_code_name(WireCode code);
+
+// The one place an error value becomes a wire code.
+WireCode wire_code_of(Errc code);
+
+}  // namespace qim

@@ -1,0 +1,100 @@
+#include "gateway/protocol/client_frame.h"
+
+#include <gtest/gtest.h>
+
+namespace qim {
+namespace {
+
+class ClientFrameTest : public ::testing::Test {
+ protected:
+  std::variant<ClientFrame, FrameError> parse(std::string_view text) { return parser_.parse(text, limits_); }
+  FrameError error(std::string_view text) {
+    auto r = parse(text);
+    EXPECT_TRUE(std::holds_alternative<FrameError>(r)) << text;
+    return std::holds_alternative<FrameError>(r) ? std::get<FrameError>(r) : FrameError{};
+  }
+  ClientFrame frame(std::string_view text) {
+    auto r = parse(text);
+    if (auto* e = std::get_if<FrameError>(&r)) ADD_FAILURE() << text << ": " << e->message;
+    return std::holds_alternative<ClientFrame>(r) ? std::get<ClientFrame>(r) : ClientFrame{};
+  }
+
+  FrameParser parser_;
+  FrameLimits limits_{16};
+};
+
+TEST_F(ClientFrameTest, ParsesEveryType) {
+  auto auth = frame(R"({"type":"AUTH","token":"t.x","ref":"r1","v":1})");
+  EXPECT_EQ(auth.ref, "r1");
+  EXPECT_EQ(std::get<AuthFrame>(auth.body).token, "t.x");
+
+  auto send =
+      std::get<SendFrame>(frame(R"({"type":"SEND","client_msg_id":"c1","to":"bob","body":"hi"})").body);
+  EXPECT_EQ(send.client_msg_id, "c1");
+  EXPECT_EQ(send.to->str(), "bob");
+  EXPECT_FALSE(send.conversation.has_value());
+  auto send2 = std::get<SendFrame>(
+      frame(R"({"type":"SEND","client_msg_id":"c1","conversation":"d:a:b","body":"x"})").body);
+  EXPECT_EQ(send2.conversation->str(), "d:a:b");
+
+  auto sync = std::get<SyncFrame>(frame(R"({"type":"SYNC","after":"281474976710657","limit":7})").body);
+  EXPECT_EQ(sync.after.raw(), 281474976710657u);
+  EXPECT_EQ(sync.limit, 7u);
+  auto sync_default = std::get<SyncFrame>(frame(R"({"type":"SYNC"})").body);
+  EXPECT_TRUE(sync_default.after.is_zero());
+  EXPECT_EQ(sync_default.limit, kDefaultSyncLimit);
+
+  auto history =
+      std::get<HistoryFrame>(frame(R"({"type":"HISTORY","conversation":"d:a:b","before":12})").body);
+  EXPECT_EQ(history.before->value, 12u);
+  EXPECT_EQ(history.limit, kDefaultHistoryLimit);
+  EXPECT_TRUE(std::holds_alternative<PingFrame>(frame(R"({"type":"PING"})").body));
+}
+
+TEST_F(ClientFrameTest, StableCodesForBadInput) {
+  EXPECT_EQ(error("not json").code, WireCode::kBadFrame);
+  EXPECT_EQ(error("[1,2]").code, WireCode::kBadFrame);
+  EXPECT_EQ(error(R"({"kind":"SEND"})").code, WireCode::kBadFrame);
+  EXPECT_EQ(error(R"({"type":5})").code, WireCode::kBadFrame);
+  EXPECT_EQ(error("{\"type\":\"\xff\"}").code, WireCode::kBadFrame);  // invalid UTF-8
+  EXPECT_EQ(error(R"({"type":"DANCE","ref":"x"})").code, WireCode::kUnknownType);
+  EXPECT_EQ(error(R"({"type":"DANCE","ref":"x"})").ref, "x");
+  EXPECT_EQ(error(R"({"type":"PING","v":2})").code, WireCode::kUnsupportedVersion);
+  EXPECT_EQ(error(R"({"type":"SEND","client_msg_id":"c","to":"b","body":"01234567890123456"})").code,
+            WireCode::kTooLarge);
+  EXPECT_EQ(error(R"({"type":"SEND","client_msg_id":"c","to":"b","body":7})").code,
+            WireCode::kInvalidArgument);
+  EXPECT_EQ(error(R"({"type":"SEND","client_msg_id":"c","body":"x"})").code, WireCode::kInvalidArgument);
+  EXPECT_EQ(error(R"({"type":"SEND","client_msg_id":"c","to":"b","conversation":"d:a:b","body":"x"})").code,
+            WireCode::kInvalidArgument);
+  EXPECT_EQ(error(R"({"type":"SEND","client_msg_id":"","to":"b","body":"x"})").code,
+            WireCode::kInvalidArgument);
+  EXPECT_EQ(error(R"({"type":"SEND","client_msg_id":"c","to":"b c","body":"x"})").code,
+            WireCode::kInvalidArgument);
+  EXPECT_EQ(error(R"({"type":"SYNC","after":-1})").code, WireCode::kInvalidArgument);
+  EXPECT_EQ(error(R"({"type":"SYNC","after":"12x"})").code, WireCode::kInvalidArgument);
+  EXPECT_EQ(error(R"({"type":"SYNC","limit":0})").code, WireCode::kInvalidArgument);
+  EXPECT_EQ(error(R"({"type":"SYNC","limit":100000})").code, WireCode::kInvalidArgument);
+  EXPECT_EQ(error(R"({"type":"HISTORY"})").code, WireCode::kInvalidArgument);
+  EXPECT_EQ(error(R"({"type":"AUTH","token":null})").code, WireCode::kInvalidArgument);
+  EXPECT_EQ(error(R"({"type":"PING","ref":7})").code, WireCode::kInvalidArgument);
+}
+
+TEST_F(ClientFrameTest, ASenderFieldIsRefusedNotIgnored) {
+  auto e = error(R"({"type":"SEND","client_msg_id":"c","to":"b","body":"x","sender":"mallory"})");
+  EXPECT_EQ(e.code, WireCode::kForbidden);
+  EXPECT_NE(e.message.find("authenticated user"), std::string::npos);
+  EXPECT_EQ(error(R"({"type":"SEND","client_msg_id":"c","to":"b","body":"x","from":"m"})").code,
+            WireCode::kForbidden);
+}
+
+TEST_F(ClientFrameTest, DeeplyNestedInputIsAnErrorNotACrash) {
+  std::string deep(100000, '[');
+  EXPECT_EQ(error(deep).code, WireCode::kBadFrame);
+  std::string obj = R"({"type":"PING","x":)" + std::string(5000, '[') + std::string(5000, ']') + "}";
+  auto r = parse(obj);  // either accepted (unknown field) or refused; never a crash
+  (void)r;
+}
+
+}  // namespace
+}  // namespace qim
