@@ -1,0 +1,336 @@
+#include "mailbox/embedded/embedded_backend.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include "mailbox/embedded/expiry_filter.h"
+#include "mailbox/embedded/max_merge.h"
+#include "mailbox/embedded/rocks_error.h"
+#include "mailbox/embedded/rows.h"
+#include "mailbox/store_options.h"
+
+namespace qim {
+
+namespace {
+
+using embedded::rocks_status;
+
+enum Family : size_t { kDefault, kIdentity, kFrontier, kEntries, kProofs, kLedger, kFamilyCount };
+
+// Registered (user, day) pairs are cached so the hot path does not read the ledger once per entry
+// (ADR-0022 keeps the same cache on Scylla). Only this process writes the ledger (RocksDB locks the
+// directory) and commit_sweep drops what it expires, so the cache is always a subset of the ledger.
+// Past this size it is simply cleared: a miss only costs one ledger read.
+constexpr size_t kRegisteredCacheMax = 1 << 16;
+
+std::string_view view(const rocksdb::Slice& s) {
+  return {s.data(), s.size()};
+}
+
+bool starts_with(const rocksdb::Slice& s, std::string_view prefix) {
+  return view(s).substr(0, prefix.size()) == prefix;
+}
+
+class EmbeddedBackend final : public StoreBackend {
+ public:
+  EmbeddedBackend(BackendContext context, std::string dir)
+      : context_(std::move(context)),
+        dir_(std::move(dir)),
+        max_merge_(std::make_shared<embedded::MaxU64Merge>()),
+        expiry_filter_(context_.clock) {
+    // Durability: syncing every batch would cost an fsync per record's entries and per identity.
+    // It buys nothing: RocksDB appends all column families to
+    // one write-ahead log in commit order, and a sync=true write fsyncs every log record before it.
+    // The frontier write is the commit point of the contract (clients see nothing above it) and it is
+    // written only after the entries, proofs, ledger and identities it covers, so syncing it alone
+    // makes all of them durable before any of them becomes visible. Unsynced writes still reach the
+    // log (the OS page cache) at once, so a process crash loses nothing; only a power loss can lose
+    // writes above the last frontier, and those are replayed because the frontier has not moved.
+    frontier_write_.sync = true;
+    sweep_write_.sync = true;  // rare, and a trim must not move back after a power loss
+  }
+
+  ~EmbeddedBackend() override {
+    for (auto* h : handles_) {
+      if (h != nullptr) db_->DestroyColumnFamilyHandle(h);
+    }
+    if (db_) db_->Close().PermitUncheckedError();  // a failed close loses nothing: the WAL has it all
+  }
+
+  Status open() {
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    if (ec) return Error(Errc::kIo, "embedded store: cannot create " + dir_ + ": " + ec.message());
+    rocksdb::DBOptions db_options;
+    db_options.create_if_missing = true;
+    db_options.create_missing_column_families = true;
+    db_options.max_background_jobs = 2;
+    db_options.keep_log_file_num = 4;
+    rocksdb::ColumnFamilyOptions merged;
+    merged.merge_operator = max_merge_;
+    rocksdb::ColumnFamilyOptions entries;
+    entries.compaction_filter = &expiry_filter_;
+    std::vector<rocksdb::ColumnFamilyDescriptor> families = {
+        {rocksdb::kDefaultColumnFamilyName, {}},          {std::string(embedded::kIdentityFamily), {}},
+        {std::string(embedded::kFrontierFamily), merged}, {std::string(embedded::kEntriesFamily), entries},
+        {std::string(embedded::kProofsFamily), merged},   {std::string(embedded::kLedgerFamily), {}},
+    };
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* db = nullptr;
+    QIM_RETURN_IF_ERROR(
+        rocks_status(rocksdb::DB::Open(db_options, dir_, families, &handles, &db), "open " + dir_));
+    db_.reset(db);
+    std::copy(handles.begin(), handles.end(), handles_.begin());
+    return {};
+  }
+
+  std::string_view name() const override { return "embedded"; }
+  uint32_t declared_page_limit() const override { return 64; }
+
+  Result<std::optional<StoredIdentity>> claim_identity(ShardId shard, Epoch epoch,
+                                                       const DispatchIdentity& identity,
+                                                       Offset observed) override {
+    std::lock_guard lock(identity_mu_);  // read-then-write must not interleave: first writer wins
+    const std::string key = embedded::identity_key(shard, epoch, identity.id);
+    QIM_ASSIGN_OR_RETURN(auto stored, live_identity(key, identity.id));
+    if (stored) return stored;
+    counters_.inserts++;
+    const int64_t expires = context_.clock->now_ms() + kDispatchIdentityTtlSeconds * 1000;
+    const std::string value = embedded::identity_value(StoredIdentity{identity, observed}, expires);
+    QIM_RETURN_IF_ERROR(rocks_status(db_->Put(write_, handles_[kIdentity], key, value), "write identity"));
+    return std::optional<StoredIdentity>();
+  }
+
+  Result<std::optional<StoredIdentity>> read_identity(ShardId shard, Epoch epoch,
+                                                      const DispatchId& id) override {
+    return live_identity(embedded::identity_key(shard, epoch, id), id);
+  }
+
+  Status write_entries(ShardId, Epoch epoch, std::span<const MailboxEntry> entries) override {
+    if (entries.empty()) return {};
+    const int64_t expires = context_.clock->now_ms() + context_.entry_ttl_ms();
+    rocksdb::WriteBatch batch;
+    std::set<std::pair<std::string, int64_t>> buckets;
+    for (const auto& e : entries) {
+      const DayBucket day = day_bucket_of(e.message.server_time_ms);
+      QIM_RETURN_IF_ERROR(rocks_status(batch.Put(handles_[kEntries], embedded::entry_key(e.user, e.seq),
+                                                 embedded::entry_value(e.message, expires)),
+                                       "batch entry"));
+      QIM_RETURN_IF_ERROR(rocks_status(batch.Merge(handles_[kProofs], embedded::proof_key(e.user, day, epoch),
+                                                   embedded::u64_value(e.seq.raw())),
+                                       "batch proof"));
+      buckets.emplace(e.user.str(), day.value);
+    }
+    // The ledger lock covers the write so a concurrent sweep's compare-and-set sees the registration.
+    std::lock_guard lock(ledger_mu_);
+    QIM_RETURN_IF_ERROR(register_buckets(buckets, batch));
+    QIM_RETURN_IF_ERROR(rocks_status(db_->Write(write_, &batch), "write entries"));
+    counters_.inserts += 2 * entries.size();  // the entry and its bucket proof
+    registered_.insert(buckets.begin(), buckets.end());
+    return {};
+  }
+
+  Result<std::optional<MailboxSeq>> read_frontier(ShardId shard) override {
+    counters_.reads++;
+    // The highest epoch's row is the last key of the shard's prefix.
+    const std::string prefix = embedded::frontier_prefix(shard);
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator({}, handles_[kFrontier]));
+    it->SeekForPrev(embedded::frontier_key(shard, Epoch{UINT32_MAX}));
+    QIM_RETURN_IF_ERROR(rocks_status(it->status(), "read frontier"));
+    if (!it->Valid() || !starts_with(it->key(), prefix)) return std::optional<MailboxSeq>();
+    QIM_ASSIGN_OR_RETURN(MailboxSeq frontier, embedded::decode_frontier(view(it->key()), view(it->value())));
+    return std::optional(frontier);
+  }
+
+  // A blind max-merge, like a CQL cell written USING TIMESTAMP offset: a lower write never moves the
+  // row back. expected_previous is not checked here: ContractStore checks the chain against its cached
+  // frontier and RocksDB's directory lock guarantees no other writer.
+  Status write_frontier(ShardId shard, Epoch epoch, MailboxSeq, MailboxSeq next) override {
+    counters_.updates++;
+    return rocks_status(db_->Merge(frontier_write_, handles_[kFrontier], embedded::frontier_key(shard, epoch),
+                                   embedded::u64_value(next.offset().value)),
+                        "write frontier");
+  }
+
+  Result<std::vector<MailboxEntry>> read_entries(const UserId& user, MailboxSeq after, MailboxSeq upto,
+                                                 uint32_t limit) override {
+    counters_.reads++;
+    std::vector<MailboxEntry> out;
+    if (after >= upto) return out;
+    const std::string prefix = embedded::user_prefix(user);
+    const int64_t now = context_.clock->now_ms();
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator({}, handles_[kEntries]));
+    for (it->Seek(embedded::entry_key(user, MailboxSeq::from_raw(after.raw() + 1)));
+         it->Valid() && starts_with(it->key(), prefix) && out.size() < limit; it->Next()) {
+      QIM_ASSIGN_OR_RETURN(MailboxSeq seq, embedded::entry_seq(view(it->key()), prefix.size()));
+      if (seq > upto) break;
+      QIM_ASSIGN_OR_RETURN(int64_t expires, embedded::entry_expiry(view(it->value())));
+      if (expires <= now) continue;  // gone by TTL; the compaction filter reclaims it later
+      QIM_ASSIGN_OR_RETURN(Message message, embedded::entry_message(view(it->value())));
+      out.push_back(MailboxEntry{user, seq, std::move(message)});
+    }
+    QIM_RETURN_IF_ERROR(rocks_status(it->status(), "read entries of " + user.str()));
+    return out;
+  }
+
+  Result<RetentionLedger> read_ledger(const UserId& user) override {
+    counters_.reads++;
+    return get_ledger(user);
+  }
+
+  Result<std::optional<MailboxSeq>> read_bucket_proof(const UserId& user, DayBucket bucket) override {
+    counters_.reads++;
+    const std::string prefix = embedded::proof_prefix(user, bucket);
+    std::optional<MailboxSeq> best;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator({}, handles_[kProofs]));
+    for (it->Seek(prefix); it->Valid() && starts_with(it->key(), prefix); it->Next()) {  // one row per epoch
+      QIM_ASSIGN_OR_RETURN(uint64_t seq, embedded::decode_u64_value(view(it->value()), "bucket proof"));
+      best = std::max(best.value_or(MailboxSeq{}), MailboxSeq::from_raw(seq));
+    }
+    QIM_RETURN_IF_ERROR(rocks_status(it->status(), "read bucket proof of " + user.str()));
+    return best;
+  }
+
+  Status commit_sweep(const UserId& user, const RetentionLedger& seen, MailboxSeq new_trim,
+                      std::span<const DayBucket> expired) override {
+    counters_.lwts++;
+    std::lock_guard lock(ledger_mu_);
+    QIM_ASSIGN_OR_RETURN(RetentionLedger ledger, get_ledger(user));
+    if (ledger.trim != seen.trim || ledger.live_buckets != seen.live_buckets) {
+      return Error(Errc::kInvariant, "retention ledger of " + user.str() + " changed during the sweep");
+    }
+    ledger.trim = std::max(ledger.trim, new_trim);
+    std::erase_if(ledger.live_buckets,
+                  [&](DayBucket b) { return std::find(expired.begin(), expired.end(), b) != expired.end(); });
+    QIM_RETURN_IF_ERROR(rocks_status(
+        db_->Put(sweep_write_, handles_[kLedger], embedded::ledger_key(user), embedded::ledger_value(ledger)),
+        "write retention ledger of " + user.str()));
+    for (DayBucket b : expired) registered_.erase({user.str(), b.value});
+    return {};
+  }
+
+  // Removes identity rows past their 31-day expiry (reads already treat them as absent).
+  Result<uint64_t> gc_completed_dispatches() override {
+    counters_.reads++;
+    std::lock_guard lock(identity_mu_);
+    const int64_t now = context_.clock->now_ms();
+    rocksdb::WriteBatch batch;
+    uint64_t removed = 0;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator({}, handles_[kIdentity]));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      QIM_ASSIGN_OR_RETURN(int64_t expires, embedded::identity_expiry(view(it->value())));
+      if (expires > now) continue;
+      QIM_RETURN_IF_ERROR(
+          rocks_status(batch.Delete(handles_[kIdentity], it->key()), "batch identity delete"));
+      ++removed;
+    }
+    QIM_RETURN_IF_ERROR(rocks_status(it->status(), "scan identities"));
+    if (removed > 0) QIM_RETURN_IF_ERROR(rocks_status(db_->Write(write_, &batch), "delete identities"));
+    return removed;
+  }
+
+  OpCounters& counters() override { return counters_; }
+
+  Status drop_proof(const UserId& user, DayBucket bucket) {
+    const std::string prefix = embedded::proof_prefix(user, bucket);
+    rocksdb::WriteBatch batch;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator({}, handles_[kProofs]));
+    for (it->Seek(prefix); it->Valid() && starts_with(it->key(), prefix); it->Next()) {
+      QIM_RETURN_IF_ERROR(rocks_status(batch.Delete(handles_[kProofs], it->key()), "batch proof delete"));
+    }
+    QIM_RETURN_IF_ERROR(rocks_status(it->status(), "scan proofs"));
+    return rocks_status(db_->Write(write_, &batch), "delete proofs");
+  }
+
+ private:
+  // The identity at `key` unless it is missing or past its expiry (an expired identity is absent).
+  Result<std::optional<StoredIdentity>> live_identity(const std::string& key, const DispatchId& id) {
+    counters_.reads++;
+    std::string value;
+    const rocksdb::Status s = db_->Get({}, handles_[kIdentity], key, &value);
+    if (s.IsNotFound()) return std::optional<StoredIdentity>();
+    QIM_RETURN_IF_ERROR(rocks_status(s, "read identity " + id.str()));
+    QIM_ASSIGN_OR_RETURN(embedded::IdentityRow row, embedded::decode_identity(id, value));
+    if (row.expires_ms <= context_.clock->now_ms()) return std::optional<StoredIdentity>();
+    return std::optional(std::move(row.stored));
+  }
+
+  Result<RetentionLedger> get_ledger(const UserId& user) {
+    std::string value;
+    const rocksdb::Status s = db_->Get({}, handles_[kLedger], embedded::ledger_key(user), &value);
+    if (s.IsNotFound()) return RetentionLedger{};
+    QIM_RETURN_IF_ERROR(rocks_status(s, "read retention ledger of " + user.str()));
+    return embedded::decode_ledger(value);
+  }
+
+  // Adds to `batch` the ledger rows that gain a bucket; caller holds ledger_mu_.
+  Status register_buckets(const std::set<std::pair<std::string, int64_t>>& buckets,
+                          rocksdb::WriteBatch& batch) {
+    if (registered_.size() > kRegisteredCacheMax) registered_.clear();
+    std::map<std::string, RetentionLedger> changed;
+    for (const auto& [user_str, day] : buckets) {
+      if (registered_.contains({user_str, day})) continue;
+      const UserId user = UserId::unchecked(user_str);
+      auto slot = changed.find(user_str);
+      if (slot == changed.end()) {
+        counters_.reads++;  // a cache miss: one ledger read for this user
+        QIM_ASSIGN_OR_RETURN(RetentionLedger ledger, get_ledger(user));
+        slot = changed.emplace(user_str, std::move(ledger)).first;
+      }
+      auto& live = slot->second.live_buckets;
+      const DayBucket b{day};
+      if (std::binary_search(live.begin(), live.end(), b)) continue;
+      counters_.updates++;
+      live.insert(std::upper_bound(live.begin(), live.end(), b), b);
+    }
+    for (const auto& [user_str, ledger] : changed) {
+      QIM_RETURN_IF_ERROR(
+          rocks_status(batch.Put(handles_[kLedger], embedded::ledger_key(UserId::unchecked(user_str)),
+                                 embedded::ledger_value(ledger)),
+                       "batch ledger"));
+    }
+    return {};
+  }
+
+  BackendContext context_;
+  std::string dir_;
+  // The merge operator and filter are used by RocksDB until the database is closed (destructor body).
+  std::shared_ptr<rocksdb::MergeOperator> max_merge_;
+  embedded::EntryExpiryFilter expiry_filter_;
+  rocksdb::WriteOptions write_;           // WAL on, not synced: made durable by the next frontier write
+  rocksdb::WriteOptions frontier_write_;  // WAL on, synced
+  rocksdb::WriteOptions sweep_write_;     // WAL on, synced
+  std::unique_ptr<rocksdb::DB> db_;
+  std::array<rocksdb::ColumnFamilyHandle*, kFamilyCount> handles_{};  // in the order of Family
+  OpCounters counters_;
+  std::mutex identity_mu_;
+  std::mutex ledger_mu_;
+  std::set<std::pair<std::string, int64_t>> registered_;  // guarded by ledger_mu_
+};
+
+}  // namespace
+
+Result<std::unique_ptr<StoreBackend>> open_embedded_backend(const BackendContext& context,
+                                                            const std::string& dir) {
+  if (dir.empty()) return Error(Errc::kConfig, "embedded store: empty data directory");
+  auto backend = std::make_unique<EmbeddedBackend>(context, dir);
+  QIM_RETURN_IF_ERROR(backend->open());
+  return std::unique_ptr<StoreBackend>(std::move(backend));
+}
+
+Status embedded_backend_drop_proof(StoreBackend& backend, const UserId& user, DayBucket bucket) {
+  auto* embedded = dynamic_cast<EmbeddedBackend*>(&backend);
+  if (embedded == nullptr) return Error(Errc::kInvalidArgument, "not an embedded backend");
+  return embedded->drop_proof(user, bucket);
+}
+
+}  // namespace qim

@@ -1,0 +1,52 @@
+// The embedded backend under the contract suite: each harness is a fresh directory, removed with it.
+// A restart closes the RocksDB database and opens it again from disk.
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "mailbox/embedded/embedded_backend.h"
+#include "mailbox/tests/backend_fixture.h"
+
+namespace qim::test {
+
+namespace {
+
+class EmbeddedHarness final : public BackendHarness {
+ public:
+  explicit EmbeddedHarness(std::string dir) : dir_(std::move(dir)) {}
+  ~EmbeddedHarness() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);  // best effort: a leftover temp directory harms nothing
+  }
+
+  Result<std::unique_ptr<StoreBackend>> open(const BackendContext& context) override {
+    return open_embedded_backend(context, dir_ + "/mailbox");
+  }
+  Status drop_proof(StoreBackend& backend, const UserId& user, DayBucket bucket) override {
+    return embedded_backend_drop_proof(backend, user, bucket);
+  }
+
+ private:
+  std::string dir_;
+};
+
+}  // namespace
+
+BackendFixture embedded_fixture() {
+  BackendFixture f;
+  f.name = "embedded";
+  f.property_runs = 10;  // each run restarts RocksDB about 20 times
+  f.make_harness = []() -> Result<std::unique_ptr<BackendHarness>> {
+    std::string pattern = ::testing::TempDir() + "qim-embedded-XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) {
+      return Error(Errc::kIo, "cannot create a temporary directory from " + pattern);
+    }
+    return std::unique_ptr<BackendHarness>(std::make_unique<EmbeddedHarness>(pattern));
+  };
+  return f;
+}
+
+}  // namespace qim::test
