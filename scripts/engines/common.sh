@@ -100,8 +100,7 @@ qim_spawn() {
 
 # qim_wait_for WHAT TIMEOUT_S LOGFILE PIDFILE CHECK...: runs CHECK (a command) until it succeeds. Reports
 # progress every 5 s, fails early if the process of PIDFILE died (PIDFILE may be ""), and on time-out names
-# what it waited for and shows the end of LOGFILE. Sets QIM_WAITED_MS to the time it took.
-QIM_WAITED_MS=0
+# what it waited for and shows the end of LOGFILE.
 qim_wait_for() {
   local what=$1 timeout=$2 logfile=$3 pidfile=$4
   shift 4
@@ -110,7 +109,6 @@ qim_wait_for() {
   qim_log "waiting for $what (timeout ${timeout}s)"
   while :; do
     if "$@" >/dev/null 2>&1; then
-      QIM_WAITED_MS=$(($(qim_now_ms) - t0))
       qim_log "$what: ready after $(qim_since "$t0")"
       return 0
     fi
@@ -159,6 +157,8 @@ qim_require_java() {
   v=$("$QIM_JAVA" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
   [[ ${v%%.*} =~ ^[0-9]+$ ]] || qim_die "cannot tell the version of $QIM_JAVA"
   ((${v%%.*} >= 17)) || qim_die "$QIM_JAVA is Java $v; the engines need Java 17 or newer (set JAVA_HOME)"
+  # the exact JVM build, as a file-name-safe tag (class data sharing archives are valid for one build only)
+  QIM_JAVA_TAG=$("$QIM_JAVA" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.vm.version = //p' | tr -c 'A-Za-z0-9._\n-' '_')
 }
 
 # qim_fetch_jars NAME POM_DIR DEST [MAVEN_ARGS...]: makes sure DEST/lib holds the runtime jars of the pom
