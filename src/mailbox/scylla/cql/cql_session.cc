@@ -33,7 +33,9 @@ Result<Rows> to_result(qim_cql_result* r) {
   return Rows(r);
 }
 
-CqlError not_connected() { return CqlError{CqlErrc::kClosed, "session is not connected"}; }
+CqlError not_connected() {
+  return CqlError{CqlErrc::kClosed, "session is not connected"};
+}
 
 qim_cql_exec_opts to_c(const ExecOptions& o) {
   qim_cql_exec_opts c;
@@ -83,18 +85,30 @@ PendingResult start_async(Start&& start) {
 
 std::string_view errc_name(CqlErrc code) noexcept {
   switch (code) {
-    case CqlErrc::kOk: return "OK";
-    case CqlErrc::kConnect: return "CONNECT";
-    case CqlErrc::kTimeout: return "TIMEOUT";
-    case CqlErrc::kUnavailable: return "UNAVAILABLE";
-    case CqlErrc::kInvalid: return "INVALID";
-    case CqlErrc::kWriteTimeout: return "WRITE_TIMEOUT";
-    case CqlErrc::kReadTimeout: return "READ_TIMEOUT";
-    case CqlErrc::kOverloaded: return "OVERLOADED";
-    case CqlErrc::kClosed: return "CLOSED";
-    case CqlErrc::kBadArg: return "BAD_ARG";
-    case CqlErrc::kNull: return "NULL";
-    case CqlErrc::kOther: return "OTHER";
+    case CqlErrc::kOk:
+      return "OK";
+    case CqlErrc::kConnect:
+      return "CONNECT";
+    case CqlErrc::kTimeout:
+      return "TIMEOUT";
+    case CqlErrc::kUnavailable:
+      return "UNAVAILABLE";
+    case CqlErrc::kInvalid:
+      return "INVALID";
+    case CqlErrc::kWriteTimeout:
+      return "WRITE_TIMEOUT";
+    case CqlErrc::kReadTimeout:
+      return "READ_TIMEOUT";
+    case CqlErrc::kOverloaded:
+      return "OVERLOADED";
+    case CqlErrc::kClosed:
+      return "CLOSED";
+    case CqlErrc::kBadArg:
+      return "BAD_ARG";
+    case CqlErrc::kNull:
+      return "NULL";
+    case CqlErrc::kOther:
+      return "OTHER";
   }
   return "UNKNOWN";
 }
@@ -113,12 +127,18 @@ std::optional<Consistency> parse_consistency(std::string_view name) noexcept {
   up.reserve(name.size());
   for (char ch : name) up.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(ch))));
   static constexpr std::pair<std::string_view, Consistency> kNames[] = {
-      {"DEFAULT", Consistency::kDefault},   {"ANY", Consistency::kAny},
-      {"ONE", Consistency::kOne},           {"TWO", Consistency::kTwo},
-      {"THREE", Consistency::kThree},       {"QUORUM", Consistency::kQuorum},
-      {"ALL", Consistency::kAll},           {"LOCAL_QUORUM", Consistency::kLocalQuorum},
-      {"EACH_QUORUM", Consistency::kEachQuorum}, {"LOCAL_ONE", Consistency::kLocalOne},
-      {"SERIAL", Consistency::kSerial},     {"LOCAL_SERIAL", Consistency::kLocalSerial},
+      {"DEFAULT", Consistency::kDefault},
+      {"ANY", Consistency::kAny},
+      {"ONE", Consistency::kOne},
+      {"TWO", Consistency::kTwo},
+      {"THREE", Consistency::kThree},
+      {"QUORUM", Consistency::kQuorum},
+      {"ALL", Consistency::kAll},
+      {"LOCAL_QUORUM", Consistency::kLocalQuorum},
+      {"EACH_QUORUM", Consistency::kEachQuorum},
+      {"LOCAL_ONE", Consistency::kLocalOne},
+      {"SERIAL", Consistency::kSerial},
+      {"LOCAL_SERIAL", Consistency::kLocalSerial},
   };
   for (const auto& [n, c] : kNames) {
     if (up == n) return c;
@@ -133,18 +153,30 @@ Values& Values::push(Item item) {
   return *this;
 }
 
-Values& Values::null() { return push(Item{QIM_CQL_VALUE_NULL, 0, {}, {}}); }
-Values& Values::unset() { return push(Item{QIM_CQL_VALUE_UNSET, 0, {}, {}}); }
-Values& Values::bigint(int64_t v) { return push(Item{QIM_CQL_VALUE_BIGINT, v, {}, {}}); }
-Values& Values::int32(int32_t v) { return push(Item{QIM_CQL_VALUE_INT, v, {}, {}}); }
-Values& Values::smallint(int16_t v) { return push(Item{QIM_CQL_VALUE_SMALLINT, v, {}, {}}); }
-Values& Values::boolean(bool v) { return push(Item{QIM_CQL_VALUE_BOOLEAN, v ? 1 : 0, {}, {}}); }
+Values& Values::null() {
+  return push(Item{QIM_CQL_VALUE_NULL, 0, {}, {}});
+}
+Values& Values::unset() {
+  return push(Item{QIM_CQL_VALUE_UNSET, 0, {}, {}});
+}
+Values& Values::bigint(int64_t v) {
+  return push(Item{QIM_CQL_VALUE_BIGINT, v, {}, {}});
+}
+Values& Values::int32(int32_t v) {
+  return push(Item{QIM_CQL_VALUE_INT, v, {}, {}});
+}
+Values& Values::smallint(int16_t v) {
+  return push(Item{QIM_CQL_VALUE_SMALLINT, v, {}, {}});
+}
+Values& Values::boolean(bool v) {
+  return push(Item{QIM_CQL_VALUE_BOOLEAN, v ? 1 : 0, {}, {}});
+}
 Values& Values::text(std::string_view utf8) {
   return push(Item{QIM_CQL_VALUE_TEXT, 0, std::string(utf8), {}});
 }
 Values& Values::blob(std::span<const uint8_t> bytes) {
-  return push(Item{QIM_CQL_VALUE_BLOB, 0,
-                   std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()), {}});
+  return push(Item{
+      QIM_CQL_VALUE_BLOB, 0, std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()), {}});
 }
 Values& Values::blob(std::string_view bytes) {
   return push(Item{QIM_CQL_VALUE_BLOB, 0, std::string(bytes), {}});
@@ -185,8 +217,8 @@ Result<T> get_cell(const qim_cql_result* r, size_t row, size_t col, Get get) {
   if (rc == QIM_CQL_ERR_NULL) return CqlError{CqlErrc::kNull, "column " + std::to_string(col) + " is null"};
   const int32_t type = qim_cql_result_column_type(r, col);
   if (type == QIM_CQL_TYPE_INVALID || row >= qim_cql_result_row_count(r)) {
-    return CqlError{CqlErrc::kBadArg, "row " + std::to_string(row) + " column " + std::to_string(col) +
-                                          " is out of range"};
+    return CqlError{CqlErrc::kBadArg,
+                    "row " + std::to_string(row) + " column " + std::to_string(col) + " is out of range"};
   }
   return CqlError{CqlErrc::kBadArg, "column " + std::to_string(col) + " (" +
                                         std::string(qim_cql_result_column_name(r, col)) +
@@ -241,8 +273,12 @@ std::string Row::render(size_t col) const {
   return big;
 }
 
-size_t Rows::size() const noexcept { return qim_cql_result_row_count(result_.get()); }
-size_t Rows::column_count() const noexcept { return qim_cql_result_column_count(result_.get()); }
+size_t Rows::size() const noexcept {
+  return qim_cql_result_row_count(result_.get());
+}
+size_t Rows::column_count() const noexcept {
+  return qim_cql_result_column_count(result_.get());
+}
 
 std::string_view Rows::column_name(size_t col) const noexcept {
   const char* n = qim_cql_result_column_name(result_.get(), col);
@@ -330,10 +366,9 @@ Result<Session> Session::connect(const SessionOptions& options) {
   for (const auto& h : options.hosts) hosts.push_back(h.c_str());
   qim_cql_session* s = nullptr;
   qim_cql_error err{QIM_CQL_OK, nullptr};
-  const int32_t rc =
-      qim_cql_connect(hosts.data(), hosts.size(),
-                      options.local_dc.empty() ? nullptr : options.local_dc.c_str(),
-                      options.request_timeout_ms, &s, &err);
+  const int32_t rc = qim_cql_connect(hosts.data(), hosts.size(),
+                                     options.local_dc.empty() ? nullptr : options.local_dc.c_str(),
+                                     options.request_timeout_ms, &s, &err);
   if (rc != QIM_CQL_OK) return take_error(rc, err);
   return Session(s);
 }
@@ -366,8 +401,7 @@ PendingResult Session::execute_async(const Prepared& statement, const Values& va
   });
 }
 
-Result<Rows> Session::query(std::string_view cql, const Values& values,
-                            const ExecOptions& options) const {
+Result<Rows> Session::query(std::string_view cql, const Values& values, const ExecOptions& options) const {
   if (!s_) return not_connected();
   const std::string text(cql);
   const auto raw = values.raw();
@@ -411,8 +445,8 @@ Result<Rows> Session::batch(const Batch& batch, const ExecOptions& options) cons
   if (!s_) return not_connected();
   const CBatch b = to_c_batch(batch.items_);
   const auto opts = to_c(options);
-  return to_result(qim_cql_batch(s_.get(), static_cast<int32_t>(batch.type_), b.items.data(),
-                                 b.items.size(), &opts));
+  return to_result(
+      qim_cql_batch(s_.get(), static_cast<int32_t>(batch.type_), b.items.data(), b.items.size(), &opts));
 }
 
 PendingResult Session::batch_async(const Batch& batch, const ExecOptions& options) const {
@@ -420,8 +454,8 @@ PendingResult Session::batch_async(const Batch& batch, const ExecOptions& option
   const CBatch b = to_c_batch(batch.items_);
   const auto opts = to_c(options);
   return start_async([&](qim_cql_callback cb, void* ud, qim_cql_error* err) {
-    return qim_cql_batch_async(s_.get(), static_cast<int32_t>(batch.type_), b.items.data(),
-                               b.items.size(), &opts, cb, ud, err);
+    return qim_cql_batch_async(s_.get(), static_cast<int32_t>(batch.type_), b.items.data(), b.items.size(),
+                               &opts, cb, ud, err);
   });
 }
 

@@ -44,17 +44,17 @@ namespace qim::cql {
 // The error kinds of qim_cql.h (same numbers).
 enum class CqlErrc : int32_t {
   kOk = QIM_CQL_OK,
-  kConnect = QIM_CQL_ERR_CONNECT,            // no node reachable, connection broken
-  kTimeout = QIM_CQL_ERR_TIMEOUT,            // client-side request timeout
-  kUnavailable = QIM_CQL_ERR_UNAVAILABLE,    // not enough live replicas for the consistency level
-  kInvalid = QIM_CQL_ERR_INVALID,            // syntax error, invalid request, bad bound value
-  kWriteTimeout = QIM_CQL_ERR_WRITE_TIMEOUT, // replicas did not acknowledge a write in time
-  kReadTimeout = QIM_CQL_ERR_READ_TIMEOUT,   // replicas did not answer a read in time
-  kOverloaded = QIM_CQL_ERR_OVERLOADED,      // coordinator overloaded / rate limited
-  kClosed = QIM_CQL_ERR_CLOSED,              // session closed (or never connected)
-  kBadArg = QIM_CQL_ERR_BAD_ARG,             // caller misuse; also a getter of the wrong type
-  kNull = QIM_CQL_ERR_NULL,                  // a typed getter on a NULL cell
-  kOther = QIM_CQL_ERR_OTHER,                // anything else
+  kConnect = QIM_CQL_ERR_CONNECT,             // no node reachable, connection broken
+  kTimeout = QIM_CQL_ERR_TIMEOUT,             // client-side request timeout
+  kUnavailable = QIM_CQL_ERR_UNAVAILABLE,     // not enough live replicas for the consistency level
+  kInvalid = QIM_CQL_ERR_INVALID,             // syntax error, invalid request, bad bound value
+  kWriteTimeout = QIM_CQL_ERR_WRITE_TIMEOUT,  // replicas did not acknowledge a write in time
+  kReadTimeout = QIM_CQL_ERR_READ_TIMEOUT,    // replicas did not answer a read in time
+  kOverloaded = QIM_CQL_ERR_OVERLOADED,       // coordinator overloaded / rate limited
+  kClosed = QIM_CQL_ERR_CLOSED,               // session closed (or never connected)
+  kBadArg = QIM_CQL_ERR_BAD_ARG,              // caller misuse; also a getter of the wrong type
+  kNull = QIM_CQL_ERR_NULL,                   // a typed getter on a NULL cell
+  kOther = QIM_CQL_ERR_OTHER,                 // anything else
 };
 
 // Stable upper-case name of a code ("INVALID", "WRITE_TIMEOUT", ...).
@@ -71,8 +71,8 @@ struct CqlError {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}            // NOLINT: implicit
-  Result(CqlError error) : v_(std::in_place_index<1>, std::move(error)) {}     // NOLINT: implicit
+  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}         // NOLINT: implicit
+  Result(CqlError error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT: implicit
 
   bool ok() const noexcept { return v_.index() == 0; }
   explicit operator bool() const noexcept { return ok(); }
@@ -166,13 +166,13 @@ class Values {
   Values() = default;
 
   Values& null();
-  Values& unset();                        // leave the column untouched
-  Values& bigint(int64_t v);              // bigint; also timestamp (ms since epoch) and counter columns
+  Values& unset();            // leave the column untouched
+  Values& bigint(int64_t v);  // bigint; also timestamp (ms since epoch) and counter columns
   Values& timestamp_ms(int64_t v) { return bigint(v); }
-  Values& int32(int32_t v);               // int (also binds a bigint column)
-  Values& smallint(int16_t v);            // smallint (also int, bigint)
+  Values& int32(int32_t v);     // int (also binds a bigint column)
+  Values& smallint(int16_t v);  // smallint (also int, bigint)
   Values& boolean(bool v);
-  Values& text(std::string_view utf8);    // text/varchar/ascii; must be valid UTF-8
+  Values& text(std::string_view utf8);  // text/varchar/ascii; must be valid UTF-8
   Values& blob(std::span<const uint8_t> bytes);
   Values& blob(std::string_view bytes);
   Values& bigint_list(std::span<const int64_t> items);  // list<bigint> or set<bigint>
@@ -187,8 +187,8 @@ class Values {
   struct Item {
     int32_t kind = QIM_CQL_VALUE_NULL;
     int64_t i64 = 0;
-    std::string bytes;           // text, blob
-    std::vector<int64_t> list;   // list<bigint>
+    std::string bytes;          // text, blob
+    std::vector<int64_t> list;  // list<bigint>
   };
   Values& push(Item item);
   std::vector<Item> items_;
@@ -274,9 +274,17 @@ class Rows {
     Iterator() = default;
     Iterator(const Rows* rows, size_t i) : rows_(rows), i_(i) {}
     Row operator*() const noexcept { return rows_->row(i_); }
-    Iterator& operator++() noexcept { ++i_; return *this; }
-    Iterator operator++(int) noexcept { Iterator t = *this; ++i_; return t; }
+    Iterator& operator++() noexcept {
+      ++i_;
+      return *this;
+    }
+    Iterator operator++(int) noexcept {
+      Iterator t = *this;
+      ++i_;
+      return t;
+    }
     bool operator==(const Iterator& o) const noexcept { return i_ == o.i_; }
+
    private:
     const Rows* rows_ = nullptr;
     size_t i_ = 0;
@@ -396,8 +404,7 @@ class Session {
 
   // Runs an unprepared statement (schema DDL, one-off queries), blocking. DDL waits for schema
   // agreement. With values the driver prepares it first.
-  Result<Rows> query(std::string_view cql, const Values& values = {},
-                     const ExecOptions& options = {}) const;
+  Result<Rows> query(std::string_view cql, const Values& values = {}, const ExecOptions& options = {}) const;
   PendingResult query_async(std::string_view cql, const Values& values = {},
                             const ExecOptions& options = {}) const;
 

@@ -29,8 +29,9 @@ class CqlSessionTest : public ::testing::Test {
     }
     session_ = new Session(std::move(*s));
     const auto now = std::chrono::system_clock::now().time_since_epoch();
-    keyspace_ = new std::string("qim_cql_test_" + std::to_string(::getpid()) + "_" +
-                                std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now).count()));
+    keyspace_ =
+        new std::string("qim_cql_test_" + std::to_string(::getpid()) + "_" +
+                        std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now).count()));
     auto r = session_->query("CREATE KEYSPACE " + *keyspace_ +
                                  " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
                              {}, {.consistency = Consistency::kAll});
@@ -110,8 +111,8 @@ TEST_F(CqlSessionTest, ConnectFailureIsTypedError) {
 
 TEST_F(CqlSessionTest, TypedValuesTimestampAndTtl) {
   ASSERT_TRUE(ddl("CREATE TABLE " + ks("kv") +
-      " (k bigint, c bigint, v text, b blob, l list<bigint>, flag boolean, i int, s smallint,"
-      " n bigint, PRIMARY KEY (k, c))"));
+                  " (k bigint, c bigint, v text, b blob, l list<bigint>, flag boolean, i int, s smallint,"
+                  " n bigint, PRIMARY KEY (k, c))"));
   Prepared insert = prepare("INSERT INTO " + ks("kv") +
                             " (k, c, v, b, l, flag, i, s, n) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
                             " USING TIMESTAMP ? AND TTL ?");
@@ -174,9 +175,11 @@ TEST_F(CqlSessionTest, TypedValuesTimestampAndTtl) {
 }
 
 TEST_F(CqlSessionTest, ClientTimestampLastWriteWins) {
-  ASSERT_TRUE(ddl("CREATE TABLE " + ks("frontier") + " (shard int, epoch int, frontier_offset bigint,"
-      " PRIMARY KEY (shard, epoch)) WITH CLUSTERING ORDER BY (epoch DESC)"));
-  Prepared write = prepare("INSERT INTO " + ks("frontier") + " (shard, epoch, frontier_offset) VALUES (?, ?, ?)");
+  ASSERT_TRUE(ddl("CREATE TABLE " + ks("frontier") +
+                  " (shard int, epoch int, frontier_offset bigint,"
+                  " PRIMARY KEY (shard, epoch)) WITH CLUSTERING ORDER BY (epoch DESC)"));
+  Prepared write =
+      prepare("INSERT INTO " + ks("frontier") + " (shard, epoch, frontier_offset) VALUES (?, ?, ?)");
   Prepared read = prepare("SELECT epoch, frontier_offset, WRITETIME(frontier_offset) FROM " + ks("frontier") +
                           " WHERE shard = ? LIMIT 1");
   // The timestamp comes from ExecOptions (set_timestamp), not from the CQL text.
@@ -222,10 +225,12 @@ TEST_F(CqlSessionTest, LightweightTransactionApplied) {
 }
 
 TEST_F(CqlSessionTest, BatchWithTimestamp) {
-  ASSERT_TRUE(ddl("CREATE TABLE " + ks("inbox") + " (user bigint, seq bigint, body text, PRIMARY KEY (user, seq))"));
+  ASSERT_TRUE(
+      ddl("CREATE TABLE " + ks("inbox") + " (user bigint, seq bigint, body text, PRIMARY KEY (user, seq))"));
   Prepared insert = prepare("INSERT INTO " + ks("inbox") + " (user, seq, body) VALUES (?, ?, ?)");
   Batch logged(BatchType::kLogged);
-  for (int64_t seq = 1; seq <= 3; ++seq) logged.add(insert, Values().bigint(7).bigint(seq).text("m" + std::to_string(seq)));
+  for (int64_t seq = 1; seq <= 3; ++seq)
+    logged.add(insert, Values().bigint(7).bigint(seq).text("m" + std::to_string(seq)));
   auto r = session().batch(logged, {.consistency = Consistency::kQuorum, .timestamp_us = 4242});
   ASSERT_TRUE(r) << r.error().to_string();
 
@@ -252,18 +257,21 @@ TEST_F(CqlSessionTest, BatchWithTimestamp) {
 }
 
 TEST_F(CqlSessionTest, ConcurrentAsyncWritesThenPaging) {
-  ASSERT_TRUE(ddl("CREATE TABLE " + ks("mailbox") + " (user bigint, seq bigint, body text, PRIMARY KEY (user, seq))"));
+  ASSERT_TRUE(ddl("CREATE TABLE " + ks("mailbox") +
+                  " (user bigint, seq bigint, body text, PRIMARY KEY (user, seq))"));
   Prepared insert = prepare("INSERT INTO " + ks("mailbox") + " (user, seq, body) VALUES (?, ?, ?)");
   constexpr int kWrites = 200;
   std::vector<PendingResult> pending;
   pending.reserve(kWrites);
   const auto start = std::chrono::steady_clock::now();
   for (int64_t seq = 0; seq < kWrites; ++seq) {
-    pending.push_back(session().execute_async(insert, Values().bigint(1).bigint(seq).text("entry " + std::to_string(seq)),
-                                              {.timestamp_us = 1000 + seq, .idempotent = true}));
+    pending.push_back(
+        session().execute_async(insert, Values().bigint(1).bigint(seq).text("entry " + std::to_string(seq)),
+                                {.timestamp_us = 1000 + seq, .idempotent = true}));
   }
   Status all = wait_all(pending);
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
   ASSERT_TRUE(all) << all.error().to_string();
   for (const auto& p : pending) ASSERT_TRUE(p.ready());
   std::printf("%d concurrent async writes took %lld ms\n", kWrites, static_cast<long long>(ms.count()));
@@ -373,7 +381,8 @@ TEST_F(CqlSessionTest, CloseCompletesInFlightAsyncCalls) {
   auto insert = other->prepare("INSERT INTO " + ks("closing") + " (k, v) VALUES (?, ?)");
   ASSERT_TRUE(insert) << insert.error().to_string();
   std::vector<PendingResult> pending;
-  for (int64_t k = 0; k < 100; ++k) pending.push_back(other->execute_async(*insert, Values().bigint(k).bigint(k)));
+  for (int64_t k = 0; k < 100; ++k)
+    pending.push_back(other->execute_async(*insert, Values().bigint(k).bigint(k)));
   ASSERT_TRUE(pending[0].get()) << pending[0].get().error().to_string();  // at least one lands
   other->close();
   // Every callback ran before close() returned: each result is there, OK or CLOSED.

@@ -71,40 +71,40 @@ enum {
 
 enum {
   QIM_CQL_VALUE_NULL = 0,
-  QIM_CQL_VALUE_UNSET = 1,       /* leaves the column untouched (protocol v4 "unset") */
-  QIM_CQL_VALUE_BIGINT = 2,      /* i64; also binds timestamp (ms since epoch) and counter columns */
-  QIM_CQL_VALUE_INT = 3,         /* i64 holding an int32; also binds bigint columns */
-  QIM_CQL_VALUE_SMALLINT = 4,    /* i64 holding an int16; also binds int and bigint columns */
-  QIM_CQL_VALUE_BOOLEAN = 5,     /* i64: 0 false, anything else true */
-  QIM_CQL_VALUE_TEXT = 6,        /* ptr/len: UTF-8 bytes (no NUL needed); text, varchar, ascii */
-  QIM_CQL_VALUE_BLOB = 7,        /* ptr/len: bytes */
-  QIM_CQL_VALUE_LIST_BIGINT = 8  /* ptr: const int64_t*, len: element count; list<bigint> or set<bigint> */
+  QIM_CQL_VALUE_UNSET = 1,      /* leaves the column untouched (protocol v4 "unset") */
+  QIM_CQL_VALUE_BIGINT = 2,     /* i64; also binds timestamp (ms since epoch) and counter columns */
+  QIM_CQL_VALUE_INT = 3,        /* i64 holding an int32; also binds bigint columns */
+  QIM_CQL_VALUE_SMALLINT = 4,   /* i64 holding an int16; also binds int and bigint columns */
+  QIM_CQL_VALUE_BOOLEAN = 5,    /* i64: 0 false, anything else true */
+  QIM_CQL_VALUE_TEXT = 6,       /* ptr/len: UTF-8 bytes (no NUL needed); text, varchar, ascii */
+  QIM_CQL_VALUE_BLOB = 7,       /* ptr/len: bytes */
+  QIM_CQL_VALUE_LIST_BIGINT = 8 /* ptr: const int64_t*, len: element count; list<bigint> or set<bigint> */
 };
 
 typedef struct qim_cql_value {
-  int32_t kind;       /* QIM_CQL_VALUE_* */
-  int64_t i64;        /* BIGINT, INT, SMALLINT, BOOLEAN */
-  const void* ptr;    /* TEXT, BLOB, LIST_BIGINT (may be NULL when len is 0) */
+  int32_t kind;    /* QIM_CQL_VALUE_* */
+  int64_t i64;     /* BIGINT, INT, SMALLINT, BOOLEAN */
+  const void* ptr; /* TEXT, BLOB, LIST_BIGINT (may be NULL when len is 0) */
   size_t len;
 } qim_cql_value;
 
 /* ---- result column types ----------------------------------------------------------------------- */
 
 enum {
-  QIM_CQL_TYPE_INVALID = -1,   /* column index out of range */
-  QIM_CQL_TYPE_OTHER = 0,      /* any other type: only qim_cql_result_render reads it */
-  QIM_CQL_TYPE_BIGINT = 1,     /* get_i64 (WRITETIME(...) is a bigint) */
-  QIM_CQL_TYPE_INT = 2,        /* get_i32 or get_i64 (TTL(...) is an int) */
-  QIM_CQL_TYPE_SMALLINT = 3,   /* get_i32 or get_i64 */
-  QIM_CQL_TYPE_TINYINT = 4,    /* get_i32 or get_i64 */
-  QIM_CQL_TYPE_BOOLEAN = 5,    /* get_bool ([applied] of an LWT is a boolean column) */
-  QIM_CQL_TYPE_TEXT = 6,       /* get_text (text, varchar, ascii) */
-  QIM_CQL_TYPE_BLOB = 7,       /* get_blob */
-  QIM_CQL_TYPE_LIST_BIGINT = 8,/* get_i64_list (list<bigint> or set<bigint>; empty reads as NULL) */
-  QIM_CQL_TYPE_TIMESTAMP = 9,  /* get_i64: milliseconds since the epoch */
-  QIM_CQL_TYPE_COUNTER = 10,   /* get_i64 */
-  QIM_CQL_TYPE_UUID = 11,      /* get_blob: 16 bytes */
-  QIM_CQL_TYPE_TIMEUUID = 12   /* get_blob: 16 bytes */
+  QIM_CQL_TYPE_INVALID = -1,    /* column index out of range */
+  QIM_CQL_TYPE_OTHER = 0,       /* any other type: only qim_cql_result_render reads it */
+  QIM_CQL_TYPE_BIGINT = 1,      /* get_i64 (WRITETIME(...) is a bigint) */
+  QIM_CQL_TYPE_INT = 2,         /* get_i32 or get_i64 (TTL(...) is an int) */
+  QIM_CQL_TYPE_SMALLINT = 3,    /* get_i32 or get_i64 */
+  QIM_CQL_TYPE_TINYINT = 4,     /* get_i32 or get_i64 */
+  QIM_CQL_TYPE_BOOLEAN = 5,     /* get_bool ([applied] of an LWT is a boolean column) */
+  QIM_CQL_TYPE_TEXT = 6,        /* get_text (text, varchar, ascii) */
+  QIM_CQL_TYPE_BLOB = 7,        /* get_blob */
+  QIM_CQL_TYPE_LIST_BIGINT = 8, /* get_i64_list (list<bigint> or set<bigint>; empty reads as NULL) */
+  QIM_CQL_TYPE_TIMESTAMP = 9,   /* get_i64: milliseconds since the epoch */
+  QIM_CQL_TYPE_COUNTER = 10,    /* get_i64 */
+  QIM_CQL_TYPE_UUID = 11,       /* get_blob: 16 bytes */
+  QIM_CQL_TYPE_TIMEUUID = 12    /* get_blob: 16 bytes */
 };
 
 enum { QIM_CQL_BATCH_LOGGED = 0, QIM_CQL_BATCH_UNLOGGED = 1 };
@@ -112,16 +112,16 @@ enum { QIM_CQL_BATCH_LOGGED = 0, QIM_CQL_BATCH_UNLOGGED = 1 };
 /* ---- per-call options -------------------------------------------------------------------------- */
 
 typedef struct qim_cql_exec_opts {
-  int32_t consistency;        /* QIM_CQL_CONSISTENCY_*; DEFAULT = session default (LOCAL_QUORUM) */
-  int32_t serial_consistency; /* DEFAULT (LOCAL_SERIAL), SERIAL or LOCAL_SERIAL: Paxos level of an LWT */
-  int64_t timestamp_us;       /* client write timestamp in microseconds (USING TIMESTAMP); < 0: none */
-  int32_t page_size;          /* <= 0: unpaged, all rows in one response; > 0: paged, see max_rows */
-  int64_t max_rows;           /* paged only: 0 = one page; > 0 = fetch pages until exactly this many
-                                 rows or the end; < 0 = fetch every page */
-  const uint8_t* paging_state;/* paged only: continue after a previous result's paging state */
-  size_t paging_state_len;    /* 0: start from the beginning */
-  uint32_t timeout_ms;        /* 0: the session's request timeout */
-  int32_t idempotent;         /* non-zero: the driver may retry the statement on timeouts */
+  int32_t consistency;         /* QIM_CQL_CONSISTENCY_*; DEFAULT = session default (LOCAL_QUORUM) */
+  int32_t serial_consistency;  /* DEFAULT (LOCAL_SERIAL), SERIAL or LOCAL_SERIAL: Paxos level of an LWT */
+  int64_t timestamp_us;        /* client write timestamp in microseconds (USING TIMESTAMP); < 0: none */
+  int32_t page_size;           /* <= 0: unpaged, all rows in one response; > 0: paged, see max_rows */
+  int64_t max_rows;            /* paged only: 0 = one page; > 0 = fetch pages until exactly this many
+                                  rows or the end; < 0 = fetch every page */
+  const uint8_t* paging_state; /* paged only: continue after a previous result's paging state */
+  size_t paging_state_len;     /* 0: start from the beginning */
+  uint32_t timeout_ms;         /* 0: the session's request timeout */
+  int32_t idempotent;          /* non-zero: the driver may retry the statement on timeouts */
 } qim_cql_exec_opts;
 
 /* Fills *opts with the defaults (all DEFAULT/0, timestamp_us = -1). */
@@ -134,8 +134,8 @@ typedef struct qim_cql_prepared qim_cql_prepared;
 typedef struct qim_cql_result qim_cql_result;
 
 typedef struct qim_cql_error {
-  int32_t code;   /* QIM_CQL_* */
-  char* message;  /* NUL-terminated, owned; NULL when code is QIM_CQL_OK */
+  int32_t code;  /* QIM_CQL_* */
+  char* message; /* NUL-terminated, owned; NULL when code is QIM_CQL_OK */
 } qim_cql_error;
 
 /* Initialise an error struct with {QIM_CQL_OK, NULL} before its first use. Frees the message and
@@ -184,16 +184,14 @@ typedef void (*qim_cql_callback)(void* user_data, qim_cql_result* result);
  * Blocks until done. Never returns NULL: check qim_cql_result_code. Rows of a SELECT, or the
  * [applied] row of an LWT, are in the result; other statements give an OK result with no rows. */
 qim_cql_result* qim_cql_execute(qim_cql_session* session, const qim_cql_prepared* prepared,
-                                const qim_cql_value* values, size_t n_values,
-                                const qim_cql_exec_opts* opts);
+                                const qim_cql_value* values, size_t n_values, const qim_cql_exec_opts* opts);
 
 /* Starts the same request without blocking. Returns QIM_CQL_OK when the request was started (then cb
  * runs exactly once, even if the session is closed meanwhile), or an error code with err filled when
  * the arguments are rejected up front (then cb never runs). err may be NULL. */
 int32_t qim_cql_execute_async(qim_cql_session* session, const qim_cql_prepared* prepared,
-                              const qim_cql_value* values, size_t n_values,
-                              const qim_cql_exec_opts* opts, qim_cql_callback cb, void* user_data,
-                              qim_cql_error* err);
+                              const qim_cql_value* values, size_t n_values, const qim_cql_exec_opts* opts,
+                              qim_cql_callback cb, void* user_data, qim_cql_error* err);
 
 /* Runs an unprepared statement (schema DDL, one-off queries). With values the driver prepares it
  * first (two round trips); schema changes wait for schema agreement. Never returns NULL. */
@@ -214,15 +212,13 @@ typedef struct qim_cql_batch_item {
 /* Runs a LOGGED or UNLOGGED batch of prepared statements in one request. opts->timestamp_us applies to
  * the whole batch (statements must not carry their own USING TIMESTAMP then); paging options are
  * rejected. A conditional batch returns its [applied] row(s). Never returns NULL. */
-qim_cql_result* qim_cql_batch(qim_cql_session* session, int32_t batch_type,
-                              const qim_cql_batch_item* items, size_t n_items,
-                              const qim_cql_exec_opts* opts);
+qim_cql_result* qim_cql_batch(qim_cql_session* session, int32_t batch_type, const qim_cql_batch_item* items,
+                              size_t n_items, const qim_cql_exec_opts* opts);
 
 /* Asynchronous qim_cql_batch; same contract as qim_cql_execute_async. */
-int32_t qim_cql_batch_async(qim_cql_session* session, int32_t batch_type,
-                            const qim_cql_batch_item* items, size_t n_items,
-                            const qim_cql_exec_opts* opts, qim_cql_callback cb, void* user_data,
-                            qim_cql_error* err);
+int32_t qim_cql_batch_async(qim_cql_session* session, int32_t batch_type, const qim_cql_batch_item* items,
+                            size_t n_items, const qim_cql_exec_opts* opts, qim_cql_callback cb,
+                            void* user_data, qim_cql_error* err);
 
 /* ---- results ------------------------------------------------------------------------------------ */
 
@@ -256,18 +252,17 @@ int32_t qim_cql_result_get_bool(const qim_cql_result* result, size_t row, size_t
 
 /* Pointer/length getters: the data lives as long as the result. Text is UTF-8 and also
  * NUL-terminated (len excludes the NUL). Blob also reads uuid/timeuuid columns (16 bytes). */
-int32_t qim_cql_result_get_text(const qim_cql_result* result, size_t row, size_t col,
-                                const char** out, size_t* len);
-int32_t qim_cql_result_get_blob(const qim_cql_result* result, size_t row, size_t col,
-                                const uint8_t** out, size_t* len);
-int32_t qim_cql_result_get_i64_list(const qim_cql_result* result, size_t row, size_t col,
-                                    const int64_t** out, size_t* len);
+int32_t qim_cql_result_get_text(const qim_cql_result* result, size_t row, size_t col, const char** out,
+                                size_t* len);
+int32_t qim_cql_result_get_blob(const qim_cql_result* result, size_t row, size_t col, const uint8_t** out,
+                                size_t* len);
+int32_t qim_cql_result_get_i64_list(const qim_cql_result* result, size_t row, size_t col, const int64_t** out,
+                                    size_t* len);
 
 /* Writes a human-readable rendering of any cell ("null", numbers, text, 0x-hex blobs, uuids,
  * [a, b] lists, other types in the driver's debug form) into buf, snprintf-style: at most cap-1
  * bytes plus a NUL. Returns the full length (0 and "" when out of range). buf may be NULL if cap is 0. */
-size_t qim_cql_result_render(const qim_cql_result* result, size_t row, size_t col, char* buf,
-                             size_t cap);
+size_t qim_cql_result_render(const qim_cql_result* result, size_t row, size_t col, char* buf, size_t cap);
 
 /* Paged requests: returns 1 and the token to pass as opts->paging_state to continue after the last
  * returned row, or 0 (with *out = NULL, *len = 0) when there are no more pages. out/len may be NULL. */

@@ -32,7 +32,8 @@ constexpr std::string_view kUsage =
     "  --no-header       do not print the column names\n";
 
 int usage(std::string_view problem) {
-  if (!problem.empty()) std::fprintf(stderr, "qim-cql: %.*s\n", static_cast<int>(problem.size()), problem.data());
+  if (!problem.empty())
+    std::fprintf(stderr, "qim-cql: %.*s\n", static_cast<int>(problem.size()), problem.data());
   std::fprintf(stderr, "%.*s", static_cast<int>(kUsage.size()), kUsage.data());
   return 2;
 }

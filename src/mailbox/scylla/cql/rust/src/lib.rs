@@ -10,6 +10,9 @@
 //! calls the caller's callback exactly once, from a runtime thread.
 
 #![allow(non_camel_case_types)]
+// The safety contract of every exported function (valid handles, live pointers, lengths) is written
+// once, in qim_cql.h, rather than on each function.
+#![allow(clippy::missing_safety_doc)]
 
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -187,7 +190,10 @@ struct Failure {
 
 impl Failure {
     fn new(code: i32, message: impl Into<String>) -> Self {
-        Failure { code, message: message.into() }
+        Failure {
+            code,
+            message: message.into(),
+        }
     }
     fn bad_arg(message: impl Into<String>) -> Self {
         Failure::new(QIM_CQL_ERR_BAD_ARG, message)
@@ -438,7 +444,8 @@ unsafe fn convert_values(values: *const qim_cql_value, n: usize) -> Result<Vec<V
             VALUE_UNSET => Value::Unset,
             VALUE_BIGINT => Value::BigInt(v.i64_),
             VALUE_INT => Value::Int(
-                i32::try_from(v.i64_).map_err(|_| Failure::bad_arg(format!("value {i}: {} out of int range", v.i64_)))?,
+                i32::try_from(v.i64_)
+                    .map_err(|_| Failure::bad_arg(format!("value {i}: {} out of int range", v.i64_)))?,
             ),
             VALUE_SMALLINT => Value::SmallInt(
                 i16::try_from(v.i64_)
@@ -500,7 +507,11 @@ unsafe fn convert_options(opts: *const qim_cql_exec_opts) -> Result<Options, Fai
         page_size: o.page_size,
         max_rows: o.max_rows,
         paging_state: if paging.is_empty() { None } else { Some(paging.to_vec()) },
-        timeout: if o.timeout_ms == 0 { None } else { Some(Duration::from_millis(u64::from(o.timeout_ms))) },
+        timeout: if o.timeout_ms == 0 {
+            None
+        } else {
+            Some(Duration::from_millis(u64::from(o.timeout_ms)))
+        },
         idempotent: o.idempotent != 0,
     })
 }
@@ -560,11 +571,10 @@ fn type_code(t: &ColumnType) -> i32 {
             NativeType::Timeuuid => TYPE_TIMEUUID,
             _ => TYPE_OTHER,
         },
-        ColumnType::Collection { typ: CollectionType::List(inner) | CollectionType::Set(inner), .. }
-            if matches!(**inner, ColumnType::Native(NativeType::BigInt)) =>
-        {
-            TYPE_LIST_BIGINT
-        }
+        ColumnType::Collection {
+            typ: CollectionType::List(inner) | CollectionType::Set(inner),
+            ..
+        } if matches!(**inner, ColumnType::Native(NativeType::BigInt)) => TYPE_LIST_BIGINT,
         _ => TYPE_OTHER,
     }
 }
@@ -592,17 +602,80 @@ fn cell_of(v: Option<CqlValue>) -> Cell {
         CqlValue::Blob(b) => Cell::Blob(b),
         CqlValue::Uuid(u) => Cell::Blob(u.as_bytes().to_vec()),
         CqlValue::Timeuuid(u) => Cell::Blob(u.as_bytes().to_vec()),
-        CqlValue::List(items) | CqlValue::Set(items) => {
-            let mut out = Vec::with_capacity(items.len());
-            for it in &items {
-                match it {
-                    CqlValue::BigInt(x) => out.push(*x),
-                    _ => return Cell::Other(format!("{:?}", CqlValue::List(items.clone()))),
-                }
-            }
-            Cell::ListI64(out)
+        CqlValue::List(items) | CqlValue::Set(items) if items.iter().all(|it| matches!(it, CqlValue::BigInt(_))) => {
+            Cell::ListI64(
+                items
+                    .iter()
+                    .map(|it| match it {
+                        CqlValue::BigInt(x) => *x,
+                        _ => 0,
+                    })
+                    .collect(),
+            )
         }
-        other => Cell::Other(format!("{other:?}")),
+        other => Cell::Other(display_value(&other)),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(2 + bytes.len() * 2);
+    s.push_str("0x");
+    for b in bytes {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+fn uuid_text(b: &[u8; 16]) -> String {
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
+
+/// CQL-like text of a value (used for types the typed getters do not cover, and inside collections).
+fn display_value(v: &CqlValue) -> String {
+    let join = |items: &mut dyn Iterator<Item = String>| items.collect::<Vec<_>>().join(", ");
+    match v {
+        CqlValue::Text(s) | CqlValue::Ascii(s) => format!("'{}'", s.replace('\'', "''")),
+        CqlValue::Boolean(b) => b.to_string(),
+        CqlValue::BigInt(x) => x.to_string(),
+        CqlValue::Int(x) => x.to_string(),
+        CqlValue::SmallInt(x) => x.to_string(),
+        CqlValue::TinyInt(x) => x.to_string(),
+        CqlValue::Counter(c) => c.0.to_string(),
+        CqlValue::Timestamp(t) => t.0.to_string(),
+        CqlValue::Double(x) => x.to_string(),
+        CqlValue::Float(x) => x.to_string(),
+        CqlValue::Inet(ip) => ip.to_string(),
+        CqlValue::Blob(b) => hex(b),
+        CqlValue::Uuid(u) => uuid_text(u.as_bytes()),
+        CqlValue::Timeuuid(u) => uuid_text(u.as_bytes()),
+        CqlValue::Empty => String::new(),
+        CqlValue::List(items) | CqlValue::Vector(items) => format!("[{}]", join(&mut items.iter().map(display_value))),
+        CqlValue::Set(items) => format!("{{{}}}", join(&mut items.iter().map(display_value))),
+        CqlValue::Map(entries) => format!(
+            "{{{}}}",
+            join(
+                &mut entries
+                    .iter()
+                    .map(|(k, v)| format!("{}: {}", display_value(k), display_value(v)))
+            )
+        ),
+        CqlValue::Tuple(items) => format!(
+            "({})",
+            join(
+                &mut items
+                    .iter()
+                    .map(|i| i.as_ref().map_or_else(|| "null".to_string(), display_value))
+            )
+        ),
+        other => format!("{other:?}"),
     }
 }
 
@@ -618,7 +691,10 @@ fn absorb(acc: &mut qim_cql_result, qr: QueryResult) -> Result<(), Failure> {
         acc.columns = rows
             .column_specs()
             .iter()
-            .map(|c| Column { name: cstring_lossy(c.name()), typ: type_code(c.typ()) })
+            .map(|c| Column {
+                name: cstring_lossy(c.name()),
+                typ: type_code(c.typ()),
+            })
             .collect();
     }
     let iter = rows
@@ -632,13 +708,24 @@ fn absorb(acc: &mut qim_cql_result, qr: QueryResult) -> Result<(), Failure> {
 }
 
 fn empty_ok() -> qim_cql_result {
-    qim_cql_result { code: QIM_CQL_OK, message: CString::default(), columns: Vec::new(), rows: Vec::new(), paging_state: None }
+    qim_cql_result {
+        code: QIM_CQL_OK,
+        message: CString::default(),
+        columns: Vec::new(),
+        rows: Vec::new(),
+        paging_state: None,
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
 // The requests themselves (async; run by block_on or by a spawned task).
 
-async fn run_statement(session: Arc<Session>, mut stmt: Stmt, values: Vec<Value>, o: Options) -> Result<qim_cql_result, Failure> {
+async fn run_statement(
+    session: Arc<Session>,
+    mut stmt: Stmt,
+    values: Vec<Value>,
+    o: Options,
+) -> Result<qim_cql_result, Failure> {
     stmt.apply(&o);
     let mut acc = empty_ok();
     if o.page_size <= 0 {
@@ -779,7 +866,11 @@ fn spawn<F>(rt: &Runtime, fut: F, cb: unsafe extern "C" fn(*mut c_void, *mut qim
 where
     F: std::future::Future<Output = Result<qim_cql_result, Failure>> + Send + 'static,
 {
-    let mut done = Completion { cb, user_data: SendPtr(user_data), fired: false };
+    let mut done = Completion {
+        cb,
+        user_data: SendPtr(user_data),
+        fired: false,
+    };
     rt.spawn(async move {
         let r = fut.await;
         done.fire(into_result(r));
@@ -833,8 +924,12 @@ unsafe fn connect_impl(
         }
         nodes.push(with_default_port(s));
     }
-    let dc = if local_dc.is_null() { None } else { Some(c_str(local_dc, "local_dc")?.to_owned()) }
-        .filter(|d| !d.is_empty());
+    let dc = if local_dc.is_null() {
+        None
+    } else {
+        Some(c_str(local_dc, "local_dc")?.to_owned())
+    }
+    .filter(|d| !d.is_empty());
     if request_timeout_ms == 0 {
         return Err(Failure::bad_arg("request_timeout_ms must be positive"));
     }
@@ -872,7 +967,10 @@ unsafe fn connect_impl(
         }
     });
     match built {
-        Ok(session) => Ok(Box::new(qim_cql_session { runtime: Some(runtime), session: Some(Arc::new(session)) })),
+        Ok(session) => Ok(Box::new(qim_cql_session {
+            runtime: Some(runtime),
+            session: Some(Arc::new(session)),
+        })),
         Err(f) => {
             runtime.shutdown_timeout(Duration::from_secs(2));
             Err(f)
@@ -1006,7 +1104,13 @@ unsafe fn prepare_execute(
     values: *const qim_cql_value,
     n_values: usize,
     opts: *const qim_cql_exec_opts,
-) -> Result<(&'static qim_cql_session, impl std::future::Future<Output = Result<qim_cql_result, Failure>> + Send + 'static), Failure> {
+) -> Result<
+    (
+        &'static qim_cql_session,
+        impl std::future::Future<Output = Result<qim_cql_result, Failure>> + Send + 'static,
+    ),
+    Failure,
+> {
     let s: &'static qim_cql_session = session_ref(session)?;
     if prepared.is_null() {
         return Err(Failure::bad_arg("prepared is NULL"));
@@ -1024,7 +1128,13 @@ unsafe fn prepare_query(
     values: *const qim_cql_value,
     n_values: usize,
     opts: *const qim_cql_exec_opts,
-) -> Result<(&'static qim_cql_session, impl std::future::Future<Output = Result<qim_cql_result, Failure>> + Send + 'static), Failure> {
+) -> Result<
+    (
+        &'static qim_cql_session,
+        impl std::future::Future<Output = Result<qim_cql_result, Failure>> + Send + 'static,
+    ),
+    Failure,
+> {
     let s: &'static qim_cql_session = session_ref(session)?;
     let stmt = Stmt::Simple(Statement::new(c_str(cql, "cql")?.to_owned()));
     let vals = convert_values(values, n_values)?;
@@ -1039,7 +1149,13 @@ unsafe fn prepare_batch(
     items: *const qim_cql_batch_item,
     n_items: usize,
     opts: *const qim_cql_exec_opts,
-) -> Result<(&'static qim_cql_session, impl std::future::Future<Output = Result<qim_cql_result, Failure>> + Send + 'static), Failure> {
+) -> Result<
+    (
+        &'static qim_cql_session,
+        impl std::future::Future<Output = Result<qim_cql_result, Failure>> + Send + 'static,
+    ),
+    Failure,
+> {
     let s: &'static qim_cql_session = session_ref(session)?;
     let typ = match batch_type {
         BATCH_LOGGED => BatchType::Logged,
@@ -1057,7 +1173,10 @@ unsafe fn prepare_batch(
             return Err(Failure::bad_arg(format!("batch item {i}: prepared is NULL")));
         }
         batch.append_statement((*it.prepared).statement.clone());
-        values.push(convert_values(it.values, it.n_values).map_err(|f| Failure::new(f.code, format!("batch item {i}: {}", f.message)))?);
+        values.push(
+            convert_values(it.values, it.n_values)
+                .map_err(|f| Failure::new(f.code, format!("batch item {i}: {}", f.message)))?,
+        );
     }
     let o = convert_options(opts)?;
     if o.page_size > 0 || o.paging_state.is_some() {
@@ -1122,7 +1241,10 @@ pub unsafe extern "C" fn qim_cql_execute(
     n_values: usize,
     opts: *const qim_cql_exec_opts,
 ) -> *mut qim_cql_result {
-    guard(|| run_blocking(prepare_execute(session, prepared, values, n_values, opts)), panic_result)
+    guard(
+        || run_blocking(prepare_execute(session, prepared, values, n_values, opts)),
+        panic_result,
+    )
 }
 
 #[no_mangle]
@@ -1137,7 +1259,14 @@ pub unsafe extern "C" fn qim_cql_execute_async(
     err: *mut qim_cql_error,
 ) -> i32 {
     guard(
-        || run_async(prepare_execute(session, prepared, values, n_values, opts), cb, user_data, err),
+        || {
+            run_async(
+                prepare_execute(session, prepared, values, n_values, opts),
+                cb,
+                user_data,
+                err,
+            )
+        },
         |_| QIM_CQL_ERR_OTHER,
     )
 }
@@ -1150,7 +1279,10 @@ pub unsafe extern "C" fn qim_cql_query(
     n_values: usize,
     opts: *const qim_cql_exec_opts,
 ) -> *mut qim_cql_result {
-    guard(|| run_blocking(prepare_query(session, cql, values, n_values, opts)), panic_result)
+    guard(
+        || run_blocking(prepare_query(session, cql, values, n_values, opts)),
+        panic_result,
+    )
 }
 
 #[no_mangle]
@@ -1164,7 +1296,10 @@ pub unsafe extern "C" fn qim_cql_query_async(
     user_data: *mut c_void,
     err: *mut qim_cql_error,
 ) -> i32 {
-    guard(|| run_async(prepare_query(session, cql, values, n_values, opts), cb, user_data, err), |_| QIM_CQL_ERR_OTHER)
+    guard(
+        || run_async(prepare_query(session, cql, values, n_values, opts), cb, user_data, err),
+        |_| QIM_CQL_ERR_OTHER,
+    )
 }
 
 #[no_mangle]
@@ -1175,7 +1310,10 @@ pub unsafe extern "C" fn qim_cql_batch(
     n_items: usize,
     opts: *const qim_cql_exec_opts,
 ) -> *mut qim_cql_result {
-    guard(|| run_blocking(prepare_batch(session, batch_type, items, n_items, opts)), panic_result)
+    guard(
+        || run_blocking(prepare_batch(session, batch_type, items, n_items, opts)),
+        panic_result,
+    )
 }
 
 #[no_mangle]
@@ -1190,7 +1328,14 @@ pub unsafe extern "C" fn qim_cql_batch_async(
     err: *mut qim_cql_error,
 ) -> i32 {
     guard(
-        || run_async(prepare_batch(session, batch_type, items, n_items, opts), cb, user_data, err),
+        || {
+            run_async(
+                prepare_batch(session, batch_type, items, n_items, opts),
+                cb,
+                user_data,
+                err,
+            )
+        },
         |_| QIM_CQL_ERR_OTHER,
     )
 }
@@ -1198,8 +1343,13 @@ pub unsafe extern "C" fn qim_cql_batch_async(
 // ---- result accessors ---------------------------------------------------------------------------
 
 unsafe fn cell<'a>(r: *const qim_cql_result, row: usize, col: usize) -> Result<&'a Cell, i32> {
-    let Some(r) = r.as_ref() else { return Err(QIM_CQL_ERR_BAD_ARG) };
-    r.rows.get(row).and_then(|cells| cells.get(col)).ok_or(QIM_CQL_ERR_BAD_ARG)
+    let Some(r) = r.as_ref() else {
+        return Err(QIM_CQL_ERR_BAD_ARG);
+    };
+    r.rows
+        .get(row)
+        .and_then(|cells| cells.get(col))
+        .ok_or(QIM_CQL_ERR_BAD_ARG)
 }
 
 #[no_mangle]
@@ -1213,7 +1363,7 @@ pub unsafe extern "C" fn qim_cql_result_code(r: *const qim_cql_result) -> i32 {
 #[no_mangle]
 pub unsafe extern "C" fn qim_cql_result_message(r: *const qim_cql_result) -> *const c_char {
     if r.is_null() {
-        return b"result is NULL\0".as_ptr() as *const c_char;
+        return c"result is NULL".as_ptr();
     }
     (*r).message.as_ptr()
 }
@@ -1252,7 +1402,10 @@ pub unsafe extern "C" fn qim_cql_result_column_index(r: *const qim_cql_result, n
         return -1;
     }
     let want = CStr::from_ptr(name);
-    (*r).columns.iter().position(|c| c.name.as_c_str() == want).map_or(-1, |i| i as i64)
+    (*r).columns
+        .iter()
+        .position(|c| c.name.as_c_str() == want)
+        .map_or(-1, |i| i as i64)
 }
 
 #[no_mangle]
@@ -1264,7 +1417,13 @@ pub unsafe extern "C" fn qim_cql_result_is_null(r: *const qim_cql_result, row: u
     }
 }
 
-unsafe fn getter<T>(r: *const qim_cql_result, row: usize, col: usize, out: *mut T, f: impl FnOnce(&Cell) -> Option<T>) -> i32 {
+unsafe fn getter<T>(
+    r: *const qim_cql_result,
+    row: usize,
+    col: usize,
+    out: *mut T,
+    f: impl FnOnce(&Cell) -> Option<T>,
+) -> i32 {
     if out.is_null() {
         return QIM_CQL_ERR_BAD_ARG;
     }
@@ -1282,7 +1441,12 @@ unsafe fn getter<T>(r: *const qim_cql_result, row: usize, col: usize, out: *mut 
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn qim_cql_result_get_i64(r: *const qim_cql_result, row: usize, col: usize, out: *mut i64) -> i32 {
+pub unsafe extern "C" fn qim_cql_result_get_i64(
+    r: *const qim_cql_result,
+    row: usize,
+    col: usize,
+    out: *mut i64,
+) -> i32 {
     getter(r, row, col, out, |c| match c {
         Cell::I64(v) => Some(*v),
         Cell::I32(v) => Some(i64::from(*v)),
@@ -1293,7 +1457,12 @@ pub unsafe extern "C" fn qim_cql_result_get_i64(r: *const qim_cql_result, row: u
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn qim_cql_result_get_i32(r: *const qim_cql_result, row: usize, col: usize, out: *mut i32) -> i32 {
+pub unsafe extern "C" fn qim_cql_result_get_i32(
+    r: *const qim_cql_result,
+    row: usize,
+    col: usize,
+    out: *mut i32,
+) -> i32 {
     getter(r, row, col, out, |c| match c {
         Cell::I32(v) => Some(*v),
         Cell::I16(v) => Some(i32::from(*v)),
@@ -1303,7 +1472,12 @@ pub unsafe extern "C" fn qim_cql_result_get_i32(r: *const qim_cql_result, row: u
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn qim_cql_result_get_bool(r: *const qim_cql_result, row: usize, col: usize, out: *mut bool) -> i32 {
+pub unsafe extern "C" fn qim_cql_result_get_bool(
+    r: *const qim_cql_result,
+    row: usize,
+    col: usize,
+    out: *mut bool,
+) -> i32 {
     getter(r, row, col, out, |c| match c {
         Cell::Bool(v) => Some(*v),
         _ => None,
@@ -1321,14 +1495,13 @@ pub unsafe extern "C" fn qim_cql_result_get_text(
     if len.is_null() {
         return QIM_CQL_ERR_BAD_ARG;
     }
-    let rc = getter(r, row, col, out, |c| match c {
+    getter(r, row, col, out, |c| match c {
         Cell::Text(v) => {
             *len = v.len() - 1;
             Some(v.as_ptr() as *const c_char)
         }
         _ => None,
-    });
-    rc
+    })
 }
 
 #[no_mangle]
@@ -1372,7 +1545,6 @@ pub unsafe extern "C" fn qim_cql_result_get_i64_list(
 }
 
 fn render_cell(c: &Cell) -> String {
-    use std::fmt::Write;
     match c {
         Cell::Null => "null".to_string(),
         Cell::I64(v) => v.to_string(),
@@ -1381,14 +1553,7 @@ fn render_cell(c: &Cell) -> String {
         Cell::I8(v) => v.to_string(),
         Cell::Bool(v) => v.to_string(),
         Cell::Text(v) => String::from_utf8_lossy(&v[..v.len() - 1]).into_owned(),
-        Cell::Blob(v) => {
-            let mut s = String::with_capacity(2 + v.len() * 2);
-            s.push_str("0x");
-            for b in v {
-                let _ = write!(s, "{b:02x}");
-            }
-            s
-        }
+        Cell::Blob(v) => hex(v),
         Cell::ListI64(v) => {
             let items: Vec<String> = v.iter().map(|x| x.to_string()).collect();
             format!("[{}]", items.join(", "))
@@ -1410,11 +1575,15 @@ pub unsafe extern "C" fn qim_cql_result_render(
             let text = match cell(r, row, col) {
                 Ok(c) => {
                     // UUID columns read back as 16-byte blobs; render them the usual way.
-                    let typ = r.as_ref().and_then(|r| r.columns.get(col)).map_or(TYPE_OTHER, |c| c.typ);
+                    let typ = r
+                        .as_ref()
+                        .and_then(|r| r.columns.get(col))
+                        .map_or(TYPE_OTHER, |c| c.typ);
                     match (c, typ) {
                         (Cell::Blob(b), TYPE_UUID | TYPE_TIMEUUID) if b.len() == 16 => {
-                            let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-                            format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+                            let mut a = [0u8; 16];
+                            a.copy_from_slice(b);
+                            uuid_text(&a)
                         }
                         _ => render_cell(c),
                     }
@@ -1434,7 +1603,11 @@ pub unsafe extern "C" fn qim_cql_result_render(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn qim_cql_result_paging_state(r: *const qim_cql_result, out: *mut *const u8, len: *mut usize) -> i32 {
+pub unsafe extern "C" fn qim_cql_result_paging_state(
+    r: *const qim_cql_result,
+    out: *mut *const u8,
+    len: *mut usize,
+) -> i32 {
     if r.is_null() {
         return 0;
     }
