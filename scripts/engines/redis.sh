@@ -81,6 +81,7 @@ EOF
 
 wait_ready() {
   local p
+  [[ -f $pidfile ]] || qim_die "redis $name is not running (no pid file $pidfile): run '$0 start $name ${port}' first"
   p=$(configured_port)
   qim_wait_for "redis $name PING on 127.0.0.1:${p:-$port}" "${QIM_REDIS_WAIT_TIMEOUT:-30}" "$logfile" "$pidfile" ping "${p:-$port}"
 }
