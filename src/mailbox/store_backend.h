@@ -35,8 +35,10 @@ struct BackendContext {
   ShardMap shards = *ShardMap::create(1);
   std::shared_ptr<const Clock> clock;
   int64_t retention_ms = 30 * kDayMs;
-  // Entries live retention + one day, so none expires before its bucket may be swept.
-  int64_t entry_ttl_ms() const { return retention_ms + kDayMs; }
+  // Entries live retention + this slack. One day by default, so none expires before its bucket may be
+  // swept; a smaller slack (tests of real server-side TTLs) only makes gaps appear sooner.
+  int64_t entry_ttl_slack_ms = kDayMs;
+  int64_t entry_ttl_ms() const { return retention_ms + entry_ttl_slack_ms; }
   // A bucket may be swept once every entry in it is past retention.
   bool bucket_expired(DayBucket b, int64_t now_ms) const {
     return (b.value + 1) * kDayMs + retention_ms <= now_ms;

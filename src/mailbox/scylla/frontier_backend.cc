@@ -1,0 +1,390 @@
+// The "scylla" backend: ADR-0022 as CQL statements. The rules the tables keep are in schema.h.
+#include "mailbox/scylla/frontier_backend.h"
+
+#include <fmt/format.h>
+
+#include "mailbox/dispatch.h"
+#include "mailbox/scylla/cql_cells.h"
+#include "mailbox/scylla/cql_status.h"
+#include "mailbox/scylla/write_timestamps.h"
+
+namespace qim::scylla {
+
+namespace {
+
+using cql::Values;
+
+// Proofs outlive the entries they bound by 30 days, so a sweep that runs late still finds them.
+constexpr int64_t kProofTtlSlackSeconds = 30 * 86'400;
+
+int32_t i32(uint32_t v) {
+  return static_cast<int32_t>(v);
+}
+int64_t i64(uint64_t v) {
+  return static_cast<int64_t>(v);
+}
+
+}  // namespace
+
+ScyllaFrontierBackend::ScyllaFrontierBackend(BackendContext context, ScyllaConfig config,
+                                             cql::Session session)
+    : context_(std::move(context)), config_(std::move(config)), session_(std::move(session)) {}
+
+Status ScyllaFrontierBackend::prepare_into(cql::Prepared& into, const std::string& text) {
+  const std::string cql = fmt::format(fmt::runtime(text), fmt::arg("ks", config_.keyspace));
+  QIM_ASSIGN_OR_RETURN(into, lift(session_.prepare(cql), "prepare " + cql.substr(0, 72)));
+  return {};
+}
+
+Status ScyllaFrontierBackend::done(const cql::Result<cql::Rows>& result, std::string_view what) {
+  if (!result.ok()) return to_error(result.error(), what);
+  return {};
+}
+
+cql::ExecOptions ScyllaFrontierBackend::plain_options() const {
+  return cql::ExecOptions{.consistency = config_.consistency, .idempotent = true};
+}
+
+cql::ExecOptions ScyllaFrontierBackend::lwt_options() const {
+  return cql::ExecOptions{.consistency = config_.consistency,
+                          .serial_consistency = cql::Consistency::kSerial};
+}
+
+int32_t ScyllaFrontierBackend::entry_ttl_seconds() const {
+  return static_cast<int32_t>((context_.entry_ttl_ms() + 999) / 1000);
+}
+
+Status ScyllaFrontierBackend::prepare() {
+  QIM_RETURN_IF_ERROR(prepare_into(frontier_read_,
+                                   "SELECT epoch, frontier_offset, WRITETIME(frontier_offset) "
+                                   "FROM {ks}.mailbox_shard_frontier WHERE shard = ? LIMIT 1"));
+  QIM_RETURN_IF_ERROR(
+      prepare_into(frontier_write_,
+                   "UPDATE {ks}.mailbox_shard_frontier USING TIMESTAMP ? SET frontier_offset = ? "
+                   "WHERE shard = ? AND epoch = ?"));
+  QIM_RETURN_IF_ERROR(prepare_into(identity_read_,
+                                   "SELECT digest, manifest, canonical_offset FROM {ks}.mailbox_dispatch "
+                                   "WHERE shard = ? AND epoch = ? AND dispatch_id = ?"));
+  QIM_RETURN_IF_ERROR(
+      prepare_into(identity_write_,
+                   "INSERT INTO {ks}.mailbox_dispatch (shard, epoch, dispatch_id, digest, manifest, "
+                   "canonical_offset) VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ? AND TTL ?"));
+  QIM_RETURN_IF_ERROR(
+      prepare_into(entry_write_,
+                   "INSERT INTO {ks}.mailbox_entry (user_id, epoch, log_offset, message_id, "
+                   "conversation, sender, sender_device, client_msg_id, server_time_ms, body) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?"));
+  QIM_RETURN_IF_ERROR(
+      prepare_into(entry_read_,
+                   "SELECT epoch, log_offset, message_id, conversation, sender, sender_device, "
+                   "client_msg_id, server_time_ms, body FROM {ks}.mailbox_entry WHERE user_id = ? "
+                   "AND (epoch, log_offset) > (?, ?) AND (epoch, log_offset) <= (?, ?) LIMIT ?"));
+  QIM_RETURN_IF_ERROR(
+      prepare_into(proof_write_,
+                   "UPDATE {ks}.mailbox_retention_bucket_v2 USING TIMESTAMP ? AND TTL ? "
+                   "SET bucket_max_seq = ? WHERE user_id = ? AND day_bucket = ? AND epoch = ?"));
+  QIM_RETURN_IF_ERROR(prepare_into(proof_read_,
+                                   "SELECT epoch, bucket_max_seq FROM {ks}.mailbox_retention_bucket_v2 "
+                                   "WHERE user_id = ? AND day_bucket = ?"));
+  QIM_RETURN_IF_ERROR(prepare_into(
+      ledger_read_, "SELECT live_buckets, trim_seq FROM {ks}.mailbox_retention_meta WHERE user_id = ?"));
+  QIM_RETURN_IF_ERROR(prepare_into(ledger_add_,
+                                   "UPDATE {ks}.mailbox_retention_meta SET live_buckets = live_buckets + ? "
+                                   "WHERE user_id = ? IF EXISTS"));
+  QIM_RETURN_IF_ERROR(
+      prepare_into(ledger_create_,
+                   "INSERT INTO {ks}.mailbox_retention_meta (user_id, live_buckets, trim_seq) "
+                   "VALUES (?, ?, ?) IF NOT EXISTS"));
+  return prepare_into(ledger_sweep_,
+                      "UPDATE {ks}.mailbox_retention_meta SET trim_seq = ?, live_buckets = live_buckets - ? "
+                      "WHERE user_id = ? IF trim_seq = ? AND live_buckets = ?");
+}
+
+// Under a single owner "read first, write only if missing" is first writer wins; in split brain the
+// 2^48-1-offset timestamp still converges every replica on the earliest observation.
+Result<std::optional<StoredIdentity>> ScyllaFrontierBackend::claim_identity(ShardId shard, Epoch epoch,
+                                                                            const DispatchIdentity& identity,
+                                                                            Offset observed) {
+  QIM_ASSIGN_OR_RETURN(auto existing, read_identity(shard, epoch, identity.id));
+  if (existing) return existing;
+  QIM_ASSIGN_OR_RETURN(int64_t ts, first_writer_timestamp(observed));
+  counters_.inserts++;
+  QIM_RETURN_IF_ERROR(done(session_.execute(identity_write_,
+                                            Values()
+                                                .int32(i32(shard.value))
+                                                .int32(i32(epoch.value))
+                                                .text(identity.id.str())
+                                                .bigint(i64(identity.digest))
+                                                .blob(encode_manifest(identity.manifest))
+                                                .bigint(i64(observed.value))
+                                                .bigint(ts)
+                                                .int32(static_cast<int32_t>(kDispatchIdentityTtlSeconds)),
+                                            plain_options()),
+                           "write dispatch identity"));
+  return std::optional<StoredIdentity>();
+}
+
+Result<std::optional<StoredIdentity>> ScyllaFrontierBackend::read_identity(ShardId shard, Epoch epoch,
+                                                                           const DispatchId& id) {
+  counters_.reads++;
+  QIM_ASSIGN_OR_RETURN(
+      cql::Rows rows,
+      lift(session_.execute(identity_read_,
+                            Values().int32(i32(shard.value)).int32(i32(epoch.value)).text(id.str()),
+                            plain_options()),
+           "read dispatch identity"));
+  if (rows.empty()) return std::optional<StoredIdentity>();
+  const cql::Row row = rows[0];
+  StoredIdentity out;
+  out.identity.id = id;
+  QIM_ASSIGN_OR_RETURN(int64_t digest, cell(row.get_i64(0), "mailbox_dispatch.digest"));
+  QIM_ASSIGN_OR_RETURN(auto manifest, cell(row.get_blob(1), "mailbox_dispatch.manifest"));
+  QIM_ASSIGN_OR_RETURN(int64_t canonical, cell(row.get_i64(2), "mailbox_dispatch.canonical_offset"));
+  out.identity.digest = static_cast<uint64_t>(digest);
+  QIM_ASSIGN_OR_RETURN(
+      out.identity.manifest,
+      decode_manifest(std::string_view(reinterpret_cast<const char*>(manifest.data()), manifest.size())));
+  if (canonical < 0 || static_cast<uint64_t>(canonical) > kMaxOffset) {
+    return Error(
+        Errc::kCorruptEntry,
+        fmt::format("mailbox_dispatch.canonical_offset {} of {} is out of range", canonical, id.str()));
+  }
+  out.canonical_offset = Offset{static_cast<uint64_t>(canonical)};
+  return std::optional(std::move(out));
+}
+
+// Entries and proofs are written concurrently; both finish before the frontier may advance, and after a
+// crash the frontier has not moved, so the whole record is replayed: write order does not matter.
+Status ScyllaFrontierBackend::write_entries(ShardId, Epoch epoch, std::span<const MailboxEntry> entries) {
+  const int64_t now = context_.clock->now_ms();
+  const int32_t ttl = entry_ttl_seconds();
+  std::vector<cql::PendingResult> pending;
+  pending.reserve(entries.size() * 2);
+  ProofMap proofs;
+  for (const auto& e : entries) {
+    const Message& m = e.message;
+    counters_.inserts++;
+    pending.push_back(session_.execute_async(entry_write_,
+                                             Values()
+                                                 .text(e.user.str())
+                                                 .int32(i32(e.seq.epoch().value))
+                                                 .bigint(i64(e.seq.offset().value))
+                                                 .bigint(i64(m.id.value))
+                                                 .text(m.conversation.str())
+                                                 .text(m.sender.str())
+                                                 .text(m.sender_device.str())
+                                                 .text(m.client_msg_id)
+                                                 .bigint(m.server_time_ms)
+                                                 .blob(m.body)
+                                                 .int32(ttl),
+                                             plain_options()));
+    auto& proof = proofs[{e.user.str(), day_bucket_of(m.server_time_ms).value}];
+    proof = std::max(proof, e.seq);
+  }
+  Status proofs_started = write_proofs(epoch, proofs, pending);
+  Status written = lift(cql::wait_all(pending), "write mailbox entries and bucket proofs");
+  QIM_RETURN_IF_ERROR(proofs_started);
+  QIM_RETURN_IF_ERROR(written);
+  return register_buckets(proofs, now);
+}
+
+Status ScyllaFrontierBackend::write_proofs(Epoch epoch, const ProofMap& proofs,
+                                           std::vector<cql::PendingResult>& pending) {
+  const int32_t ttl = entry_ttl_seconds() + static_cast<int32_t>(kProofTtlSlackSeconds);
+  for (const auto& [key, seq] : proofs) {
+    QIM_ASSIGN_OR_RETURN(int64_t ts, monotonic_max_timestamp(seq.offset(), "bucket_max_seq"));
+    counters_.updates++;
+    pending.push_back(session_.execute_async(proof_write_,
+                                             Values()
+                                                 .bigint(ts)
+                                                 .int32(ttl)
+                                                 .bigint(seq_to_bigint(seq))
+                                                 .text(key.first)
+                                                 .bigint(key.second)
+                                                 .int32(i32(epoch.value)),
+                                             plain_options()));
+  }
+  return {};
+}
+
+Result<std::optional<MailboxSeq>> ScyllaFrontierBackend::read_frontier(ShardId shard) {
+  counters_.reads++;
+  QIM_ASSIGN_OR_RETURN(cql::Rows rows, lift(session_.execute(frontier_read_, Values().int32(i32(shard.value)),
+                                                             plain_options()),
+                                            "read shard frontier"));
+  if (rows.empty()) return std::optional<MailboxSeq>();
+  const cql::Row row = rows[0];
+  QIM_ASSIGN_OR_RETURN(int32_t epoch, cell(row.get_i32(0), "mailbox_shard_frontier.epoch"));
+  QIM_ASSIGN_OR_RETURN(int64_t offset, cell(row.get_i64(1), "mailbox_shard_frontier.frontier_offset"));
+  QIM_ASSIGN_OR_RETURN(int64_t writetime, cell(row.get_i64(2), "WRITETIME(frontier_offset)"));
+  // Written only USING TIMESTAMP offset: anything else (a wall-clock write) would win forever.
+  if (writetime != offset) {
+    return Error(Errc::kCorruptEntry,
+                 fmt::format("frontier of shard {} epoch {}: WRITETIME {} != frontier_offset {} "
+                             "(a write not made USING TIMESTAMP offset)",
+                             shard.value, epoch, writetime, offset));
+  }
+  auto seq = compose(Epoch{static_cast<uint32_t>(epoch)}, Offset{static_cast<uint64_t>(offset)});
+  if (epoch < 0 || offset < 0 || !seq.ok()) {
+    return Error(Errc::kCorruptEntry, fmt::format("frontier of shard {}: epoch {} offset {} out of range",
+                                                  shard.value, epoch, offset));
+  }
+  return std::optional(*seq);
+}
+
+Status ScyllaFrontierBackend::write_frontier(ShardId shard, Epoch epoch, MailboxSeq, MailboxSeq next) {
+  QIM_ASSIGN_OR_RETURN(int64_t ts, monotonic_max_timestamp(next.offset(), "frontier_offset"));
+  counters_.updates++;
+  return done(session_.execute(frontier_write_,
+                               Values()
+                                   .bigint(ts)
+                                   .bigint(i64(next.offset().value))
+                                   .int32(i32(shard.value))
+                                   .int32(i32(epoch.value)),
+                               plain_options()),
+              "write shard frontier");
+}
+
+Result<std::vector<MailboxEntry>> ScyllaFrontierBackend::read_entries(const UserId& user, MailboxSeq after,
+                                                                      MailboxSeq upto, uint32_t limit) {
+  counters_.reads++;
+  QIM_ASSIGN_OR_RETURN(cql::Rows rows, lift(session_.execute(entry_read_,
+                                                             Values()
+                                                                 .text(user.str())
+                                                                 .int32(i32(after.epoch().value))
+                                                                 .bigint(i64(after.offset().value))
+                                                                 .int32(i32(upto.epoch().value))
+                                                                 .bigint(i64(upto.offset().value))
+                                                                 .int32(static_cast<int32_t>(limit)),
+                                                             plain_options()),
+                                            "read mailbox entries"));
+  std::vector<MailboxEntry> out;
+  out.reserve(rows.size());
+  for (const cql::Row row : rows) {
+    QIM_ASSIGN_OR_RETURN(MailboxEntry e, decode_entry(user, row));
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+Result<MailboxEntry> ScyllaFrontierBackend::decode_entry(const UserId& user, const cql::Row& row) const {
+  QIM_ASSIGN_OR_RETURN(int32_t epoch, cell(row.get_i32(0), "mailbox_entry.epoch"));
+  QIM_ASSIGN_OR_RETURN(int64_t offset, cell(row.get_i64(1), "mailbox_entry.log_offset"));
+  auto seq = compose(Epoch{static_cast<uint32_t>(epoch)}, Offset{static_cast<uint64_t>(offset)});
+  if (epoch < 0 || offset < 0 || !seq.ok()) {
+    return Error(Errc::kCorruptEntry, fmt::format("mailbox_entry of {}: epoch {} offset {} out of range",
+                                                  user.str(), epoch, offset));
+  }
+  MailboxEntry e{user, *seq, {}};
+  Message& m = e.message;
+  QIM_ASSIGN_OR_RETURN(int64_t id, cell(row.get_i64(2), "mailbox_entry.message_id"));
+  m.id = MessageId{static_cast<uint64_t>(id)};
+  QIM_ASSIGN_OR_RETURN(m.conversation, name_cell<ConversationId>(row, 3, "mailbox_entry.conversation"));
+  QIM_ASSIGN_OR_RETURN(m.sender, name_cell<UserId>(row, 4, "mailbox_entry.sender"));
+  QIM_ASSIGN_OR_RETURN(m.sender_device, name_cell<DeviceId>(row, 5, "mailbox_entry.sender_device", true));
+  if (!row.is_null(6)) {
+    QIM_ASSIGN_OR_RETURN(auto client_id, cell(row.get_text(6), "mailbox_entry.client_msg_id"));
+    m.client_msg_id = std::string(client_id);
+  }
+  QIM_ASSIGN_OR_RETURN(m.server_time_ms, cell(row.get_i64(7), "mailbox_entry.server_time_ms"));
+  if (!row.is_null(8)) {
+    QIM_ASSIGN_OR_RETURN(auto body, cell(row.get_blob(8), "mailbox_entry.body"));
+    m.body.assign(reinterpret_cast<const char*>(body.data()), body.size());
+  }
+  return e;
+}
+
+Result<RetentionLedger> ScyllaFrontierBackend::read_ledger(const UserId& user) {
+  counters_.reads++;
+  QIM_ASSIGN_OR_RETURN(cql::Rows rows,
+                       lift(session_.execute(ledger_read_, Values().text(user.str()), plain_options()),
+                            "read retention ledger"));
+  RetentionLedger ledger;
+  if (rows.empty()) return ledger;
+  const cql::Row row = rows[0];
+  if (!row.is_null(0)) {
+    QIM_ASSIGN_OR_RETURN(auto buckets, cell(row.get_i64_list(0), "mailbox_retention_meta.live_buckets"));
+    for (int64_t b : buckets) ledger.live_buckets.push_back(DayBucket{b});
+  }
+  if (!row.is_null(1)) {
+    QIM_ASSIGN_OR_RETURN(int64_t trim, cell(row.get_i64(1), "mailbox_retention_meta.trim_seq"));
+    ledger.trim = seq_from_bigint(trim);
+  }
+  return ledger;
+}
+
+Result<std::optional<MailboxSeq>> ScyllaFrontierBackend::read_bucket_proof(const UserId& user,
+                                                                           DayBucket bucket) {
+  counters_.reads++;
+  QIM_ASSIGN_OR_RETURN(
+      cql::Rows rows,
+      lift(session_.execute(proof_read_, Values().text(user.str()).bigint(bucket.value), plain_options()),
+           "read bucket proof"));
+  std::optional<MailboxSeq> best;
+  for (const cql::Row row : rows) {  // one row per epoch: the max over epochs is unaffected by split brain
+    if (row.is_null(1)) continue;
+    QIM_ASSIGN_OR_RETURN(int64_t v, cell(row.get_i64(1), "mailbox_retention_bucket_v2.bucket_max_seq"));
+    best = std::max(best.value_or(MailboxSeq{}), seq_from_bigint(v));
+  }
+  return best;
+}
+
+Status ScyllaFrontierBackend::commit_sweep(const UserId& user, const RetentionLedger& seen,
+                                           MailboxSeq new_trim, std::span<const DayBucket> expired) {
+  counters_.lwts++;
+  std::vector<int64_t> gone, live;
+  for (DayBucket b : expired) gone.push_back(b.value);
+  for (DayBucket b : seen.live_buckets) live.push_back(b.value);
+  QIM_ASSIGN_OR_RETURN(cql::Rows rows, lift(session_.execute(ledger_sweep_,
+                                                             Values()
+                                                                 .bigint(seq_to_bigint(new_trim))
+                                                                 .bigint_list(gone)
+                                                                 .text(user.str())
+                                                                 .bigint(seq_to_bigint(seen.trim))
+                                                                 .bigint_list(live),
+                                                             lwt_options()),
+                                            "sweep retention ledger"));
+  if (rows.applied() != true) {
+    return Error(Errc::kInvariant, "retention ledger of " + user.str() + " changed during the sweep");
+  }
+  return {};
+}
+
+// Ledger registration: an LWT, at most once per user and day in this process. A bucket that is already
+// expired takes the expiry branch before the cache is consulted: it is not registered (its entries are
+// past retention, and the sweep may already have passed it).
+Status ScyllaFrontierBackend::register_buckets(const ProofMap& proofs, int64_t now) {
+  cache_.forget_before(DayBucket{(now - context_.retention_ms) / kDayMs});
+  for (const auto& [key, seq] : proofs) {
+    const DayBucket bucket{key.second};
+    if (context_.bucket_expired(bucket, now)) continue;
+    const UserId user = UserId::unchecked(key.first);
+    if (cache_.contains(user, bucket)) continue;
+    QIM_RETURN_IF_ERROR(register_bucket(user, bucket));
+    cache_.insert(user, bucket);
+  }
+  return {};
+}
+
+Status ScyllaFrontierBackend::register_bucket(const UserId& user, DayBucket bucket) {
+  const std::vector<int64_t> one = {bucket.value};
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    counters_.lwts++;
+    QIM_ASSIGN_OR_RETURN(
+        cql::Rows added,
+        lift(session_.execute(ledger_add_, Values().bigint_list(one).text(user.str()), lwt_options()),
+             "register retention bucket"));
+    if (added.applied() == true) return {};
+    counters_.lwts++;
+    QIM_ASSIGN_OR_RETURN(
+        cql::Rows created,
+        lift(session_.execute(ledger_create_, Values().text(user.str()).bigint_list(one).bigint(0),
+                              lwt_options()),
+             "create retention ledger"));
+    if (created.applied() == true) return {};
+  }
+  return Error(Errc::kTransport, fmt::format("could not register retention bucket {} of {} after 3 attempts",
+                                             bucket.value, user.str()));
+}
+
+}  // namespace qim::scylla

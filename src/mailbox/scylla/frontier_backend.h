@@ -1,0 +1,72 @@
+#pragma once
+// ScyllaFrontierBackend: the "scylla" backend of ADR-0022 (see scylla_backend.h). Internal: callers open
+// it through open_scylla_backend(). The pre-ADR form derives from it and replaces the identity, proof
+// and frontier statements (lwt_form_backend.h).
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mailbox/scylla/cql/cql_session.h"
+#include "mailbox/scylla/ledger_cache.h"
+#include "mailbox/scylla/scylla_backend.h"
+
+namespace qim::scylla {
+
+class ScyllaFrontierBackend : public StoreBackend {
+ public:
+  ScyllaFrontierBackend(BackendContext context, ScyllaConfig config, cql::Session session);
+
+  // Prepares every statement. Transport/InvalidArgument if the cluster refuses one.
+  virtual Status prepare();
+
+  std::string_view name() const override { return "scylla"; }
+  uint32_t declared_page_limit() const override { return 64; }
+  Result<std::optional<StoredIdentity>> claim_identity(ShardId shard, Epoch epoch,
+                                                       const DispatchIdentity& identity,
+                                                       Offset observed) override;
+  Result<std::optional<StoredIdentity>> read_identity(ShardId shard, Epoch epoch,
+                                                      const DispatchId& id) override;
+  Status write_entries(ShardId shard, Epoch epoch, std::span<const MailboxEntry> entries) override;
+  Result<std::optional<MailboxSeq>> read_frontier(ShardId shard) override;
+  Status write_frontier(ShardId shard, Epoch epoch, MailboxSeq expected_previous, MailboxSeq next) override;
+  Result<std::vector<MailboxEntry>> read_entries(const UserId& user, MailboxSeq after, MailboxSeq upto,
+                                                 uint32_t limit) override;
+  Result<RetentionLedger> read_ledger(const UserId& user) override;
+  Result<std::optional<MailboxSeq>> read_bucket_proof(const UserId& user, DayBucket bucket) override;
+  Status commit_sweep(const UserId& user, const RetentionLedger& seen, MailboxSeq new_trim,
+                      std::span<const DayBucket> expired) override;
+  Result<uint64_t> gc_completed_dispatches() override { return uint64_t{0}; }  // TTL does it (ADR-0022 s3)
+  OpCounters& counters() override { return counters_; }
+
+ protected:
+  using ProofMap = std::map<std::pair<std::string, int64_t>, MailboxSeq>;  // (user, day) -> max seq
+
+  // Starts the proof writes of one write_entries call (one per user and day, the max seq).
+  virtual Status write_proofs(Epoch epoch, const ProofMap& proofs, std::vector<cql::PendingResult>& pending);
+  // Prepares `text` with {ks} replaced by the keyspace.
+  Status prepare_into(cql::Prepared& into, const std::string& text);
+  // Maps the outcome of a statement to a Status naming `what`.
+  static Status done(const cql::Result<cql::Rows>& result, std::string_view what);
+
+  cql::ExecOptions plain_options() const;
+  cql::ExecOptions lwt_options() const;
+  int32_t entry_ttl_seconds() const;
+
+  BackendContext context_;
+  ScyllaConfig config_;
+  cql::Session session_;
+  OpCounters counters_;
+
+ private:
+  Result<MailboxEntry> decode_entry(const UserId& user, const cql::Row& row) const;
+  Status register_buckets(const ProofMap& proofs, int64_t now);
+  Status register_bucket(const UserId& user, DayBucket bucket);
+
+  LedgerCache cache_;
+  cql::Prepared frontier_read_, frontier_write_, identity_read_, identity_write_, entry_write_, entry_read_,
+      proof_write_, proof_read_, ledger_read_, ledger_add_, ledger_create_, ledger_sweep_;
+};
+
+}  // namespace qim::scylla

@@ -1,0 +1,202 @@
+#include "mailbox/scylla/lwt_form_backend.h"
+
+#include <fmt/format.h>
+
+#include "mailbox/scylla/cql_cells.h"
+#include "mailbox/scylla/cql_status.h"
+#include "mailbox/scylla/write_timestamps.h"
+
+namespace qim::scylla {
+
+namespace {
+using cql::Values;
+int32_t i32(uint32_t v) {
+  return static_cast<int32_t>(v);
+}
+}  // namespace
+
+Status ScyllaLwtFormBackend::prepare() {
+  QIM_RETURN_IF_ERROR(ScyllaFrontierBackend::prepare());
+  QIM_RETURN_IF_ERROR(
+      prepare_into(identity_claim_,
+                   "INSERT INTO {ks}.lwt_dispatch (shard, epoch, dispatch_id, digest, manifest, "
+                   "canonical_offset) VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS USING TTL ?"));
+  QIM_RETURN_IF_ERROR(prepare_into(identity_read_,
+                                   "SELECT digest, manifest, canonical_offset FROM {ks}.lwt_dispatch "
+                                   "WHERE shard = ? AND epoch = ? AND dispatch_id = ?"));
+  QIM_RETURN_IF_ERROR(prepare_into(
+      lanes_read_, "SELECT lane, epoch, w FROM {ks}.lane_watermark WHERE shard = ? AND lane IN ?"));
+  QIM_RETURN_IF_ERROR(
+      prepare_into(lane_init_,
+                   "INSERT INTO {ks}.lane_watermark (shard, lane, epoch, w) VALUES (?, ?, ?, ?) "
+                   "IF NOT EXISTS"));
+  QIM_RETURN_IF_ERROR(
+      prepare_into(lane_advance_,
+                   "UPDATE {ks}.lane_watermark SET epoch = ?, w = ? WHERE shard = ? AND lane = ? "
+                   "IF w = ?"));
+  QIM_RETURN_IF_ERROR(
+      prepare_into(lane_source_,
+                   "INSERT INTO {ks}.lane_dispatch (shard, lane, seq, dispatch_id) VALUES (?, ?, ?, ?) "
+                   "IF NOT EXISTS"));
+  QIM_RETURN_IF_ERROR(prepare_into(proof_raise_,
+                                   "UPDATE {ks}.lwt_retention_bucket SET bucket_max_seq = ? "
+                                   "WHERE user_id = ? AND day_bucket = ? IF bucket_max_seq < ?"));
+  QIM_RETURN_IF_ERROR(
+      prepare_into(proof_init_,
+                   "INSERT INTO {ks}.lwt_retention_bucket (user_id, day_bucket, bucket_max_seq) "
+                   "VALUES (?, ?, ?) IF NOT EXISTS"));
+  return prepare_into(
+      proof_read_,
+      "SELECT bucket_max_seq FROM {ks}.lwt_retention_bucket WHERE user_id = ? AND day_bucket = ?");
+}
+
+Result<std::optional<StoredIdentity>> ScyllaLwtFormBackend::identity_from_row(const cql::Rows& rows,
+                                                                              const DispatchId& id) const {
+  if (rows.empty()) return std::optional<StoredIdentity>();
+  auto digest_col = rows.column_index("digest"), manifest_col = rows.column_index("manifest"),
+       canonical_col = rows.column_index("canonical_offset");
+  if (!digest_col || !manifest_col || !canonical_col) {
+    return Error(Errc::kCorruptEntry, "lwt_dispatch row of " + id.str() + " lacks a column");
+  }
+  const cql::Row row = rows[0];
+  StoredIdentity out;
+  out.identity.id = id;
+  QIM_ASSIGN_OR_RETURN(int64_t digest, cell(row.get_i64(*digest_col), "lwt_dispatch.digest"));
+  QIM_ASSIGN_OR_RETURN(auto manifest, cell(row.get_blob(*manifest_col), "lwt_dispatch.manifest"));
+  QIM_ASSIGN_OR_RETURN(int64_t canonical, cell(row.get_i64(*canonical_col), "lwt_dispatch.canonical_offset"));
+  out.identity.digest = static_cast<uint64_t>(digest);
+  QIM_ASSIGN_OR_RETURN(
+      out.identity.manifest,
+      decode_manifest(std::string_view(reinterpret_cast<const char*>(manifest.data()), manifest.size())));
+  out.canonical_offset = Offset{static_cast<uint64_t>(canonical)};
+  return std::optional(std::move(out));
+}
+
+// First writer wins by Paxos: one LWT per observation.
+Result<std::optional<StoredIdentity>> ScyllaLwtFormBackend::claim_identity(ShardId shard, Epoch epoch,
+                                                                           const DispatchIdentity& identity,
+                                                                           Offset observed) {
+  counters_.lwts++;
+  QIM_ASSIGN_OR_RETURN(cql::Rows rows,
+                       lift(session_.execute(identity_claim_,
+                                             Values()
+                                                 .int32(i32(shard.value))
+                                                 .int32(i32(epoch.value))
+                                                 .text(identity.id.str())
+                                                 .bigint(static_cast<int64_t>(identity.digest))
+                                                 .blob(encode_manifest(identity.manifest))
+                                                 .bigint(static_cast<int64_t>(observed.value))
+                                                 .int32(static_cast<int32_t>(kDispatchIdentityTtlSeconds)),
+                                             lwt_options()),
+                            "claim dispatch identity (LWT)"));
+  if (rows.applied() == true) return std::optional<StoredIdentity>();
+  return identity_from_row(rows, identity.id);  // a failed IF NOT EXISTS returns the existing row
+}
+
+Result<std::optional<StoredIdentity>> ScyllaLwtFormBackend::read_identity(ShardId shard, Epoch epoch,
+                                                                          const DispatchId& id) {
+  counters_.reads++;
+  QIM_ASSIGN_OR_RETURN(
+      cql::Rows rows,
+      lift(session_.execute(identity_read_,
+                            Values().int32(i32(shard.value)).int32(i32(epoch.value)).text(id.str()),
+                            plain_options()),
+           "read dispatch identity"));
+  return identity_from_row(rows, id);
+}
+
+Result<std::optional<MailboxSeq>> ScyllaLwtFormBackend::read_frontier(ShardId shard) {
+  counters_.reads++;
+  std::vector<int64_t> lanes;
+  for (uint32_t l = 0; l < kLanes; ++l) lanes.push_back(l);
+  QIM_ASSIGN_OR_RETURN(cql::Rows rows,
+                       lift(session_.execute(lanes_read_, Values().int32(i32(shard.value)).bigint_list(lanes),
+                                             cql::ExecOptions{.consistency = cql::Consistency::kSerial}),
+                            "read lane watermarks"));
+  if (rows.empty()) return std::optional<MailboxSeq>();
+  // W = the lowest lane watermark: the shard is contiguous only up to its slowest lane.
+  std::optional<MailboxSeq> lowest;
+  for (const cql::Row row : rows) {
+    QIM_ASSIGN_OR_RETURN(int64_t w, cell(row.get_i64(2), "lane_watermark.w"));
+    lowest = std::min(lowest.value_or(seq_from_bigint(w)), seq_from_bigint(w));
+  }
+  if (rows.size() != kLanes) return std::optional(MailboxSeq{});
+  return lowest;
+}
+
+// Form A: a source row and a conditional W update per lane, 128 LWTs, all in flight at once.
+Status ScyllaLwtFormBackend::write_frontier(ShardId shard, Epoch epoch, MailboxSeq expected_previous,
+                                            MailboxSeq next) {
+  std::vector<cql::PendingResult> pending;
+  for (uint32_t lane = 0; lane < kLanes; ++lane) {
+    counters_.lwts += 2;
+    pending.push_back(session_.execute_async(
+        lane_source_,
+        Values().int32(i32(shard.value)).int32(i32(lane)).bigint(seq_to_bigint(next)).text(next.to_string()),
+        lwt_options()));
+    if (expected_previous.is_zero()) {
+      pending.push_back(session_.execute_async(lane_init_,
+                                               Values()
+                                                   .int32(i32(shard.value))
+                                                   .int32(i32(lane))
+                                                   .int32(i32(epoch.value))
+                                                   .bigint(seq_to_bigint(next)),
+                                               lwt_options()));
+    } else {
+      pending.push_back(session_.execute_async(lane_advance_,
+                                               Values()
+                                                   .int32(i32(epoch.value))
+                                                   .bigint(seq_to_bigint(next))
+                                                   .int32(i32(shard.value))
+                                                   .int32(i32(lane))
+                                                   .bigint(seq_to_bigint(expected_previous)),
+                                               lwt_options()));
+    }
+  }
+  QIM_RETURN_IF_ERROR(lift(cql::wait_all(pending), "advance lane watermarks (LWT)"));
+  for (size_t i = 1; i < pending.size(); i += 2) {
+    if (pending[i].get()->applied() != true) {
+      return Error(Errc::kWatermarkGap, fmt::format("lane {} of shard {} is not at {}", i / 2, shard.value,
+                                                    expected_previous.to_string()));
+    }
+  }
+  return {};
+}
+
+// Monotonic max by compare-and-set, one entry's proof at a time.
+Status ScyllaLwtFormBackend::write_proofs(Epoch, const ProofMap& proofs, std::vector<cql::PendingResult>&) {
+  for (const auto& [key, seq] : proofs) {
+    counters_.lwts++;
+    QIM_ASSIGN_OR_RETURN(cql::Rows raised, lift(session_.execute(proof_raise_,
+                                                                 Values()
+                                                                     .bigint(seq_to_bigint(seq))
+                                                                     .text(key.first)
+                                                                     .bigint(key.second)
+                                                                     .bigint(seq_to_bigint(seq)),
+                                                                 lwt_options()),
+                                                "raise bucket proof (LWT)"));
+    const auto current = raised.column_index("bucket_max_seq");
+    const bool higher = !raised.empty() && current && !raised[0].is_null(*current);
+    if (raised.applied() == true || higher) continue;  // raised, or already at least as high
+    counters_.lwts++;
+    QIM_RETURN_IF_ERROR(done(
+        session_.execute(proof_init_, Values().text(key.first).bigint(key.second).bigint(seq_to_bigint(seq)),
+                         lwt_options()),
+        "create bucket proof (LWT)"));
+  }
+  return {};
+}
+
+Result<std::optional<MailboxSeq>> ScyllaLwtFormBackend::read_bucket_proof(const UserId& user,
+                                                                          DayBucket bucket) {
+  counters_.reads++;
+  QIM_ASSIGN_OR_RETURN(
+      cql::Rows rows,
+      lift(session_.execute(proof_read_, Values().text(user.str()).bigint(bucket.value), plain_options()),
+           "read bucket proof"));
+  if (rows.empty() || rows[0].is_null(0)) return std::optional<MailboxSeq>();
+  QIM_ASSIGN_OR_RETURN(int64_t v, cell(rows[0].get_i64(0), "lwt_retention_bucket.bucket_max_seq"));
+  return std::optional(seq_from_bigint(v));
+}
+
+}  // namespace qim::scylla
