@@ -1,0 +1,112 @@
+#include "node/page.h"
+
+namespace qim {
+
+ErrorAction classify(const Error& error) {
+  switch (error.code()) {
+    case Errc::kCorruptEntry:
+    case Errc::kEpochAhead:
+    case Errc::kInvariant:
+    case Errc::kConfig:
+      return ErrorAction::kFatal;
+    case Errc::kDispatchConflict:
+    case Errc::kInvalidArgument:
+      return ErrorAction::kSkipRecord;
+    default:
+      return ErrorAction::kRetry;
+  }
+}
+
+namespace {
+
+struct Begun {
+  const QueuedRecord* queued;
+  BeginOutcome begin;
+  bool advances = false;  // predicted as the store decides: canonical and above the running frontier
+};
+
+}  // namespace
+
+Result<PageResult> materialize_page(MailboxStore& store, ShardId shard, Epoch epoch, MailboxSeq w,
+                                    std::span<const QueuedRecord> records, bool as_page,
+                                    spdlog::logger& logger) {
+  if (!as_page && records.size() != 1) {
+    return Error(Errc::kInvariant,
+                 "a record-by-record step takes exactly one record, got " + std::to_string(records.size()));
+  }
+  PageResult out;
+  out.frontier = w;
+  std::vector<Begun> begun;
+  for (const QueuedRecord& q : records) {
+    if (!q.record.ok()) {
+      logger.error("shard {}: skipping mailbox-log record at offset {}: {}", shard.value, q.offset.value,
+                   q.record.error().to_string());
+      out.skipped++;
+      continue;
+    }
+    auto b = store.begin_dispatch(shard, epoch, q.record->identity, q.offset);
+    if (!b.ok()) {
+      if (classify(b.error()) != ErrorAction::kSkipRecord) return b.error();
+      logger.error("shard {}: skipping dispatch {} at offset {}: {}", shard.value,
+                   q.record->identity.id.str(), q.offset.value, b.error().to_string());
+      out.skipped++;
+      continue;
+    }
+    begun.push_back(Begun{&q, *b});
+  }
+
+  std::vector<ChunkWrite> chunks;
+  for (const Begun& b : begun) {
+    if (!b.begin.needs_entries) continue;
+    const DispatchRecord& rec = *b.queued->record;
+    for (uint32_t i = 0; i < rec.chunks.size(); ++i) {
+      chunks.push_back(ChunkWrite{rec.identity.id, i, &rec.message, rec.chunks[i]});
+    }
+  }
+  if (!chunks.empty()) {
+    Status written = store.write_chunks(shard, epoch, chunks);
+    if (!written.ok()) {
+      if (classify(written.error()) != ErrorAction::kSkipRecord || records.size() > 1) return written.error();
+      logger.error("shard {}: skipping dispatch {} at offset {}: its entries are refused: {}", shard.value,
+                   begun.front().queued->record->identity.id.str(), begun.front().queued->offset.value,
+                   written.error().to_string());
+      out.skipped++;
+      return out;  // nothing begun remains to finish; the frontier moves past it with the next record
+    }
+  }
+  if (begun.empty()) return out;
+
+  // Chain the advances the way the store checks them: each record's expected_previous is the frontier as it
+  // stands after the records before it in the page (a repeated observation leaves it where it was).
+  std::vector<PageItem> items;
+  MailboxSeq running = w;
+  for (Begun& b : begun) {
+    QIM_ASSIGN_OR_RETURN(MailboxSeq observed, compose(epoch, b.queued->offset));
+    items.push_back(PageItem{b.queued->record->identity.id, uniform_advances(running, observed)});
+    b.advances = b.begin.canonical && b.begin.seq > running;
+    if (b.advances) running = observed;
+  }
+  if (as_page) {
+    QIM_ASSIGN_OR_RETURN(PageOutcome page, store.finish_dispatch_page(shard, epoch, items));
+    out.frontier = page.frontier;
+    out.finished_as_page = true;
+  } else {
+    QIM_ASSIGN_OR_RETURN(FinishOutcome one,
+                         store.finish_dispatch(shard, epoch, items[0].dispatch_id, items[0].advances));
+    out.frontier = one.frontier;
+  }
+  for (const Begun& b : begun) {
+    if (!b.advances || b.begin.seq > out.frontier) {
+      out.repeated++;
+      continue;
+    }
+    out.advanced++;
+    const DispatchRecord& rec = *b.queued->record;
+    for (const auto& chunk : rec.chunks) {
+      for (const auto& user : chunk) out.visible.push_back(MailboxEntry{user, b.begin.seq, rec.message});
+    }
+  }
+  return out;
+}
+
+}  // namespace qim
