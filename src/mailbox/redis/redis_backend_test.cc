@@ -3,9 +3,6 @@
 #include "mailbox/redis/redis_backend.h"
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <latch>
 #include <thread>
@@ -34,19 +31,6 @@ Message message(uint64_t id, int64_t time_ms) {
   m.server_time_ms = time_ms;
   m.body = "body " + std::to_string(id);
   return m;
-}
-
-// A port nothing listens on (bound, then released).
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
 }
 
 class RedisBackendTest : public ::testing::Test {
@@ -421,7 +405,7 @@ TEST_F(RedisBackendTest, ThePoolIsBoundedAndWaitsForAFreeConnection) {
 TEST(RedisBackendDown, OpeningAgainstNoRedisIsATransportErrorNamingTheEndpoint) {
   BackendContext context;
   context.clock = std::make_shared<SystemClock>();
-  const std::string endpoint = "127.0.0.1:" + std::to_string(free_port());
+  const std::string endpoint = "127.0.0.1:" + std::to_string(unused_loopback_port());
   auto backend = open_redis_backend(context, std::vector<std::string>{endpoint});
   ASSERT_FALSE(backend.ok());
   EXPECT_EQ(backend.code(), Errc::kTransport) << backend.error().to_string();

@@ -3,6 +3,8 @@
 #include <hiredis/hiredis.h>
 
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/time.h>
 #include <cerrno>
 #include <charconv>
@@ -26,6 +28,39 @@ bool is_timeout(int saved_errno, const redisContext* c) {
   const std::string_view what(c->errstr);
   return what.find("timed out") != what.npos || what.find("temporarily unavailable") != what.npos;
 }
+
+// hiredis writes with write(2): a server that closed the socket would raise SIGPIPE, whose default action
+// ends the process. SIGPIPE from a write goes to the writing thread, so blocking it in this thread for
+// the call (and consuming one we caused) turns it into the EPIPE error we report, without touching the
+// process-wide disposition.
+class SigpipeBlock {
+ public:
+  SigpipeBlock() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+  }
+  ~SigpipeBlock() {
+    if (!was_pending_) {
+      sigset_t pending;
+      sigpending(&pending);
+      if (sigismember(&pending, SIGPIPE) == 1) {
+        const timespec zero{0, 0};
+        sigtimedwait(&pipe_, nullptr, &zero);
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SigpipeBlock(const SigpipeBlock&) = delete;
+  SigpipeBlock& operator=(const SigpipeBlock&) = delete;
+
+ private:
+  sigset_t pipe_, old_;
+  bool was_pending_ = false;
+};
 
 RedisReply copy_reply(const redisReply* r) {
   RedisReply out;
@@ -129,6 +164,7 @@ Result<std::vector<RedisReply>> RedisConnection::pipeline(std::span<const RedisC
   }
   std::vector<RedisReply> replies;
   replies.reserve(commands.size());
+  const SigpipeBlock no_sigpipe;
   for (size_t i = 0; i < commands.size(); ++i) {
     void* raw = nullptr;
     errno = 0;

@@ -1,5 +1,7 @@
 #include "mailbox/redis/redis_test_env.h"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -29,6 +31,21 @@ std::string unique_test_prefix(std::string_view name) {
   std::random_device random;
   return "qimtest:" + std::to_string(::getpid()) + ":" + std::string(name) + ":" + std::to_string(random()) +
          std::to_string(random()) + ":";
+}
+
+int unused_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  int port = 0;
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  if (fd >= 0) ::close(fd);
+  return port;
 }
 
 Status delete_test_prefix(const std::vector<std::string>& endpoints, const std::string& prefix) {

@@ -22,6 +22,9 @@ std::vector<std::string> test_redis_endpoints();
 // "qimtest:<pid>:<name>:<random>:": no two tests share keys.
 std::string unique_test_prefix(std::string_view name);
 
+// A loopback TCP port nothing listens on right now (bound to port 0, then released).
+int unused_loopback_port();
+
 // Deletes every key starting with `prefix` on every endpoint (SCAN MATCH, then DEL).
 Status delete_test_prefix(const std::vector<std::string>& endpoints, const std::string& prefix);
 
