@@ -388,7 +388,8 @@ class Session {
   Session& operator=(Session&&) noexcept = default;
   ~Session() = default;  // closes (see close())
 
-  // Closes the connections. Async calls still in flight complete with kClosed before this returns.
+  // Closes the connections. Every async call still in flight completes before this returns: with its
+  // result if it finished in time, otherwise with kClosed. wait_all() first to let writes finish.
   void close() noexcept { s_.reset(); }
   bool connected() const noexcept { return s_ != nullptr; }
 

@@ -1,12 +1,14 @@
 // Integration test of the CQL client against a real Cassandra/ScyllaDB node.
 // Needs QIM_CQL_HOSTS (e.g. "127.0.0.1" or "127.0.0.1:9042,127.0.0.2"); every test is skipped without it.
-// Creates its own keyspace (qim_cql_test_<pid>_<time>, SimpleStrategy RF 1) and drops it at the end.
+// Creates its own keyspace (qim_cql_test_<pid>_<time>, SimpleStrategy, RF = nodes up to 3) and drops
+// it at the end.
 
 #include "cql_session.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <set>
@@ -32,9 +34,17 @@ class CqlSessionTest : public ::testing::Test {
     keyspace_ =
         new std::string("qim_cql_test_" + std::to_string(::getpid()) + "_" +
                         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now).count()));
+    // RF = number of nodes, at most 3: on a three-node ring every write below is replicated.
+    int64_t nodes = 1;
+    if (auto peers = session_->query("SELECT peer FROM system.peers"); peers) {
+      nodes += static_cast<int64_t>(peers->size());
+    }
+    rf_ = std::min<int64_t>(nodes, 3);
     auto r = session_->query("CREATE KEYSPACE " + *keyspace_ +
-                                 " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+                                 " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': " +
+                                 std::to_string(rf_) + "}",
                              {}, {.consistency = Consistency::kAll});
+    std::printf("keyspace %s, replication factor %lld\n", keyspace_->c_str(), static_cast<long long>(rf_));
     if (!r) connect_error_ = new std::string("create keyspace: " + r.error().to_string());
   }
 
@@ -78,6 +88,7 @@ class CqlSessionTest : public ::testing::Test {
   static inline std::string* keyspace_ = nullptr;
   static inline std::vector<std::string>* hosts_ = nullptr;
   static inline std::string* connect_error_ = nullptr;
+  static inline int64_t rf_ = 1;
 };
 
 TEST_F(CqlSessionTest, SystemLocalReleaseVersion) {

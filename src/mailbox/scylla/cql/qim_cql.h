@@ -155,9 +155,10 @@ const char* qim_cql_version(void);
 int32_t qim_cql_connect(const char* const* hosts, size_t n_hosts, const char* local_dc,
                         uint32_t request_timeout_ms, qim_cql_session** out, qim_cql_error* err);
 
-/* Closes the connections and stops the runtime; waits (up to 10 s) for it. Asynchronous requests
- * still in flight are cancelled: their callbacks run with QIM_CQL_ERR_CLOSED before this returns.
- * session may be NULL. The handle is invalid afterwards. */
+/* Closes the connections and stops the runtime; waits (up to 10 s) for it. Every asynchronous request
+ * still in flight has its callback run before this returns: with its result if it completed in time,
+ * otherwise with QIM_CQL_ERR_CLOSED (never with a connection error caused by the close). To finish
+ * writes, wait for their callbacks first. session may be NULL. The handle is invalid afterwards. */
 void qim_cql_session_close(qim_cql_session* session);
 
 /* ---- prepared statements ---------------------------------------------------------------------- */

@@ -16,6 +16,7 @@
 
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -144,6 +145,8 @@ pub type qim_cql_callback = Option<unsafe extern "C" fn(user_data: *mut c_void, 
 pub struct qim_cql_session {
     runtime: Option<Runtime>,
     session: Option<Arc<Session>>,
+    /// Set when close starts: a request failing from then on reports QIM_CQL_ERR_CLOSED.
+    closing: Arc<AtomicBool>,
 }
 
 /// Opaque prepared statement handle.
@@ -835,6 +838,7 @@ unsafe impl Send for SendPtr {}
 struct Completion {
     cb: unsafe extern "C" fn(*mut c_void, *mut qim_cql_result),
     user_data: SendPtr,
+    closing: Arc<AtomicBool>,
     fired: bool,
 }
 
@@ -844,6 +848,18 @@ impl Completion {
             return;
         }
         self.fired = true;
+        // A request cut short by close (its connection torn down) reports CLOSED, whatever the driver said.
+        let r = if r.code != QIM_CQL_OK && r.code != QIM_CQL_ERR_CLOSED && self.closing.load(Ordering::SeqCst) {
+            error_result(
+                QIM_CQL_ERR_CLOSED,
+                format!(
+                    "session closed before the request completed ({})",
+                    r.message.to_string_lossy()
+                ),
+            )
+        } else {
+            r
+        };
         // The callback is C/C++ code declared not to unwind; it must not throw.
         unsafe { (self.cb)(self.user_data.0, Box::into_raw(r)) };
     }
@@ -862,13 +878,19 @@ impl Drop for Completion {
     }
 }
 
-fn spawn<F>(rt: &Runtime, fut: F, cb: unsafe extern "C" fn(*mut c_void, *mut qim_cql_result), user_data: *mut c_void)
-where
+fn spawn<F>(
+    s: &qim_cql_session,
+    rt: &Runtime,
+    fut: F,
+    cb: unsafe extern "C" fn(*mut c_void, *mut qim_cql_result),
+    user_data: *mut c_void,
+) where
     F: std::future::Future<Output = Result<qim_cql_result, Failure>> + Send + 'static,
 {
     let mut done = Completion {
         cb,
         user_data: SendPtr(user_data),
+        closing: s.closing.clone(),
         fired: false,
     };
     rt.spawn(async move {
@@ -970,6 +992,7 @@ unsafe fn connect_impl(
         Ok(session) => Ok(Box::new(qim_cql_session {
             runtime: Some(runtime),
             session: Some(Arc::new(session)),
+            closing: Arc::new(AtomicBool::new(false)),
         })),
         Err(f) => {
             runtime.shutdown_timeout(Duration::from_secs(2));
@@ -1020,6 +1043,7 @@ pub unsafe extern "C" fn qim_cql_session_close(session: *mut qim_cql_session) {
     guard(
         || {
             let mut s = Box::from_raw(session);
+            s.closing.store(true, Ordering::SeqCst);
             let rt = s.runtime.take();
             let sess = s.session.take();
             if let Some(rt) = rt {
@@ -1214,7 +1238,7 @@ where
         let cb = cb.ok_or_else(|| Failure::bad_arg("callback is NULL"))?;
         let (s, fut) = prep?;
         let (rt, _) = s.parts()?;
-        spawn(rt, fut, cb, user_data);
+        spawn(s, rt, fut, cb, user_data);
         Ok(())
     })();
     match started {
