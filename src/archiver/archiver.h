@@ -1,0 +1,55 @@
+#pragma once
+// qim-archiver: reads the Outbox in its own consumer group and writes each message's history rows. The
+// message id is derived from the Outbox position, so a replayed batch rewrites the same rows (idempotent).
+// The position is committed only after the rows are written and, if a `make_durable` hook is given, synced.
+
+#include <spdlog/logger.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+
+#include "archiver/history_store.h"
+#include "log/consumer.h"
+#include "log/log.h"
+
+namespace qim {
+
+inline constexpr const char* kArchiverGroup = "qim-archiver";
+
+struct ArchiverOptions {
+  std::string group = kArchiverGroup;
+  std::vector<uint32_t> partitions;  // Outbox partitions; empty = all
+  size_t batch_max = 256;
+  std::chrono::milliseconds poll_wait{100};
+  std::function<Status()> make_durable;    // called after a batch's rows, before the commit
+  std::shared_ptr<spdlog::logger> logger;  // silent if null
+};
+
+struct ArchiverMetrics {
+  uint64_t messages = 0;  // messages written (replays included)
+  uint64_t skipped = 0;   // Outbox records that are not messages (logged)
+  std::vector<ConsumerPosition> positions;
+};
+
+class Archiver {
+ public:
+  Archiver(Log& outbox, HistoryStore& history, ArchiverOptions options);
+  ~Archiver();
+
+  Status start();
+  Status drain(std::chrono::milliseconds limit, const std::function<void(uint64_t remaining)>& progress = {});
+  void stop();
+  ArchiverMetrics metrics() const;
+
+ private:
+  Status handle(uint32_t partition, std::span<const LogRecord> batch);
+
+  Log& outbox_;
+  HistoryStore& history_;
+  ArchiverOptions options_;
+  std::unique_ptr<LogConsumer> consumer_;
+  std::atomic<uint64_t> messages_{0}, skipped_{0};
+};
+
+}  // namespace qim

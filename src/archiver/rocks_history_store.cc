@@ -1,0 +1,114 @@
+#include "archiver/rocks_history_store.h"
+
+#include <algorithm>
+
+#include "mailbox/message_codec.h"
+
+namespace qim {
+
+namespace {
+
+Status rocks(const rocksdb::Status& s, std::string_view what) {
+  if (s.ok()) return {};
+  return Error(s.IsCorruption() ? Errc::kCorruptEntry : Errc::kIo,
+               "history store: " + std::string(what) + ": " + s.ToString());
+}
+
+void put_be64(std::string& out, uint64_t v) {
+  for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+uint64_t get_be64(std::string_view in) {
+  uint64_t v = 0;
+  for (char c : in.substr(0, 8)) v = (v << 8) | static_cast<uint8_t>(c);
+  return v;
+}
+
+std::string message_key(MessageId id) {
+  std::string k = "m";
+  put_be64(k, id.value);
+  return k;
+}
+
+std::string index_prefix(const ConversationId& conversation) {
+  std::string k = "c";
+  k += conversation.str();
+  k.push_back('\0');
+  return k;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RocksHistoryStore>> RocksHistoryStore::open(const std::string& dir) {
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  rocksdb::DB* raw = nullptr;
+  QIM_RETURN_IF_ERROR(rocks(rocksdb::DB::Open(options, dir, &raw), "open " + dir));
+  return std::unique_ptr<RocksHistoryStore>(new RocksHistoryStore(std::unique_ptr<rocksdb::DB>(raw)));
+}
+
+Status RocksHistoryStore::append(const Message& message) {
+  QIM_RETURN_IF_ERROR(validate_message(message));
+  if (message.conversation.empty())
+    return Error(Errc::kInvalidArgument, "history: message without a conversation");
+  rocksdb::WriteBatch batch;
+  std::string index = index_prefix(message.conversation);
+  put_be64(index, message.id.value);
+  QIM_RETURN_IF_ERROR(rocks(batch.Put(message_key(message.id), encode_message(message)), "batch"));
+  QIM_RETURN_IF_ERROR(rocks(batch.Put(index, rocksdb::Slice()), "batch"));
+  QIM_RETURN_IF_ERROR(rocks(db_->Write(rocksdb::WriteOptions(), &batch), "append"));
+  counters_.inserts += 2;
+  return {};
+}
+
+Status RocksHistoryStore::sync() {
+  return rocks(db_->SyncWAL(), "sync");
+}
+
+Result<HistoryPage> RocksHistoryStore::read(const HistoryQuery& query) {
+  if (query.limit == 0 || query.limit > 200) {
+    return Error(Errc::kInvalidArgument, "history limit must be 1..200, got " + std::to_string(query.limit));
+  }
+  if (query.conversation.empty()) return Error(Errc::kInvalidArgument, "history read without a conversation");
+  const std::string prefix = index_prefix(query.conversation);
+  std::string start = prefix;
+  put_be64(start, query.before ? query.before->value : ~uint64_t{0});
+
+  std::vector<uint64_t> ids;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  counters_.reads++;
+  for (it->SeekForPrev(start); it->Valid() && ids.size() <= query.limit; it->Prev()) {
+    const rocksdb::Slice key = it->key();
+    if (!key.starts_with(prefix)) break;
+    if (key.size() != prefix.size() + 8) {
+      return Error(Errc::kCorruptEntry,
+                   "history index row of " + query.conversation.str() + " has a bad key");
+    }
+    const uint64_t id = get_be64(std::string_view(key.data() + prefix.size(), 8));
+    if (query.before && id >= query.before->value) continue;  // `before` is exclusive
+    ids.push_back(id);
+  }
+  QIM_RETURN_IF_ERROR(rocks(it->status(), "scan " + query.conversation.str()));
+
+  HistoryPage page;
+  page.more = ids.size() > query.limit;
+  ids.resize(std::min<size_t>(ids.size(), query.limit));
+  std::vector<std::string> keys;
+  for (uint64_t id : ids) keys.push_back(message_key(MessageId{id}));
+  std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
+  std::vector<std::string> values;
+  const auto statuses = db_->MultiGet(rocksdb::ReadOptions(), slices, &values);
+  counters_.reads += keys.size();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (statuses[i].IsNotFound()) {
+      return Error(Errc::kCorruptEntry, "history index names message " + std::to_string(ids[i]) + " of " +
+                                            query.conversation.str() + " but the message row is missing");
+    }
+    QIM_RETURN_IF_ERROR(rocks(statuses[i], "read message " + std::to_string(ids[i])));
+    QIM_ASSIGN_OR_RETURN(Message m, decode_message(values[i]));
+    page.messages.push_back(std::move(m));
+  }
+  return page;
+}
+
+}  // namespace qim

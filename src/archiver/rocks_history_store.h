@@ -1,0 +1,44 @@
+#pragma once
+// History on local disk (RocksDB), for the embedded deployment: two rows per message, as ADR-0018 counts
+// them,
+//
+//   'm' | be64(message id)                           -> the message (mailbox/message_codec.h)
+//   'c' | conversation | 0x00 | be64(message id)     -> (empty): the conversation's index
+//
+// written together in one batch, so the index never names a missing message. Message ids of a
+// conversation grow with its Outbox offsets (one conversation, one Outbox partition), so the index sorts
+// a conversation oldest to newest and HISTORY walks it backwards.
+
+#include <rocksdb/db.h>
+
+#include <memory>
+#include <string>
+
+#include "archiver/history_store.h"
+
+namespace qim {
+
+class RocksHistoryStore final : public HistoryStore {
+ public:
+  // Opens (creating if missing) the store in `dir`. Io if it cannot be opened or another process holds it.
+  static Result<std::unique_ptr<RocksHistoryStore>> open(const std::string& dir);
+
+  // Idempotent upsert of both rows; InvalidArgument for a message out of bounds. Not synced by itself:
+  // call sync() before relying on it surviving a power loss.
+  Status append(const Message& message) override;
+  // Newest first, strictly before `query.before`. InvalidArgument for a limit outside 1..200 or an empty
+  // conversation; CorruptEntry if an index row names a message that does not decode.
+  Result<HistoryPage> read(const HistoryQuery& query) override;
+  OpCounts op_counts() const override { return counters_.snapshot(); }
+
+  // Makes every append so far durable (fsyncs the write-ahead log).
+  Status sync();
+
+ private:
+  explicit RocksHistoryStore(std::unique_ptr<rocksdb::DB> db) : db_(std::move(db)) {}
+
+  std::unique_ptr<rocksdb::DB> db_;
+  OpCounters counters_;
+};
+
+}  // namespace qim
