@@ -1,0 +1,58 @@
+// The redis backend under the contract suite, against the instances of QIM_TEST_REDIS=host:port[,...].
+// Each harness is a key prefix of its own; destroying the harness deletes that prefix only (never a
+// FLUSHALL of a shared Redis). A restart opens a new backend (new connections) over the same keys.
+#include "mailbox/redis/redis_backend.h"
+#include "mailbox/redis/redis_connection.h"
+#include "mailbox/redis/redis_keys.h"
+#include "mailbox/redis/redis_test_env.h"
+#include "mailbox/tests/backend_fixture.h"
+
+namespace qim::test {
+
+namespace {
+
+class RedisHarness final : public BackendHarness {
+ public:
+  RedisHarness(std::vector<std::string> endpoints, std::string prefix)
+      : endpoints_(std::move(endpoints)), prefix_(std::move(prefix)) {}
+  ~RedisHarness() override { (void)delete_test_prefix(endpoints_, prefix_); }  // best effort, prefix only
+
+  Result<std::unique_ptr<StoreBackend>> open(const BackendContext& context) override {
+    return open_redis_backend_with_prefix(context, endpoints_, prefix_);
+  }
+
+  // The proof key lives on one instance; deleting it everywhere needs no shard arithmetic here.
+  Status drop_proof(StoreBackend&, const UserId& user, DayBucket bucket) override {
+    const std::string key = RedisKeys(prefix_).proof(user, bucket);
+    for (const auto& text : endpoints_) {
+      QIM_ASSIGN_OR_RETURN(RedisEndpoint endpoint, RedisEndpoint::parse(text));
+      QIM_ASSIGN_OR_RETURN(auto conn, RedisConnection::open(endpoint, RedisTimeouts{}));
+      QIM_RETURN_IF_ERROR(conn->run({"DEL", key}));
+    }
+    return {};
+  }
+
+ private:
+  std::vector<std::string> endpoints_;
+  std::string prefix_;
+};
+
+}  // namespace
+
+BackendFixture redis_fixture() {
+  BackendFixture f;
+  f.name = "redis";
+  f.property_runs = 10;
+  f.limits.no_clock_identity_ttl = "identity TTL is counted by Redis in real time (EX 31 days)";
+  f.unavailable = []() -> std::optional<std::string> {
+    if (test_redis_endpoints().empty()) return std::string(kTestRedisSkipMessage);
+    return std::nullopt;
+  };
+  f.make_harness = []() -> Result<std::unique_ptr<BackendHarness>> {
+    return std::unique_ptr<BackendHarness>(
+        std::make_unique<RedisHarness>(test_redis_endpoints(), unique_test_prefix("contract")));
+  };
+  return f;
+}
+
+}  // namespace qim::test
