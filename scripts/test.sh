@@ -33,6 +33,7 @@ for port in 16379 16380 16381; do bash $engines/redis.sh wait "mailbox$port" "$p
 export QIM_TEST_REDIS=127.0.0.1:16379,127.0.0.1:16380
 run "redis smoke" bash tests/engines/redis_smoke.sh
 run "redis store" ct -L redis
+run "contract suite on redis" ct -R '/redis$'
 
 # 3. Kafka (KRaft, one broker).
 bash $engines/kafka.sh start && bash $engines/kafka.sh wait
@@ -47,7 +48,9 @@ run "e2e (embedded)" ct -L e2e
 bash $engines/cassandra.sh start single && bash $engines/cassandra.sh wait single
 export QIM_TEST_CQL_HOSTS=127.0.0.1 QIM_CQL_HOSTS=127.0.0.1
 run "cassandra smoke" bash tests/engines/cassandra_smoke.sh single
-run "scylla store (one node)" ct -L scylla
+run "CQL client (one node)" ct -L scylla
+run "contract suite on scylla (one node)" ct -R '/scylla$'
+run "scylla CQL gate (one node, RF 1)" ct -L scylla-cluster
 bash $engines/cassandra.sh stop
 if [ "${QIM_TEST_SKIP_CLUSTER:-0}" != 1 ]; then
   bash $engines/cassandra.sh start cluster && bash $engines/cassandra.sh wait cluster
