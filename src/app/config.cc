@@ -1,0 +1,104 @@
+#include "app/config.h"
+
+#include <charconv>
+
+#include "node/mailbox_node.h"
+
+namespace qim {
+
+namespace {
+
+Error config_error(const std::string& var, const std::string& value, const std::string& why) {
+  return Error(Errc::kConfig, var + "='" + value + "': " + why);
+}
+
+Result<uint64_t> parse_uint(const std::string& var, const std::string& value, uint64_t lo, uint64_t hi) {
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (value.empty() || ec != std::errc() || p != value.data() + value.size()) {
+    return config_error(var, value, "not a whole number");
+  }
+  if (v < lo || v > hi) {
+    return config_error(var, value, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+  }
+  return v;
+}
+
+Result<std::string> one_of(const std::string& var, const std::string& value,
+                           std::initializer_list<const char*> allowed) {
+  std::string list;
+  for (const char* a : allowed) {
+    if (value == a) return value;
+    list += (list.empty() ? "" : ", ") + std::string(a);
+  }
+  return config_error(var, value, "expected one of " + list);
+}
+
+}  // namespace
+
+EnvLookup with_overrides(EnvLookup base, std::map<std::string, std::string> overrides) {
+  return [base = std::move(base), overrides = std::move(overrides)](const std::string& name) {
+    if (auto it = overrides.find(name); it != overrides.end()) return std::optional<std::string>(it->second);
+    return base(name);
+  };
+}
+
+Result<AppConfig> app_config_from_env(const EnvLookup& getenv) {
+  AppConfig c;
+  QIM_ASSIGN_OR_RETURN(c.store, store_options_from_env(getenv));
+  c.shards = c.store.shard_count;
+  if (auto v = getenv("QIM_DATA_DIR")) c.data_dir = *v;  // emptiness checked by the store's options
+  c.store.data_dir = c.data_dir + "/mailbox";
+  c.log.data_dir = c.data_dir;
+  if (auto v = getenv("QIM_LOG_BACKEND")) {
+    QIM_ASSIGN_OR_RETURN(c.log.backend, one_of("QIM_LOG_BACKEND", *v, {"embedded", "kafka"}));
+  }
+  if (auto v = getenv("QIM_LOG_SEGMENT_BYTES")) {
+    QIM_ASSIGN_OR_RETURN(c.log.segment_bytes,
+                         parse_uint("QIM_LOG_SEGMENT_BYTES", *v, 1 << 16, uint64_t{1} << 34));
+  }
+  if (auto v = getenv("QIM_KAFKA_BROKERS")) {
+    c.log.kafka_brokers.clear();
+    for (size_t start = 0; start <= v->size();) {
+      const size_t comma = std::min(v->find(',', start), v->size());
+      if (comma > start) c.log.kafka_brokers.push_back(v->substr(start, comma - start));
+      start = comma + 1;
+    }
+    if (c.log.kafka_brokers.empty())
+      return config_error("QIM_KAFKA_BROKERS", *v, "expected host:port[,host:port...]");
+  }
+  if (auto v = getenv("QIM_OUTBOX_PARTITIONS")) {
+    QIM_ASSIGN_OR_RETURN(uint64_t n, parse_uint("QIM_OUTBOX_PARTITIONS", *v, 1, 4096));
+    c.outbox_partitions = static_cast<uint32_t>(n);
+  }
+  if (auto v = getenv("QIM_OWNED_SHARDS")) {
+    auto shards = parse_shard_set(*v, c.shards);
+    if (!shards.ok()) return config_error("QIM_OWNED_SHARDS", *v, shards.error().message());
+    c.owned_shards = *std::move(shards);
+  } else {
+    for (uint32_t s = 0; s < c.shards; ++s) c.owned_shards.push_back(ShardId{s});
+  }
+  if (auto v = getenv("QIM_EPOCH")) {
+    QIM_ASSIGN_OR_RETURN(uint64_t e, parse_uint("QIM_EPOCH", *v, 1, kMaxEpoch));
+    c.epoch = Epoch{static_cast<uint32_t>(e)};
+  }
+  if (auto v = getenv("QIM_DELIVERY_MODE")) {
+    QIM_ASSIGN_OR_RETURN(c.delivery_mode, one_of("QIM_DELIVERY_MODE", *v, {"hybrid", "push", "pull"}));
+  }
+  if (auto v = getenv("QIM_FANOUT_CHUNK_ENTRIES")) {
+    QIM_ASSIGN_OR_RETURN(uint64_t n, parse_uint("QIM_FANOUT_CHUNK_ENTRIES", *v, 1, kMaxChunkEntries));
+    c.chunk_entries = static_cast<uint32_t>(n);
+  }
+  if (auto v = getenv("QIM_DRAIN_TIMEOUT_MS")) {
+    QIM_ASSIGN_OR_RETURN(uint64_t ms, parse_uint("QIM_DRAIN_TIMEOUT_MS", *v, 100, 3'600'000));
+    c.drain_timeout = std::chrono::milliseconds(ms);
+  }
+  if (auto v = getenv("QIM_LOG_LEVEL")) {
+    QIM_ASSIGN_OR_RETURN(std::string level,
+                         one_of("QIM_LOG_LEVEL", *v, {"trace", "debug", "info", "warn", "error"}));
+    c.log_level = spdlog::level::from_str(level);
+  }
+  return c;
+}
+
+}  // namespace qim

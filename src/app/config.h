@@ -1,0 +1,51 @@
+#pragma once
+// The `qim` binary's configuration: environment variables (SYSTEM.md section 4 and ours), which
+// command-line flags may override. Every bad value is a Config error naming the variable.
+//
+//   QIM_DATA_DIR              ./qim-data   everything the embedded deployment keeps
+//   QIM_LOG_BACKEND           embedded     embedded | kafka (Kafka is not built yet)
+//   QIM_LOG_SEGMENT_BYTES     67108864     embedded log segment size
+//   QIM_KAFKA_BROKERS         127.0.0.1:9092
+//   QIM_SHARDS                16           mailbox shards = mailbox-log partitions
+//   QIM_OUTBOX_PARTITIONS     16           Outbox partitions
+//   QIM_OWNED_SHARDS          all          shards this MailboxNode owns, e.g. "0-15" or "0-3,8"
+//   QIM_EPOCH                 1            ownership epoch of the owned shards, 1..65535
+//   QIM_DELIVERY_MODE         hybrid       hybrid | push | pull (pull: the node notifies nobody)
+//   QIM_FANOUT_CHUNK_ENTRIES  256          recipients per chunk of a dispatch record
+//   QIM_DRAIN_TIMEOUT_MS      60000        how long a clean shutdown may take to drain
+//   QIM_LOG_LEVEL             info         trace | debug | info | warn | error
+//   plus the store's (mailbox/store_options.h) and the gateway's (gateway/gateway_options.h) variables.
+
+#include <spdlog/common.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/sharding.h"
+#include "log/open_log.h"
+#include "mailbox/store_options.h"
+
+namespace qim {
+
+struct AppConfig {
+  std::string data_dir = "qim-data";
+  LogOptions log;
+  StoreOptions store;
+  uint32_t shards = 16;
+  uint32_t outbox_partitions = 16;
+  std::vector<ShardId> owned_shards;  // default: every shard
+  Epoch epoch{1};
+  std::string delivery_mode = "hybrid";
+  uint32_t chunk_entries = 256;
+  std::chrono::milliseconds drain_timeout{60'000};
+  spdlog::level::level_enum log_level = spdlog::level::info;
+};
+
+Result<AppConfig> app_config_from_env(const EnvLookup& getenv);
+
+// `base`, with the variables in `overrides` (from command-line flags) taking precedence.
+EnvLookup with_overrides(EnvLookup base, std::map<std::string, std::string> overrides);
+
+}  // namespace qim

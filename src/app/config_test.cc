@@ -1,0 +1,61 @@
+#include "app/config.h"
+
+#include <gtest/gtest.h>
+
+namespace qim {
+namespace {
+
+EnvLookup env(std::map<std::string, std::string> vars) {
+  return with_overrides([](const std::string&) { return std::optional<std::string>(); }, std::move(vars));
+}
+
+TEST(AppConfigTest, DefaultsOwnEveryShardAtEpochOne) {
+  auto c = app_config_from_env(env({})).value();
+  EXPECT_EQ(c.data_dir, "qim-data");
+  EXPECT_EQ(c.store.data_dir, "qim-data/mailbox");
+  EXPECT_EQ(c.store.backend, "embedded");
+  EXPECT_EQ(c.log.backend, "embedded");
+  EXPECT_EQ(c.owned_shards.size(), 16u);
+  EXPECT_EQ(c.epoch, Epoch{1});
+  EXPECT_EQ(c.delivery_mode, "hybrid");
+}
+
+TEST(AppConfigTest, ReadsOurVariables) {
+  auto c = app_config_from_env(env({{"QIM_DATA_DIR", "/tmp/x"},
+                                    {"QIM_SHARDS", "8"},
+                                    {"QIM_OWNED_SHARDS", "0-3"},
+                                    {"QIM_EPOCH", "7"},
+                                    {"QIM_OUTBOX_PARTITIONS", "4"},
+                                    {"QIM_DELIVERY_MODE", "pull"}}))
+               .value();
+  EXPECT_EQ(c.log.data_dir, "/tmp/x");
+  EXPECT_EQ(c.store.data_dir, "/tmp/x/mailbox");
+  EXPECT_EQ(c.shards, 8u);
+  EXPECT_EQ(c.owned_shards.size(), 4u);
+  EXPECT_EQ(c.epoch, Epoch{7});
+  EXPECT_EQ(c.outbox_partitions, 4u);
+  EXPECT_EQ(c.delivery_mode, "pull");
+}
+
+TEST(AppConfigTest, EveryBadValueNamesItsVariable) {
+  const std::map<std::string, std::string> bad = {
+      {"QIM_EPOCH", "0"},         {"QIM_EPOCH", "65536"},         {"QIM_OWNED_SHARDS", "0-16"},
+      {"QIM_LOG_BACKEND", "nfs"}, {"QIM_DELIVERY_MODE", "fast"},  {"QIM_OUTBOX_PARTITIONS", "x"},
+      {"QIM_LOG_LEVEL", "loud"},  {"QIM_DRAIN_TIMEOUT_MS", "-1"}, {"QIM_FANOUT_CHUNK_ENTRIES", "0"},
+      {"QIM_KAFKA_BROKERS", ","}};
+  for (const auto& [var, value] : bad) {
+    auto c = app_config_from_env(env({{var, value}}));
+    ASSERT_FALSE(c.ok()) << var << "=" << value;
+    EXPECT_EQ(c.code(), Errc::kConfig);
+    EXPECT_NE(c.error().message().find(var), std::string::npos) << c.error().message();
+  }
+}
+
+TEST(AppConfigTest, FlagsOverrideTheEnvironment) {
+  auto base = env({{"QIM_EPOCH", "2"}});
+  auto c = app_config_from_env(with_overrides(base, {{"QIM_EPOCH", "3"}})).value();
+  EXPECT_EQ(c.epoch, Epoch{3});
+}
+
+}  // namespace
+}  // namespace qim

@@ -1,0 +1,175 @@
+#include "app/pipeline.h"
+
+#include <fmt/format.h>
+#include <spdlog/sinks/null_sink.h>
+
+#include "log/embedded/embedded_log.h"
+#include "log/embedded/file.h"
+
+namespace qim {
+
+Result<std::unique_ptr<Pipeline>> Pipeline::open(const AppConfig& config, PipelineRoles roles,
+                                                 std::shared_ptr<spdlog::logger> logger) {
+  if (!logger)
+    logger = std::make_shared<spdlog::logger>("qim", std::make_shared<spdlog::sinks::null_sink_mt>());
+  std::unique_ptr<Pipeline> p(new Pipeline(config, roles, std::move(logger)));
+  QIM_RETURN_IF_ERROR(embedded_log::make_dirs(config.data_dir));
+  p->logger_->info("opening the outbox log ({} partitions) and the mailbox log ({} shards) in {}",
+                   config.outbox_partitions, config.shards, config.data_dir);
+  QIM_ASSIGN_OR_RETURN(p->outbox_, open_log(config.log, "outbox", config.outbox_partitions,
+                                            p->child("outbox-log"), config.store.clock));
+  QIM_ASSIGN_OR_RETURN(p->mailbox_log_, open_log(config.log, "mailbox", config.shards,
+                                                 p->child("mailbox-log"), config.store.clock));
+  p->logger_->info("opening the {} mailbox store", config.store.backend);
+  QIM_ASSIGN_OR_RETURN(p->store_, open_mailbox_store(config.store));
+  QIM_ASSIGN_OR_RETURN(p->history_, RocksHistoryStore::open(config.data_dir + "/history"));
+  return p;
+}
+
+Pipeline::~Pipeline() {
+  // Roles stop (their destructors join their threads) before the logs and stores they use go away.
+  fanout_.reset();
+  archiver_.reset();
+  node_.reset();
+  fan_in_.reset();
+}
+
+std::shared_ptr<spdlog::logger> Pipeline::child(const std::string& name) const {
+  auto l = std::make_shared<spdlog::logger>(name, logger_->sinks().begin(), logger_->sinks().end());
+  l->set_level(logger_->level());
+  return l;
+}
+
+Status Pipeline::start() {
+  if (!downstream_.empty()) fan_in_ = std::make_unique<FanInNotifier>(downstream_);
+  if (roles_.node) {
+    NodeOptions o;
+    o.shards = config_.owned_shards;
+    o.epoch = config_.epoch;
+    o.logger = child("node");
+    o.on_fatal = [this](const Error& e) {
+      if (on_fatal_) on_fatal_(e);
+    };
+    node_ = std::make_unique<MailboxNode>(*mailbox_log_, *store_, fan_in_.get(), std::move(o));
+    if (Status s = node_->start(); !s.ok()) {
+      node_.reset();
+      return s;
+    }
+  }
+  if (roles_.archiver) {
+    ArchiverOptions o;
+    o.logger = child("archiver");
+    o.make_durable = [this] { return history_->sync(); };
+    archiver_ = std::make_unique<Archiver>(*outbox_, *history_, std::move(o));
+    QIM_RETURN_IF_ERROR(archiver_->start());
+  }
+  if (roles_.fanout) {
+    FanoutOptions o;
+    o.chunk_entries = config_.chunk_entries;
+    o.logger = child("fanout");
+    QIM_ASSIGN_OR_RETURN(ShardMap shards, ShardMap::create(config_.shards));
+    fanout_ = std::make_unique<Fanout>(*outbox_, *mailbox_log_, shards, std::move(o));
+    QIM_RETURN_IF_ERROR(fanout_->start());
+  }
+  return {};
+}
+
+Status Pipeline::shutdown() {
+  const auto limit = config_.drain_timeout;
+  auto say = [this](const char* what) {
+    return
+        [this, what](uint64_t remaining) { logger_->info("draining {}: {} records left", what, remaining); };
+  };
+  std::optional<Error> first;
+  auto keep = [&first](Status s) {
+    if (!s.ok() && !first) first = s.error();
+  };
+  if (fanout_) keep(fanout_->drain(limit, say("fanout")));
+  if (node_) keep(node_->drain(limit, say("mailbox node")));
+  if (archiver_) keep(archiver_->drain(limit, say("archiver")));
+  // Every role has stopped (their metrics stay readable); the node reports no more, so the fan-in can go.
+  if (fan_in_) fan_in_->flush();
+  fan_in_.reset();
+  logger_->info("pipeline stopped: {}", summary());
+  if (first) return *first;
+  return {};
+}
+
+std::optional<Error> Pipeline::fatal() const {
+  return node_ ? node_->fatal() : std::nullopt;
+}
+
+std::string Pipeline::summary() const {
+  std::string out;
+  if (fanout_) {
+    const auto f = fanout_->metrics();
+    out += fmt::format("fanout {} messages ({} skipped); ", f.records, f.skipped);
+  }
+  if (node_) {
+    const ShardMetrics t = total(node_->metrics());
+    out += fmt::format("node {} records ({} repeated, {} skipped), {} pages, mean page {:.2f}, lag {}; ",
+                       t.records, t.repeated, t.skipped, t.pages, t.mean_page(), t.lag);
+  }
+  if (archiver_) out += fmt::format("archiver {} messages", archiver_->metrics().messages);
+  return out;
+}
+
+std::string Pipeline::prometheus() const {
+  using Samples = std::vector<std::pair<std::string, uint64_t>>;  // (labels, value)
+  std::string out;
+  auto family = [&out](const char* name, const char* type, const char* help, const Samples& samples) {
+    out += fmt::format("# HELP {0} {1}\n# TYPE {0} {2}\n", name, help, type);
+    for (const auto& [labels, value] : samples) out += fmt::format("{}{} {}\n", name, labels, value);
+  };
+  if (fanout_) {
+    const auto f = fanout_->metrics();
+    family("qim_fanout_records_total", "counter", "Outbox records turned into dispatch records",
+           {{"", f.records}});
+    family("qim_fanout_dispatches_total", "counter", "Dispatch records appended", {{"", f.dispatches}});
+    family("qim_fanout_skipped_total", "counter", "Outbox records fanout could not use", {{"", f.skipped}});
+  }
+  if (archiver_) {
+    family("qim_archiver_messages_total", "counter", "Messages written to history",
+           {{"", archiver_->metrics().messages}});
+  }
+  if (node_) {
+    Samples records, pages, paged, frontier, lag;
+    for (const auto& m : node_->metrics()) {
+      const std::string shard = fmt::format("{{shard=\"{}\"}}", m.shard.value);
+      records.emplace_back(shard, m.records);
+      pages.emplace_back(shard, m.pages);
+      paged.emplace_back(shard, m.paged_records);
+      lag.emplace_back(shard, m.lag);
+      frontier.emplace_back(
+          fmt::format("{{shard=\"{}\",epoch=\"{}\"}}", m.shard.value, m.frontier.epoch().value),
+          m.frontier.offset().value);
+    }
+    family("qim_node_records_total", "counter", "Mailbox-log records taken by shard workers", records);
+    family("qim_node_pages_total", "counter", "Pages finished after catch-up", pages);
+    family("qim_node_paged_records_total", "counter", "Records inside those pages", paged);
+    family("qim_node_frontier_offset", "gauge", "Mailbox-log offset of the shard frontier", frontier);
+    family("qim_node_lag", "gauge", "Records on the mailbox log not finished yet", lag);
+  }
+  const OpCounts ops = store_->op_counts();
+  family("qim_store_ops_total", "counter", "Mailbox store operations by kind",
+         {{"{kind=\"insert\"}", ops.inserts},
+          {"{kind=\"update\"}", ops.updates},
+          {"{kind=\"read\"}", ops.reads},
+          {"{kind=\"lwt\"}", ops.lwts},
+          {"{kind=\"frontier_write\"}", ops.frontier_writes}});
+  Samples appends, commits;
+  for (auto* log : {outbox_.get(), mailbox_log_.get()}) {
+    if (auto* e = dynamic_cast<EmbeddedLog*>(log)) {
+      const std::string labels = "{log=\"" + log->name() + "\"}";
+      appends.emplace_back(labels, e->stats().appends);
+      commits.emplace_back(labels, e->stats().batches);
+    }
+  }
+  if (!appends.empty()) {
+    family("qim_log_appends_total", "counter", "Records made durable by the embedded log", appends);
+    family("qim_log_group_commits_total", "counter", "Embedded log writer batches", commits);
+  }
+  return out;
+}
+
+}  // namespace qim
