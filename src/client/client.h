@@ -1,0 +1,97 @@
+#pragma once
+// A small WebSocket client of the QIM protocol, for the e2e suite, the load generator and qimctl.
+//
+// Frames are written in the order send_*() is called (asynchronously, on the runtime's thread) and every
+// received frame is queued; wait_for() takes the first queued frame that matches, leaving the others for
+// later waits, so a test can wait for a SEND_ACK while DELIVERs keep arriving. A client created with
+// on_frame set hands frames to that callback (on the runtime's thread) instead of queueing them.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "client/frames.h"
+#include "core/status.h"
+
+namespace qim::client {
+
+// The threads clients run on. Many clients may share one (the load generator does).
+class Runtime {
+ public:
+  explicit Runtime(unsigned threads = 1);
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+  struct Impl;
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+struct ClientOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 7400;
+  std::string target = "/";  // the HTTP path of the upgrade request
+  std::chrono::milliseconds timeout{5000};
+  // Optional: receive frames here (raw JSON text) instead of the queue.
+  std::function<void(std::string_view frame)> on_frame;
+  // Optional: told once when the connection ends (close code, reason).
+  std::function<void(int code, std::string_view reason)> on_close;
+};
+
+using Pred = std::function<bool(const ServerFrame&)>;
+
+class Client {
+ public:
+  // Connects and completes the WebSocket handshake. Transport naming the endpoint on failure. With no
+  // runtime, the client runs its own one-thread runtime.
+  static Result<std::unique_ptr<Client>> connect(const ClientOptions& options,
+                                                 std::shared_ptr<Runtime> runtime = nullptr);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Queues a raw text (or binary) frame; test code sends malformed frames with these.
+  void send_text(std::string text);
+  void send_binary(std::string bytes);
+
+  // The first queued frame matching `pred`, waiting up to `timeout`. Timeout if none came; Transport if
+  // the connection closed first (the message holds the close code and reason).
+  Result<ServerFrame> wait_for(const Pred& pred, std::chrono::milliseconds timeout);
+  Result<ServerFrame> wait_type(std::string_view type, std::chrono::milliseconds timeout);
+  // The frame answering `ref` (its reply or an ERROR carrying that ref).
+  Result<ServerFrame> wait_ref(std::string_view ref, std::chrono::milliseconds timeout);
+  // Frames queued and not yet taken.
+  size_t queued() const;
+
+  // Request-reply helpers: send with a fresh ref and wait for the answer. An ERROR answer is returned
+  // as an Error whose message starts with the wire code ("FORBIDDEN: ...").
+  Result<ServerFrame> auth(std::string_view token);
+  Result<ServerFrame> send(std::string_view to, std::string_view client_msg_id, std::string_view body);
+  Result<ServerFrame> send_to_conversation(std::string_view conversation, std::string_view client_msg_id,
+                                           std::string_view body);
+  Result<ServerFrame> sync(uint64_t after, uint32_t limit = 100);
+  Result<ServerFrame> history(std::string_view conversation, std::optional<uint64_t> before,
+                              uint32_t limit = 50);
+
+  bool closed() const;
+  int close_code() const;  // 0 until closed by a close frame
+  std::string close_reason() const;
+  // Sends a normal close and waits (bounded by the timeout) for the server's.
+  void close();
+
+  struct Impl;
+
+ private:
+  Client(std::shared_ptr<Runtime> runtime, std::shared_ptr<Impl> impl)
+      : runtime_(std::move(runtime)), impl_(std::move(impl)) {}
+  Result<ServerFrame> request(std::string frame, const std::string& ref);
+  std::shared_ptr<Runtime> runtime_;  // declared first: outlives impl_, whose socket lives in its io_context
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace qim::client

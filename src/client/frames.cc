@@ -1,0 +1,145 @@
+#include "client/frames.h"
+
+#include <simdjson.h>
+
+#include <charconv>
+
+#include "gateway/protocol/json_writer.h"
+
+namespace qim::client {
+
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::object;
+
+JsonWriter start(std::string_view type, std::string_view ref) {
+  JsonWriter w;
+  w.begin_object().field("type", type);
+  if (!ref.empty()) w.field("ref", ref);
+  return w;
+}
+
+std::string str(const object& o, std::string_view key) {
+  std::string_view s;
+  if (o.at_key(key).get_string().get(s) != simdjson::SUCCESS) return {};
+  return std::string(s);
+}
+
+std::optional<uint64_t> u64(const object& o, std::string_view key) {
+  element e;
+  if (o.at_key(key).get(e) != simdjson::SUCCESS || e.is_null()) return std::nullopt;
+  uint64_t v = 0;
+  if (e.get_uint64().get(v) == simdjson::SUCCESS) return v;
+  std::string_view s;
+  if (e.get_string().get(s) != simdjson::SUCCESS) return std::nullopt;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+int64_t i64(const object& o, std::string_view key) {
+  int64_t v = 0;
+  if (o.at_key(key).get_int64().get(v) != simdjson::SUCCESS) return 0;
+  return v;
+}
+
+bool boolean(const object& o, std::string_view key) {
+  bool v = false;
+  if (o.at_key(key).get_bool().get(v) != simdjson::SUCCESS) return false;
+  return v;
+}
+
+void read_entries(const object& o, std::string_view key, std::vector<Entry>& out) {
+  simdjson::dom::array list;
+  if (o.at_key(key).get_array().get(list) != simdjson::SUCCESS) return;
+  for (element item : list) {
+    object e;
+    if (item.get_object().get(e) != simdjson::SUCCESS) continue;
+    out.push_back(Entry{u64(e, "seq").value_or(0), u64(e, "message_id").value_or(0), str(e, "conversation"),
+                        str(e, "sender"), str(e, "sender_device"), str(e, "client_msg_id"),
+                        i64(e, "server_time"), str(e, "body")});
+  }
+}
+
+}  // namespace
+
+std::string auth_frame(std::string_view token, std::string_view ref) {
+  return start("AUTH", ref).field("token", token).end_object().take();
+}
+
+std::string send_frame(std::string_view to, std::string_view client_msg_id, std::string_view body,
+                       std::string_view ref) {
+  return start("SEND", ref)
+      .field("client_msg_id", client_msg_id)
+      .field("to", to)
+      .field("body", body)
+      .end_object()
+      .take();
+}
+
+std::string send_to_conversation_frame(std::string_view conversation, std::string_view client_msg_id,
+                                       std::string_view body, std::string_view ref) {
+  return start("SEND", ref)
+      .field("client_msg_id", client_msg_id)
+      .field("conversation", conversation)
+      .field("body", body)
+      .end_object()
+      .take();
+}
+
+std::string sync_frame(uint64_t after, uint32_t limit, std::string_view ref) {
+  auto w = start("SYNC", ref);
+  w.key("after").uint64_as_string(after);
+  w.key("limit").uint64(limit);
+  return w.end_object().take();
+}
+
+std::string history_frame(std::string_view conversation, std::optional<uint64_t> before, uint32_t limit,
+                          std::string_view ref) {
+  auto w = start("HISTORY", ref);
+  w.field("conversation", conversation);
+  if (before) w.key("before").uint64_as_string(*before);
+  w.key("limit").uint64(limit);
+  return w.end_object().take();
+}
+
+std::string ping_frame(std::string_view ref) {
+  return start("PING", ref).end_object().take();
+}
+
+Result<ServerFrame> parse_server_frame(std::string_view text) {
+  simdjson::dom::parser parser;
+  element root;
+  object o;
+  if (parser.parse(text.data(), text.size()).get(root) != simdjson::SUCCESS ||
+      root.get_object().get(o) != simdjson::SUCCESS) {
+    return Error(Errc::kCorruptEntry,
+                 "server frame is not a JSON object: " + std::string(text.substr(0, 200)));
+  }
+  ServerFrame f;
+  f.raw = std::string(text);
+  f.type = str(o, "type");
+  if (f.type.empty())
+    return Error(Errc::kCorruptEntry, "server frame without a type: " + f.raw.substr(0, 200));
+  f.ref = str(o, "ref");
+  f.code = str(o, "code");
+  f.message = str(o, "message");
+  f.user = str(o, "user");
+  f.device = str(o, "device");
+  f.delivery = str(o, "delivery");
+  f.client_msg_id = str(o, "client_msg_id");
+  f.message_id = u64(o, "message_id").value_or(0);
+  f.conversation = str(o, "conversation");
+  f.server_time = i64(o, "server_time");
+  f.duplicate = boolean(o, "duplicate");
+  read_entries(o, "entries", f.entries);
+  read_entries(o, "messages", f.entries);
+  f.frontier = u64(o, "frontier").value_or(0);
+  f.trim = u64(o, "trim").value_or(0);
+  f.gap_through = u64(o, "gap_through");
+  f.more = boolean(o, "more");
+  return f;
+}
+
+}  // namespace qim::client
