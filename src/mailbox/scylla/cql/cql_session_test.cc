@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace qim::cql {
@@ -383,6 +385,28 @@ TEST_F(CqlSessionTest, ErrorsAreTypedWithMessages) {
   EXPECT_TRUE(mixed[0].ready() && mixed[1].ready() && mixed[2].ready());
   EXPECT_TRUE(mixed[0].get());
   EXPECT_TRUE(mixed[2].get());
+}
+
+TEST_F(CqlSessionTest, ThreadsShareOneSessionAndStatement) {
+  ASSERT_TRUE(ddl("CREATE TABLE " + ks("shared") + " (t int, i int, v bigint, PRIMARY KEY (t, i))"));
+  Prepared insert = prepare("INSERT INTO " + ks("shared") + " (t, i, v) VALUES (?, ?, ?)");
+  Prepared read = prepare("SELECT v FROM " + ks("shared") + " WHERE t = ? AND i = ?");
+  constexpr int kThreads = 4, kPerThread = 50;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        // Blocking calls from several threads at once, mixed with async ones.
+        auto w = session().execute(insert, Values().int32(t).int32(i).bigint(int64_t{t} * 1000 + i));
+        auto a = session().execute_async(read, Values().int32(t).int32(i));
+        const auto& r = a.get();
+        if (!w || !r || r->size() != 1 || *(*r)[0].get_i64(0) != int64_t{t} * 1000 + i) ++failures;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
 }
 
 TEST_F(CqlSessionTest, CloseCompletesInFlightAsyncCalls) {
