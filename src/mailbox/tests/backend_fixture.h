@@ -62,6 +62,7 @@ inline void PrintTo(const BackendFixture& fixture, std::ostream* os) {
 BackendFixture memory_fixture();
 BackendFixture embedded_fixture();
 BackendFixture scylla_fixture();  // built when the CQL client is (QIM_WITH_CQL)
+BackendFixture redis_fixture();   // built with the redis backend (src/mailbox/redis)
 
 // Every backend the suite runs against, in the order of their test names.
 std::vector<BackendFixture> contract_backends();

@@ -8,6 +8,9 @@ std::vector<BackendFixture> contract_backends() {
   return {
       memory_fixture(),
       embedded_fixture(),
+#ifdef QIM_TEST_WITH_REDIS
+      redis_fixture(),
+#endif
 #ifdef QIM_TEST_WITH_SCYLLA
       scylla_fixture(),
 #endif
