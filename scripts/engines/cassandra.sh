@@ -15,12 +15,13 @@
 # single:  node 1 on 127.0.0.1 (CQL 9042, storage 7000, JMX 127.0.0.1:7199)
 # cluster: node N on 127.0.0.N, N = 1..3 (CQL 9042, storage 7000 each on its own address; JMX on
 #          127.0.0.1:7199, 7200, 7201); seed 127.0.0.1. The two modes share 127.0.0.1:9042 and never run
-#          at once.
+#          at once. QIM_CASSANDRA_ADDRESS_PREFIX (127.0.0.) and QIM_CASSANDRA_JMX_PORT (7199) move them.
 # Each node lives in $QIM_RUN_DIR/cassandra/MODE/nodeN (conf/, data/, commitlog/, hints/, system.log, pid).
 #
 # Environment: QIM_RUN_DIR, QIM_CACHE_DIR (see common.sh), QIM_CASSANDRA_VERSION (5.0.9),
 # QIM_CASSANDRA_HEAP (single 768m, cluster 512m a node), QIM_CASSANDRA_WAIT_TIMEOUT (180 s),
-# QIM_CASSANDRA_START_ORDER (cluster: seed-first (default), parallel or sequential).
+# QIM_CASSANDRA_START_ORDER (cluster: seed-first (default), parallel or sequential),
+# QIM_CASSANDRA_ADDRESS_PREFIX, QIM_CASSANDRA_JMX_PORT (see above).
 set -euo pipefail
 QIM_ENGINE=cassandra
 # shellcheck source=common.sh
@@ -32,7 +33,13 @@ lib="$home/lib"
 here="$QIM_ENGINES_DIR/cassandra"
 base="$QIM_RUN_DIR/cassandra"
 wait_timeout=${QIM_CASSANDRA_WAIT_TIMEOUT:-180}
-jmx_base=7199
+# Addresses and JMX ports can be moved, e.g. to run beside another copy on a shared machine:
+# QIM_CASSANDRA_ADDRESS_PREFIX=127.0.1. puts node N on 127.0.1.N; QIM_CASSANDRA_JMX_PORT=7299 moves JMX.
+prefix=${QIM_CASSANDRA_ADDRESS_PREFIX:-127.0.0.}
+[[ $prefix =~ ^127\.[0-9]{1,3}\.[0-9]{1,3}\.$ ]] || qim_die "QIM_CASSANDRA_ADDRESS_PREFIX=$prefix: use a loopback prefix such as 127.0.0. or 127.0.1."
+jmx_base=${QIM_CASSANDRA_JMX_PORT:-7199}
+[[ $jmx_base =~ ^[0-9]+$ ]] || qim_die "QIM_CASSANDRA_JMX_PORT=$jmx_base is not a port"
+seed="${prefix}1"
 
 # Four tokens a node, spread evenly over the Murmur3 ring and interleaved between the three nodes.
 tokens_of() {
@@ -45,7 +52,7 @@ tokens_of() {
 
 nodes_of() { if [[ $1 == cluster ]]; then echo "1 2 3"; else echo 1; fi; }
 node_dir() { echo "$base/$1/node$2"; }
-node_addr() { echo "127.0.0.$2"; }
+node_addr() { echo "$prefix$2"; }
 node_jmx() { echo $((jmx_base + $2 - 1)); }
 node_pidfile() { echo "$(node_dir "$1" "$2")/cassandra.pid"; }
 node_log() { echo "$(node_dir "$1" "$2")/system.log"; }
@@ -136,7 +143,7 @@ start_node() {
   mkdir -p "$dir/conf" "$dir/data" "$dir/commitlog" "$dir/saved_caches" "$dir/hints" "$dir/cdc_raw" "$dir/logs" "$dir/triggers"
   qim_rotate_log "$logfile"
   qim_render "$here/cassandra.yaml" "$yaml" \
-    "CLUSTER_NAME=QIM $mode" "INITIAL_TOKEN=$(tokens_of "$n")" "SEEDS=127.0.0.1:7000" \
+    "CLUSTER_NAME=QIM $mode" "INITIAL_TOKEN=$(tokens_of "$n")" "SEEDS=$seed:7000" \
     "ADDRESS=$addr" "NODE_DIR=$dir"
   local jamm extra_jvm_opts=() cds_opts=() graceful_opts=()
   # By default a stopping node drops the internode messages still queued instead of waiting up to a minute
@@ -265,7 +272,7 @@ start() {
   check_mode "$mode"
   other=$(other_mode "$mode")
   if [[ $(running_mode) == "$other" ]]; then
-    qim_die "cassandra $other is running; single and cluster share 127.0.0.1:9042 and never run together: run '$0 stop $other' first"
+    qim_die "cassandra $other is running; single and cluster share $seed:9042 and never run together: run '$0 stop $other' first"
   fi
   qim_require_java
   fetch
@@ -281,8 +288,8 @@ start() {
         # the seed first; the others once it gossips (its storage port is open), together
         start_node cluster 1
         if ! node_pid cluster 2 >/dev/null || ! node_pid cluster 3 >/dev/null; then
-          qim_wait_for "seed node 1 gossip on 127.0.0.1:7000" "$wait_timeout" "$(node_log cluster 1)" \
-            "$(node_pidfile cluster 1)" qim_port_open 127.0.0.1 7000
+          qim_wait_for "seed node 1 gossip on $seed:7000" "$wait_timeout" "$(node_log cluster 1)" \
+            "$(node_pidfile cluster 1)" qim_port_open "$seed" 7000
         fi
         start_node cluster 2
         start_node cluster 3
@@ -423,7 +430,16 @@ case $cmd in
     fi
     nodetool_on "$node" "$@"
     ;;
-  cql) tool_java "$here/Cql.java" "$@" ;;
+  cql)
+    # without -h: the nodes of the running mode (or node 1's address)
+    if [[ " $* " != *" -h "* ]]; then
+      mode=$(running_mode)
+      hosts=""
+      for n in $(nodes_of "${mode:-single}"); do hosts+="${hosts:+,}$(node_addr "" "$n")"; done
+      set -- -h "$hosts" "$@"
+    fi
+    tool_java "$here/Cql.java" "$@"
+    ;;
   clean)
     qim_require_java
     modes=("$@")
@@ -440,7 +456,7 @@ case $cmd in
     echo "$lib/*"
     ;;
   *)
-    sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,/^set /p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac

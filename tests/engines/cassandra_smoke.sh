@@ -10,9 +10,10 @@ SMOKE_NAME=cassandra
 source "$(dirname "${BASH_SOURCE[0]}")/smoke_lib.sh"
 cassandra=("$ENGINES/cassandra.sh")
 mode=${1:-${QIM_CASSANDRA_MODE:-single}}
+p=${QIM_CASSANDRA_ADDRESS_PREFIX:-127.0.0.}
 case $mode in
-  single) nodes=1 hosts=127.0.0.1 ;;
-  cluster) nodes=3 hosts=127.0.0.1,127.0.0.2,127.0.0.3 ;;
+  single) nodes=1 hosts=${p}1 ;;
+  cluster) nodes=3 hosts=${p}1,${p}2,${p}3 ;;
   *) echo "usage: $0 [single|cluster]" >&2; exit 2 ;;
 esac
 
