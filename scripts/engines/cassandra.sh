@@ -21,7 +21,8 @@
 # Environment: QIM_RUN_DIR, QIM_CACHE_DIR (see common.sh), QIM_CASSANDRA_VERSION (5.0.9),
 # QIM_CASSANDRA_HEAP (single 768m, cluster 512m a node), QIM_CASSANDRA_WAIT_TIMEOUT (180 s),
 # QIM_CASSANDRA_START_ORDER (cluster: seed-first (default), parallel or sequential),
-# QIM_CASSANDRA_ADDRESS_PREFIX, QIM_CASSANDRA_JMX_PORT (see above).
+# QIM_CASSANDRA_ADDRESS_PREFIX, QIM_CASSANDRA_JMX_PORT (see above), QIM_CASSANDRA_JIT (full: C1 and C2,
+# the default for single; c1: C1 only, the default for cluster: faster start-up, slower steady state).
 set -euo pipefail
 QIM_ENGINE=cassandra
 # shellcheck source=common.sh
@@ -145,7 +146,16 @@ start_node() {
   qim_render "$here/cassandra.yaml" "$yaml" \
     "CLUSTER_NAME=QIM $mode" "INITIAL_TOKEN=$(tokens_of "$n")" "SEEDS=$seed:7000" \
     "ADDRESS=$addr" "NODE_DIR=$dir"
-  local jamm extra_jvm_opts=() cds_opts=() graceful_opts=()
+  local jamm extra_jvm_opts=() cds_opts=() graceful_opts=() jit_opts=() jit
+  # Half of a node's start-up CPU goes to the C2 compiler. The cluster (three JVMs on two cores, for RF 3
+  # tests, not for benchmarks) runs with the C1 compiler only: about half the CPU and a third less time to
+  # form the ring. QIM_CASSANDRA_JIT=full or c1 overrides the choice for either mode.
+  jit=${QIM_CASSANDRA_JIT:-$(if [[ $mode == cluster ]]; then echo c1; else echo full; fi)}
+  case $jit in
+    c1) jit_opts=(-XX:TieredStopAtLevel=1) ;;
+    full) ;;
+    *) qim_die "QIM_CASSANDRA_JIT=$jit: use full or c1" ;;
+  esac
   # By default a stopping node drops the internode messages still queued instead of waiting up to a minute
   # for peers that may be stopping too (3-4 s instead of ~17 s to stop the cluster); its data is flushed
   # either way. QIM_CASSANDRA_GRACEFUL_STOP=1 keeps Cassandra's own behaviour.
@@ -154,7 +164,7 @@ start_node() {
   # shellcheck disable=SC2206 # word splitting wanted: QIM_CASSANDRA_JVM_OPTS is a list of JVM options
   [[ -z ${QIM_CASSANDRA_JVM_OPTS:-} ]] || extra_jvm_opts=($QIM_CASSANDRA_JVM_OPTS)
   jamm=$(compgen -G "$lib/jamm-*.jar" | head -n 1) || qim_die "no jamm jar in $lib (incomplete download? delete $home)"
-  qim_log "starting $mode node $n on $addr:9042 (heap $heap, JMX 127.0.0.1:$jmx, dir $dir)"
+  qim_log "starting $mode node $n on $addr:9042 (heap $heap, JIT $jit, JMX 127.0.0.1:$jmx, dir $dir)"
   qim_spawn "$pidfile" "$logfile" "$QIM_JAVA" \
     -ea -da:net.openhft... -XX:+UseThreadPriorities -Xss256k -XX:+UseTLAB -XX:+ResizeTLAB \
     -XX:+PerfDisableSharedMem -Djava.net.preferIPv4Stack=true \
@@ -177,7 +187,7 @@ start_node() {
     -Dcassandra.ring_delay_ms="${QIM_CASSANDRA_RING_DELAY_MS:-5000}" \
     -Dcassandra.shutdown_announce_in_ms=500 \
     "${graceful_opts[@]}" \
-    "${cds_opts[@]}" "${extra_jvm_opts[@]}" \
+    "${cds_opts[@]}" "${jit_opts[@]}" "${extra_jvm_opts[@]}" \
     -cp "$lib/*" org.apache.cassandra.service.CassandraDaemon
 }
 
