@@ -34,6 +34,17 @@ Result<std::string> one_of(const std::string& var, const std::string& value,
   return config_error(var, value, "expected one of " + list);
 }
 
+// Test-only: the wall clock shifted by a fixed offset (QIM_TEST_CLOCK_OFFSET_MS).
+class OffsetClock final : public Clock {
+ public:
+  explicit OffsetClock(int64_t offset_ms) : offset_ms_(offset_ms) {}
+  int64_t now_ms() const override { return wall_.now_ms() + offset_ms_; }
+
+ private:
+  SystemClock wall_;
+  int64_t offset_ms_;
+};
+
 }  // namespace
 
 EnvLookup with_overrides(EnvLookup base, std::map<std::string, std::string> overrides) {
@@ -46,6 +57,12 @@ EnvLookup with_overrides(EnvLookup base, std::map<std::string, std::string> over
 Result<AppConfig> app_config_from_env(const EnvLookup& getenv) {
   AppConfig c;
   QIM_ASSIGN_OR_RETURN(c.store, store_options_from_env(getenv));
+  // Test-only (docs/running.md): the instance's clock runs this far ahead of the wall clock, so the e2e
+  // suite can watch retention expire without waiting days. Store, gateway and tokens all use this clock.
+  if (auto v = getenv("QIM_TEST_CLOCK_OFFSET_MS")) {
+    QIM_ASSIGN_OR_RETURN(uint64_t ms, parse_uint("QIM_TEST_CLOCK_OFFSET_MS", *v, 0, 3650 * uint64_t{kDayMs}));
+    c.store.clock = std::make_shared<OffsetClock>(static_cast<int64_t>(ms));
+  }
   c.shards = c.store.shard_count;
   if (auto v = getenv("QIM_DATA_DIR")) c.data_dir = *v;  // emptiness checked by the store's options
   c.store.data_dir = c.data_dir + "/mailbox";
