@@ -76,6 +76,7 @@ Status LogConsumer::drain(std::chrono::milliseconds limit, const std::function<v
     }
   }
   const auto deadline = std::chrono::steady_clock::now() + limit;
+  auto next_progress = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   while (true) {
     uint64_t remaining = 0;
     bool all_done = true;
@@ -93,7 +94,10 @@ Status LogConsumer::drain(std::chrono::milliseconds limit, const std::function<v
                                        std::to_string(limit.count()) + " ms; " + std::to_string(remaining) +
                                        " records left");
     }
-    if (progress) progress(remaining);
+    if (progress && remaining > 0 && std::chrono::steady_clock::now() >= next_progress) {
+      progress(remaining);
+      next_progress = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    }
     std::unique_lock lock(mu_);
     cv_.wait_until(lock, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(1)));
   }

@@ -53,7 +53,8 @@ class LogConsumer {
   // Stops after the batch in hand, without waiting for the end of the log. Idempotent.
   void stop();
   // Consumes every partition up to its end as of this call, then stops. Timeout if that did not happen
-  // within `limit` (the threads are stopped anyway). `progress` is called about once a second meanwhile.
+  // within `limit` (the threads are stopped anyway). `progress` is called at most once a second while
+  // records remain.
   Status drain(std::chrono::milliseconds limit, const std::function<void(uint64_t remaining)>& progress = {});
   // Moves a partition's position to `next` (earlier for a replay): the partition's thread starts its next
   // batch there and commits it. InvalidArgument for a partition this consumer does not own.

@@ -1,0 +1,107 @@
+#include "app/admin_routes.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+namespace qim {
+
+std::optional<std::string> query_param(const std::string& query, const std::string& key) {
+  size_t start = 0;
+  while (start <= query.size()) {
+    const size_t end = std::min(query.find('&', start), query.size());
+    const std::string_view part(query.data() + start, end - start);
+    if (part.starts_with(key + "=")) return std::string(part.substr(key.size() + 1));
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+std::optional<uint64_t> number(const std::optional<std::string>& text) {
+  if (!text) return std::nullopt;
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
+  if (text->empty() || ec != std::errc() || p != text->data() + text->size()) return std::nullopt;
+  return v;
+}
+
+AdminResponse replay(Pipeline& pipeline, const std::string& query) {
+  if (pipeline.fanout() == nullptr) return {409, "fanout is not running in this process\n"};
+  const auto offset = number(query_param(query, "offset"));
+  if (!offset) return {400, "expected ?offset=<outbox offset>[&partition=<p>]\n"};
+  std::vector<uint32_t> partitions;
+  if (auto p = query_param(query, "partition")) {
+    auto n = number(p);
+    if (!n) return {400, "partition='" + *p + "' is not a number\n"};
+    partitions.push_back(static_cast<uint32_t>(*n));
+  } else {
+    for (uint32_t p = 0; p < pipeline.outbox().partition_count(); ++p) partitions.push_back(p);
+  }
+  std::string out;
+  for (uint32_t p : partitions) {
+    auto end = pipeline.outbox().end_offset(p);
+    if (!end.ok()) return {400, end.error().to_string() + "\n"};
+    const Offset from = std::min(Offset{*offset}, *end);
+    if (Status s = pipeline.fanout()->replay_from(p, from); !s.ok())
+      return {400, s.error().to_string() + "\n"};
+    out += fmt::format("outbox partition {}: fanout replays from offset {} ({} records)\n", p, from.value,
+                       end->value - from.value);
+  }
+  return {200, out};
+}
+
+}  // namespace
+
+std::string pipeline_json(Pipeline& pipeline) {
+  std::string shards;
+  if (pipeline.node() != nullptr) {
+    for (const auto& m : pipeline.node()->metrics()) {
+      shards += fmt::format(
+          "{}{{\"shard\":{},\"epoch\":{},\"frontier_epoch\":{},\"frontier_offset\":{},\"records\":{},"
+          "\"advanced\":{},\"repeated\":{},\"skipped\":{},\"catch_up\":{},\"pages\":{},\"paged_records\":{},"
+          "\"mean_page\":{:.3f},\"retries\":{},\"lag\":{}}}",
+          shards.empty() ? "" : ",", m.shard.value, m.epoch.value, m.frontier.epoch().value,
+          m.frontier.offset().value, m.records, m.advanced, m.repeated, m.skipped, m.catch_up, m.pages,
+          m.paged_records, m.mean_page(), m.retries, m.lag);
+    }
+  }
+  std::string out = "{\"shards\":[" + shards + "]";
+  if (pipeline.node() != nullptr) {
+    const ShardMetrics t = total(pipeline.node()->metrics());
+    out += fmt::format(
+        ",\"node\":{{\"records\":{},\"pages\":{},\"paged_records\":{},\"mean_page\":{:.3f},\"lag\":{}}}",
+        t.records, t.pages, t.paged_records, t.mean_page(), t.lag);
+  }
+  if (pipeline.fanout() != nullptr) {
+    const auto f = pipeline.fanout()->metrics();
+    out += fmt::format(",\"fanout\":{{\"records\":{},\"dispatches\":{},\"skipped\":{}}}", f.records,
+                       f.dispatches, f.skipped);
+  }
+  if (pipeline.archiver() != nullptr) {
+    out += fmt::format(",\"archiver\":{{\"messages\":{}}}", pipeline.archiver()->metrics().messages);
+  }
+  const OpCounts ops = pipeline.store().op_counts();
+  out += fmt::format(
+      ",\"store\":{{\"backend\":\"{}\",\"page_limit\":{},\"inserts\":{},\"updates\":{},\"reads\":{},\"lwts\":"
+      "{},"
+      "\"frontier_writes\":{},\"pages\":{},\"mean_page\":{:.3f}}}}}\n",
+      pipeline.store().backend_name(), pipeline.store().finish_page_limit(), ops.inserts, ops.updates,
+      ops.reads, ops.lwts, ops.frontier_writes, ops.pages, ops.mean_page());
+  return out;
+}
+
+std::vector<AdminRoute> pipeline_admin_routes(Pipeline& pipeline) {
+  return {
+      AdminRoute{
+          "POST", "/admin/fanout/replay",
+          [&pipeline](const std::string& query, const std::string&) { return replay(pipeline, query); }},
+      AdminRoute{"GET", "/admin/pipeline",
+                 [&pipeline](const std::string&, const std::string&) {
+                   return AdminResponse{200, pipeline_json(pipeline)};
+                 }},
+  };
+}
+
+}  // namespace qim

@@ -1,0 +1,23 @@
+#pragma once
+// The pipeline's endpoints on the gateway's admin server (loopback only):
+//   POST /admin/fanout/replay?offset=N[&partition=P]   replay the Outbox from N (one partition or all)
+//   GET  /admin/pipeline                                per-shard frontier, pages, lag; fanout; archiver
+//   (JSON)
+
+#include <string>
+#include <vector>
+
+#include "app/pipeline.h"
+#include "gateway/gateway.h"
+
+namespace qim {
+
+std::vector<AdminRoute> pipeline_admin_routes(Pipeline& pipeline);
+
+// The JSON body of GET /admin/pipeline.
+std::string pipeline_json(Pipeline& pipeline);
+
+// The value of `key` in a query string "a=1&b=2", nullopt if absent.
+std::optional<std::string> query_param(const std::string& query, const std::string& key);
+
+}  // namespace qim

@@ -1,0 +1,94 @@
+// qim: the QIM server binary. `qim up` runs everything in one process; see docs/running.md.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
+#include <map>
+
+#include "app/commands.h"
+#include "app/config.h"
+
+namespace {
+
+// Adds `--name` to `cmd`; a value given overrides the environment variable `var`.
+void env_flag(CLI::App* cmd, std::map<std::string, std::string>& overrides, const std::string& name,
+              const std::string& var, const std::string& help) {
+  cmd->add_option_function<std::string>(
+      name, [&overrides, var](const std::string& v) { overrides[var] = v; },
+      help + " (overrides " + var + ")");
+}
+
+void instance_flags(CLI::App* cmd, std::map<std::string, std::string>& o) {
+  env_flag(cmd, o, "--data-dir", "QIM_DATA_DIR", "data directory");
+  env_flag(cmd, o, "--store", "QIM_MAILBOX_STORE_BACKEND", "mailbox store backend");
+  env_flag(cmd, o, "--shards", "QIM_SHARDS", "shard count");
+  env_flag(cmd, o, "--outbox-partitions", "QIM_OUTBOX_PARTITIONS", "Outbox partitions");
+  env_flag(cmd, o, "--owned-shards", "QIM_OWNED_SHARDS", "shards this node owns, e.g. 0-15");
+  env_flag(cmd, o, "--epoch", "QIM_EPOCH", "ownership epoch of the owned shards");
+  env_flag(cmd, o, "--delivery-mode", "QIM_DELIVERY_MODE", "hybrid, push or pull");
+  env_flag(cmd, o, "--log-level", "QIM_LOG_LEVEL", "trace, debug, info, warn or error");
+}
+
+void gateway_flags(CLI::App* cmd, std::map<std::string, std::string>& o) {
+  env_flag(cmd, o, "--listen", "QIM_GATEWAY_LISTEN", "client listen address");
+  env_flag(cmd, o, "--port", "QIM_GATEWAY_PORT", "client port (0: any free port)");
+  env_flag(cmd, o, "--admin-port", "QIM_ADMIN_PORT", "admin port (0: any free port)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto logger =
+      std::make_shared<spdlog::logger>("qim", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+  logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ [%n] %v");
+  spdlog::set_default_logger(logger);
+
+  CLI::App app{
+      "qim: an instant-messaging backend around the ADR-0022 mailbox store.\n"
+      "Configuration comes from QIM_* environment variables; flags override them (docs/running.md)."};
+  app.require_subcommand(1);
+  std::map<std::string, std::string> overrides;
+
+  auto* up = app.add_subcommand("up", "run every role in one process (embedded log and store by default)");
+  instance_flags(up, overrides);
+  gateway_flags(up, overrides);
+
+  std::string role;
+  for (const char* r : {"gateway", "fanout", "mailbox", "archiver"}) {
+    auto* cmd =
+        app.add_subcommand(r, std::string("run the ") + r + " role alone (needs a shared log: Kafka)");
+    instance_flags(cmd, overrides);
+    if (std::string(r) == "gateway") gateway_flags(cmd, overrides);
+    cmd->callback([&role, r] { role = r; });
+  }
+
+  qim::TokenRequest token;
+  auto* tok =
+      app.add_subcommand("token", "print a development access token signed with the instance's secret");
+  tok->add_option("--user", token.user, "user id")->required();
+  tok->add_option("--device", token.device, "device id")->capture_default_str();
+  tok->add_option("--ttl", token.ttl_seconds, "seconds until it expires")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 365 * 86400));
+  env_flag(tok, overrides, "--data-dir", "QIM_DATA_DIR", "data directory holding auth-secret");
+
+  qim::ReplayRequest replay;
+  auto* rep = app.add_subcommand(
+      "replay-fanout", "make fanout replay the Outbox from an earlier offset (running or stopped instance)");
+  rep->add_option("--from", replay.from, "first Outbox offset to replay")->required();
+  rep->add_option("--partition", replay.partitions, "Outbox partition(s); default all");
+  instance_flags(rep, overrides);
+
+  auto* status =
+      app.add_subcommand("status", "positions, frontiers and lag of an instance (running or stopped)");
+  instance_flags(status, overrides);
+
+  CLI11_PARSE(app, argc, argv);
+  const qim::EnvLookup env = qim::with_overrides(qim::process_env(), overrides);
+  if (up->parsed()) return qim::run_up(env);
+  if (!role.empty()) return qim::run_role(role, env);
+  if (tok->parsed()) return qim::run_token(env, token);
+  if (rep->parsed()) return qim::run_replay_fanout(env, replay);
+  if (status->parsed()) return qim::run_status(env);
+  return qim::kExitRefused;
+}
