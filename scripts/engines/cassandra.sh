@@ -20,7 +20,7 @@
 #
 # Environment: QIM_RUN_DIR, QIM_CACHE_DIR (see common.sh), QIM_CASSANDRA_VERSION (5.0.9),
 # QIM_CASSANDRA_HEAP (single 768m, cluster 512m a node), QIM_CASSANDRA_WAIT_TIMEOUT (180 s),
-# QIM_CASSANDRA_START_ORDER (cluster: seed-first (default), parallel or sequential),
+# QIM_CASSANDRA_START_ORDER (cluster: parallel (default), seed-first or sequential),
 # QIM_CASSANDRA_ADDRESS_PREFIX, QIM_CASSANDRA_JMX_PORT (see above), QIM_CASSANDRA_JIT (full: C1 and C2,
 # the default for single; c1: C1 only, the default for cluster: faster start-up, slower steady state).
 set -euo pipefail
@@ -184,7 +184,7 @@ start_node() {
     -Dcassandra.config="file://$yaml" \
     -Dcassandra-foreground=yes \
     -Dcassandra.skip_wait_for_gossip_to_settle=0 \
-    -Dcassandra.ring_delay_ms="${QIM_CASSANDRA_RING_DELAY_MS:-5000}" \
+    -Dcassandra.ring_delay_ms="${QIM_CASSANDRA_RING_DELAY_MS:-30000}" \
     -Dcassandra.shutdown_announce_in_ms=500 \
     "${graceful_opts[@]}" \
     "${cds_opts[@]}" "${jit_opts[@]}" "${extra_jvm_opts[@]}" \
@@ -240,8 +240,9 @@ stop_node() {
 node_serves() { qim_port_open "$(node_addr "$1" "$2")" 9042; }
 
 # A node that is not the seed gives up at start if the seed does not answer its first gossip round within
-# about ring_delay_ms ("Unable to gossip with any peers"); on a busy machine that can happen. Such a node
-# is started again (up to 3 times) while waiting. Messages go to fd 3 (the waiting loop silences 1 and 2).
+# about ring_delay_ms ("Unable to gossip with any peers"). The nodes start together, so the default ring
+# delay is long (30 s: it costs nothing here, the ring is created without bootstrap); should a node still
+# give up on a very busy machine, it is started again (up to 3 times) while waiting. Messages go to fd 3 (the waiting loop silences 1 and 2).
 declare -A restarts=()
 node_serves_or_restart() {
   local mode=$1 n=$2 logfile
@@ -291,7 +292,7 @@ start() {
   if [[ $mode == single ]]; then
     start_node single 1
   else
-    order=${QIM_CASSANDRA_START_ORDER:-seed-first}
+    order=${QIM_CASSANDRA_START_ORDER:-parallel}
     case $order in
       parallel) for n in 1 2 3; do start_node cluster "$n"; done ;;
       seed-first)
