@@ -680,6 +680,14 @@ TEST_P(RetentionTest, SweepStopsAtTheFirstMissingProof) {
   EXPECT_TRUE(fails_with(store().read_mailbox(MailboxQuery{bob_, seq_of(1, 11), 10}), Errc::kProofMissing));
 }
 
+TEST_P(RetentionTest, SweepNeverSkipsABucketWithoutProof) {
+  ASSERT_TRUE(is_ok(session_->drop_proof(bob_, first_day())));
+  clock_->set_ms((second_day().value + 1) * kDayMs + context_.retention_ms);  // both days expired
+  EXPECT_TRUE(fails_with(store().sweep_retention(bob_), Errc::kProofMissing));
+  // Had the sweep moved the trim to the second day's proof (seq 12), this cursor would be expired.
+  EXPECT_TRUE(fails_with(store().read_mailbox(MailboxQuery{bob_, seq_of(1, 11), 10}), Errc::kProofMissing));
+}
+
 TEST_P(RetentionTest, TtlExpiryOnlyWidensAGap) {
   SKIP_IF_LIMITED(no_clock_entry_ttl);
   // Past the first day's entry TTL (written at 01:00, live retention + 1 day), before its second.

@@ -1,0 +1,136 @@
+// Round trips and corrupt input of the byte encodings in mailbox/message_codec.h and mailbox/dispatch.h.
+#include "mailbox/message_codec.h"
+
+#include <gtest/gtest.h>
+
+#include "mailbox/tests/contract_helpers.h"
+
+namespace qim::test {
+namespace {
+
+Message sample_message() {
+  Message m = make_message(7, *UserId::parse("alice"), 1'790'000'000'123);
+  m.body = std::string("multi\nline \0 body", 17);
+  return m;
+}
+
+DispatchRecord sample_record() {
+  return make_record("m7:s3", sample_message(),
+                     {{*UserId::parse("bob"), *UserId::parse("alice")}, {*UserId::parse("carol")}});
+}
+
+TEST(MessageCodec, MessageRoundTrips) {
+  const Message m = sample_message();
+  auto decoded = decode_message(encode_message(m));
+  ASSERT_TRUE(is_ok(decoded));
+  EXPECT_EQ(*decoded, m);
+}
+
+TEST(MessageCodec, MessageWithoutDeviceOrBodyRoundTrips) {
+  Message m = sample_message();
+  m.sender_device = DeviceId{};
+  m.body.clear();
+  m.client_msg_id.clear();
+  auto decoded = decode_message(encode_message(m));
+  ASSERT_TRUE(is_ok(decoded));
+  EXPECT_EQ(*decoded, m);
+}
+
+TEST(MessageCodec, LargestBodyRoundTrips) {
+  Message m = sample_message();
+  m.body.assign(kMaxBodyBytes, 'b');
+  auto decoded = decode_message(encode_message(m));
+  ASSERT_TRUE(is_ok(decoded));
+  EXPECT_EQ(decoded->body.size(), kMaxBodyBytes);
+}
+
+TEST(MessageCodec, EveryTruncationIsCorrupt) {
+  const std::string bytes = encode_message(sample_message());
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    EXPECT_TRUE(fails_with(decode_message(bytes.substr(0, n)), Errc::kCorruptEntry)) << n << " bytes";
+  }
+}
+
+TEST(MessageCodec, UnknownVersionIsCorrupt) {
+  std::string bytes = encode_message(sample_message());
+  bytes[0] = 9;
+  auto decoded = decode_message(bytes);
+  EXPECT_TRUE(fails_with(decoded, Errc::kCorruptEntry));
+  EXPECT_NE(decoded.error().message().find("version"), std::string::npos) << decoded.error().message();
+}
+
+TEST(MessageCodec, TrailingBytesAreCorrupt) {
+  auto decoded = decode_message(encode_message(sample_message()) + "x");
+  EXPECT_TRUE(fails_with(decoded, Errc::kCorruptEntry));
+  EXPECT_NE(decoded.error().message().find("trailing"), std::string::npos) << decoded.error().message();
+}
+
+TEST(MessageCodec, InvalidSenderIsCorrupt) {
+  Message m = sample_message();
+  m.sender = UserId::unchecked("bad user");  // a space is not a name character
+  auto decoded = decode_message(encode_message(m));
+  EXPECT_TRUE(fails_with(decoded, Errc::kCorruptEntry));
+  EXPECT_NE(decoded.error().message().find("sender"), std::string::npos) << decoded.error().message();
+}
+
+TEST(MessageCodec, OversizeBodyLengthIsCorrupt) {
+  Message m = sample_message();
+  m.body.assign(kMaxBodyBytes + 1, 'b');
+  EXPECT_TRUE(fails_with(decode_message(encode_message(m)), Errc::kCorruptEntry));
+}
+
+TEST(DispatchRecordCodec, RoundTripsWithItsIdentity) {
+  const DispatchRecord r = sample_record();
+  auto decoded = decode_dispatch_record(encode_dispatch_record(r));
+  ASSERT_TRUE(is_ok(decoded));
+  EXPECT_EQ(decoded->identity, r.identity);
+  EXPECT_EQ(decoded->message, r.message);
+  EXPECT_EQ(decoded->chunks, r.chunks);
+  EXPECT_EQ(decoded->identity.manifest.entry_counts, (std::vector<uint32_t>{2, 1}));
+}
+
+TEST(DispatchRecordCodec, TruncatedVersionedOrTrailingIsCorrupt) {
+  const std::string bytes = encode_dispatch_record(sample_record());
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    EXPECT_TRUE(fails_with(decode_dispatch_record(bytes.substr(0, n)), Errc::kCorruptEntry)) << n << " bytes";
+  }
+  std::string bad_version = bytes;
+  bad_version[0] = 2;
+  EXPECT_TRUE(fails_with(decode_dispatch_record(bad_version), Errc::kCorruptEntry));
+  EXPECT_TRUE(fails_with(decode_dispatch_record(bytes + std::string(1, '\0')), Errc::kCorruptEntry));
+}
+
+TEST(DispatchRecordCodec, EmptyChunksAreCorrupt) {
+  DispatchRecord no_chunks = sample_record();
+  no_chunks.chunks.clear();
+  EXPECT_TRUE(fails_with(decode_dispatch_record(encode_dispatch_record(no_chunks)), Errc::kCorruptEntry));
+  DispatchRecord empty_chunk = sample_record();
+  empty_chunk.chunks.push_back({});
+  EXPECT_TRUE(fails_with(decode_dispatch_record(encode_dispatch_record(empty_chunk)), Errc::kCorruptEntry));
+}
+
+TEST(ManifestCodec, RoundTripsAndRefusesMalformedBytes) {
+  const Manifest m{{3, 1, 1024}};
+  auto decoded = decode_manifest(encode_manifest(m));
+  ASSERT_TRUE(is_ok(decoded));
+  EXPECT_EQ(*decoded, m);
+  const std::string bytes = encode_manifest(m);
+  EXPECT_TRUE(fails_with(decode_manifest(bytes.substr(0, 6)), Errc::kCorruptEntry));
+  EXPECT_TRUE(fails_with(decode_manifest(bytes.substr(0, 12)), Errc::kCorruptEntry)) << "count says 3 chunks";
+  EXPECT_TRUE(fails_with(decode_manifest(bytes + std::string(4, '\0')), Errc::kCorruptEntry));
+  EXPECT_TRUE(fails_with(decode_manifest(""), Errc::kCorruptEntry));
+}
+
+TEST(DispatchIdentity, DigestCoversMessageAndRecipients) {
+  const DispatchRecord r = sample_record();
+  Message other = r.message;
+  other.body += "!";
+  EXPECT_NE(make_identity(r.identity.id, other, r.chunks).digest, r.identity.digest);
+  auto swapped = r.chunks;
+  std::swap(swapped[0][0], swapped[0][1]);
+  EXPECT_NE(make_identity(r.identity.id, r.message, swapped).digest, r.identity.digest);
+  EXPECT_EQ(make_identity(r.identity.id, r.message, r.chunks), r.identity) << "deterministic";
+}
+
+}  // namespace
+}  // namespace qim::test
