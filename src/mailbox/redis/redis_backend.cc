@@ -14,6 +14,9 @@ namespace qim {
 
 namespace {
 
+// Entries per put_entries call: a few hundred microseconds of server time at most.
+constexpr size_t kEntriesPerScript = 128;
+
 Error unexpected(const RedisEndpoint& endpoint, std::string_view what) {
   return Error(Errc::kTransport,
                "redis " + endpoint.to_string() + ": unexpected reply to " + std::string(what));
@@ -62,25 +65,20 @@ class RedisBackend final : public StoreBackend {
   Status write_entries(ShardId, Epoch, std::span<const MailboxEntry> entries) override {
     const int64_t ttl_ms = context_.entry_ttl_ms();
     const int64_t expires = context_.clock->now_ms() + ttl_ms;
-    // One script call per user (its keys), one pipeline per instance.
-    std::map<size_t, std::vector<ScriptCall>> batches;                   // instance -> calls
-    std::map<std::string_view, std::pair<size_t, size_t>> call_of_user;  // user -> (instance, call)
+    // One script call per instance (up to kEntriesPerScript entries each, so one call never holds the
+    // server long), all calls for one instance in one pipeline: one round trip per instance.
+    std::map<size_t, std::vector<ScriptCall>> batches;  // instance -> calls
     for (const auto& e : entries) {
-      auto [it, fresh] = call_of_user.try_emplace(e.user.str());
-      if (fresh) {
-        const size_t index = instance_index(context_.shards.shard_of(e.user));
-        auto& batch = batches[index];
-        batch.push_back(ScriptCall{RedisScript::kPutEntries,
-                                   {keys_.index(e.user), keys_.values(e.user), keys_.ledger(e.user)},
-                                   {std::to_string(ttl_ms)}});
-        it->second = {index, batch.size() - 1};
+      auto& batch = batches[instance_index(context_.shards.shard_of(e.user))];
+      if (batch.empty() || batch.back().args.size() >= 1 + 3 * kEntriesPerScript) {
+        batch.push_back(ScriptCall{RedisScript::kPutEntries, {}, {std::to_string(ttl_ms)}});
       }
-      ScriptCall& call = batches[it->second.first][it->second.second];
+      ScriptCall& call = batch.back();
       const DayBucket day = day_bucket_of(e.message.server_time_ms);
-      call.keys.push_back(keys_.proof(e.user, day));
-      call.args.push_back(seq_hex(e.seq));
-      call.args.push_back(encode_entry_value(e.message, expires));
-      call.args.push_back(bucket_field(day));
+      call.keys.insert(call.keys.end(), {keys_.index(e.user), keys_.values(e.user), keys_.ledger(e.user),
+                                         keys_.proof(e.user, day)});
+      call.args.insert(call.args.end(),
+                       {seq_hex(e.seq), encode_entry_value(e.message, expires), bucket_field(day)});
     }
     for (const auto& [index, batch] : batches) {
       RedisInstance& inst = *instances_[index];

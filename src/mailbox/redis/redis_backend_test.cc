@@ -250,11 +250,14 @@ TEST_F(RedisBackendTest, ScriptsAreLoadedAgainAfterNoscript) {
   EXPECT_EQ(after.scripts, 1u);  // SCRIPT LOAD
   EXPECT_EQ(*backend_->read_frontier(shard0_), std::optional(seq(1, 3)));
 
-  // A pipeline of several calls after a flush: each is sent once more, and all land.
+  // A pipeline of several calls after a flush (300 entries: three put_entries calls of at most 128):
+  // the script is loaded once, and each call that got NOSCRIPT is sent once more.
   for (size_t i = 0; i < endpoints_.size(); ++i) raw_run({"SCRIPT", "FLUSH"}, i);
   std::vector<MailboxEntry> entries;
-  for (int k = 0; k < 3; ++k) entries.push_back({user_on(shard0_, k), seq(1, 3), message(3, kStart)});
+  for (int k = 0; k < 300; ++k) entries.push_back({user_on(shard0_, k), seq(1, 3), message(3, kStart)});
+  const OpCounts before_put = backend_->counters().snapshot();
   ASSERT_TRUE(backend_->write_entries(shard0_, Epoch{1}, entries).ok());
+  EXPECT_EQ((backend_->counters().snapshot() - before_put).scripts, 3u + 1u + 3u);
   for (const auto& e : entries) {
     auto read = backend_->read_entries(e.user, MailboxSeq{}, seq(1, 3), 10);
     ASSERT_TRUE(read.ok()) << read.error().to_string();

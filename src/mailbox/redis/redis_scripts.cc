@@ -96,21 +96,26 @@ return 1
 )lua";
 
 constexpr std::string_view kPutEntries = R"lua(
-local n = #KEYS - 3
-if n < 1 or #ARGV ~= 1 + 3 * n then
+local n = #KEYS / 4
+if n < 1 or #KEYS ~= 4 * n or #ARGV ~= 1 + 3 * n then
   return redis.error_reply('QIM_INVARIANT put_entries got ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
+local refreshed = {}
 for i = 1, n do
+  local index, values, ledger, proof = KEYS[4 * i - 3], KEYS[4 * i - 2], KEYS[4 * i - 1], KEYS[4 * i]
   local hex, value, bucket = ARGV[3 * i - 1], ARGV[3 * i], ARGV[3 * i + 1]
-  redis.call('ZADD', KEYS[1], 0, hex)
-  redis.call('HSET', KEYS[2], hex, value)
+  redis.call('ZADD', index, 0, hex)
+  redis.call('HSET', values, hex, value)
   -- the bucket proof keeps only its highest member: equal scores order bytewise, i.e. by seq
-  redis.call('ZADD', KEYS[3 + i], 0, hex)
-  redis.call('ZREMRANGEBYRANK', KEYS[3 + i], 0, -2)
-  redis.call('HSET', KEYS[3], bucket, '1')
+  redis.call('ZADD', proof, 0, hex)
+  redis.call('ZREMRANGEBYRANK', proof, 0, -2)
+  redis.call('HSET', ledger, bucket, '1')
+  if not refreshed[index] then
+    redis.call('PEXPIRE', index, ARGV[1])
+    redis.call('PEXPIRE', values, ARGV[1])
+    refreshed[index] = true
+  end
 end
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-redis.call('PEXPIRE', KEYS[2], ARGV[1])
 return n
 )lua";
 
