@@ -90,7 +90,7 @@ Status Pipeline::shutdown() {
   // Every role has stopped (their metrics stay readable); the node reports no more, so the fan-in can go.
   if (fan_in_) fan_in_->flush();
   fan_in_.reset();
-  logger_->info("pipeline stopped: {}", summary());
+  if (fanout_ || node_ || archiver_) logger_->info("pipeline stopped: {}", summary());
   if (first) return *first;
   return {};
 }

@@ -86,6 +86,8 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   auto opened = Pipeline::open(cfg, instance.roles, spdlog::default_logger());
   if (!opened.ok()) return refuse(log, instance.name, opened.error());
   std::unique_ptr<Pipeline> pipeline = std::move(opened).value();
+  // The logs are locked now, so a running.json here is left over from a process that did not exit cleanly.
+  remove_running_file(cfg.data_dir);
 
   std::unique_ptr<Gateway> gateway;
   if (instance.gateway) {

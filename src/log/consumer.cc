@@ -117,9 +117,12 @@ std::vector<ConsumerPosition> LogConsumer::positions() const {
 }
 
 void LogConsumer::run(PartitionState& s) {
+  using Clock = std::chrono::steady_clock;
   auto& logger = *options_.logger;
   auto backoff = options_.retry_min;
   bool committed_current = true;
+  bool commit_now = false;  // a seek is committed at once, so a stopped instance shows it
+  auto last_commit = Clock::now();
   while (!stopping_) {
     std::optional<uint64_t> until;
     {
@@ -130,6 +133,7 @@ void LogConsumer::run(PartitionState& s) {
         s.next = *s.seek_to;
         s.seek_to.reset();
         committed_current = false;
+        commit_now = true;
       }
       until = s.drain_until;
       if (until && s.next >= *until && committed_current) {
@@ -138,7 +142,8 @@ void LogConsumer::run(PartitionState& s) {
         return;
       }
     }
-    if (!committed_current) {
+    const auto commit_due = last_commit + options_.commit_interval;
+    if (!committed_current && (commit_now || until || Clock::now() >= commit_due)) {
       Status c = log_.commit(options_.group, s.partition, Offset{s.next});
       if (!c.ok()) {
         logger.warn("{}: partition {}: commit of offset {} failed: {}", options_.group, s.partition,
@@ -148,12 +153,19 @@ void LogConsumer::run(PartitionState& s) {
         continue;
       }
       committed_current = true;
+      commit_now = false;
+      last_commit = Clock::now();
       continue;
     }
     size_t max = options_.batch_max;
     if (until) max = std::min<uint64_t>(max, *until - s.next);
-    auto batch = log_.read(s.partition, Offset{s.next}, max,
-                           until ? std::chrono::milliseconds(0) : options_.poll_wait);
+    auto wait = options_.poll_wait;
+    if (until) wait = std::chrono::milliseconds(0);
+    if (!committed_current) {
+      wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(commit_due - Clock::now()) +
+                                std::chrono::milliseconds(1));
+    }
+    auto batch = log_.read(s.partition, Offset{s.next}, max, wait);
     if (!batch.ok()) {
       logger.warn("{}: partition {}: read at offset {} failed: {}", options_.group, s.partition,
                   s.next.load(), batch.error().to_string());

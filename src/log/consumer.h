@@ -28,6 +28,9 @@ struct ConsumerOptions {
   std::chrono::milliseconds poll_wait{200};
   std::chrono::milliseconds retry_min{20};
   std::chrono::milliseconds retry_max{5000};
+  // Positions are committed at most this often (and when stopping): a commit is a durable file write, and
+  // committing less often only means a crash replays a little more, which at-least-once handles anyway.
+  std::chrono::milliseconds commit_interval{200};
   std::shared_ptr<spdlog::logger> logger;  // silent if null
 };
 

@@ -122,6 +122,20 @@ TEST_F(ConsumerTest, SeekBackReplaysFromThere) {
   EXPECT_EQ(log_->committed("g", 0)->value(), Offset{5});
 }
 
+TEST_F(ConsumerTest, CommitsWhileRunningAtMostEveryInterval) {
+  append(1, 3);
+  auto o = options();
+  o.commit_interval = 5ms;
+  LogConsumer c(*log_, o, recorder());
+  ASSERT_TRUE(c.start().ok());
+  // No stop, no drain: the position must still reach the log once the interval has passed.
+  while (!log_->committed("g", 1)->has_value() || log_->committed("g", 1)->value() != Offset{3}) {
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_EQ(seen(1), iota(0, 3));
+  c.stop();
+}
+
 TEST_F(ConsumerTest, StartRefusesAnUnknownPartition) {
   auto o = options();
   o.partitions = {0, 2};
