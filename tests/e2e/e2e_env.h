@@ -1,0 +1,59 @@
+#pragma once
+// The e2e suite's shared state: one `qim up` per test run (a gtest global environment), started in a
+// fresh temporary data directory with free ports, and the helpers every scenario uses.
+//
+// QIM_E2E_BACKEND=embedded (default) | memory | redis | scylla picks the mailbox store of the process
+// under test; every other QIM_* variable of the test's environment reaches it unchanged (brokers, CQL
+// hosts, Redis endpoints).
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "client/client.h"
+#include "e2e/qim_process.h"
+
+namespace qim::e2e {
+
+using namespace std::chrono_literals;
+using client::Client;
+using client::Entry;
+using client::ServerFrame;
+
+inline constexpr const char* kSecret = "e2e-secret-0123456789abcdef";
+inline constexpr auto kWait = 20s;      // upper bound for anything the pipeline does
+inline constexpr auto kQuiet = 1500ms;  // how long we watch for something that must NOT arrive
+
+// The backend under test and the process environment it needs.
+std::string backend_under_test();
+Env process_env_for_backend();
+
+// A new `qim up` in a fresh directory (scenarios that play with epochs or clocks use their own).
+std::unique_ptr<QimProcess> new_process(const std::string& name);
+
+// The process shared by the scenarios.
+QimProcess& shared_qim();
+
+// A user id unique to this test run and scenario: "<scenario>_<name>_<run>".
+std::string user(const std::string& scenario, const std::string& name);
+
+std::string token_for(const std::string& user, const std::string& device);
+std::unique_ptr<Client> connect_to(const QimProcess& qim);
+// Connects and authenticates; fails the test (and returns null) on error.
+std::unique_ptr<Client> login(const QimProcess& qim, const std::string& user,
+                              const std::string& device = "d1");
+
+// Every entry after `after`, following `more` to the end. nullopt (with a test failure) on an error.
+std::optional<std::vector<Entry>> sync_all(Client& c, uint64_t after = 0);
+// Polls SYNC until `pred` holds for the entries after `after`, or kWait passes.
+std::vector<Entry> sync_until(Client& c, const std::function<bool(const std::vector<Entry>&)>& pred,
+                              uint64_t after = 0);
+// DELIVERed entries until `count` arrived or `timeout` passed.
+std::vector<Entry> collect_delivered(Client& c, size_t count, std::chrono::milliseconds timeout);
+
+// Value of a Prometheus sample "name{labels} value" in /metrics, 0 if absent.
+double metric(const QimProcess& qim, const std::string& sample);
+
+}  // namespace qim::e2e
