@@ -40,7 +40,11 @@ Runtime::~Runtime() {
 }
 
 struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
-  Impl(Runtime& runtime, ClientOptions o) : options(std::move(o)), ws(net::make_strand(runtime.impl().io)) {}
+  Impl(Runtime& runtime, ClientOptions o) : options(std::move(o)), ws(net::make_strand(runtime.impl().io)) {
+    if (options.on_frame) on_frame = std::make_shared<const FrameCallback>(options.on_frame);
+  }
+  using FrameCallback = std::function<void(std::string_view)>;
+  std::shared_ptr<const FrameCallback> on_frame;  // guarded by mu
 
   ClientOptions options;
   websocket::stream<beast::tcp_stream> ws;
@@ -69,8 +73,13 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
     }
     std::string text = beast::buffers_to_string(in.data());
     in.consume(n);
-    if (options.on_frame) {
-      options.on_frame(text);
+    std::shared_ptr<const FrameCallback> callback;
+    {
+      std::lock_guard lock(mu);
+      callback = on_frame;
+    }
+    if (callback) {
+      (*callback)(text);
     } else {
       auto frame = parse_server_frame(text);
       std::lock_guard lock(mu);
@@ -182,6 +191,11 @@ Client::~Client() {
   // Handlers hold the Impl; wait (bounded) until they have let go, so it dies before a runtime we own.
   for (int i = 0; i < 200 && impl_.use_count() > 1; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
+void Client::set_on_frame(std::function<void(std::string_view frame)> on_frame) {
+  std::lock_guard lock(impl_->mu);
+  impl_->on_frame = std::make_shared<const Impl::FrameCallback>(std::move(on_frame));
 }
 
 void Client::send_text(std::string text) {

@@ -55,6 +55,9 @@ class Client {
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
+  // From now on, frames go to `on_frame` (on the runtime's thread) instead of the queue.
+  void set_on_frame(std::function<void(std::string_view frame)> on_frame);
+
   // Queues a raw text (or binary) frame; test code sends malformed frames with these.
   void send_text(std::string text);
   void send_binary(std::string bytes);

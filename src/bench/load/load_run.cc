@@ -1,0 +1,270 @@
+#include "bench/load/load_run.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "auth/token.h"
+
+namespace qim::load {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+// The client_msg_id of message `index` is its decimal index.
+bool index_of(std::string_view cmid, uint64_t& index) {
+  auto [end, ec] = std::from_chars(cmid.data(), cmid.data() + cmid.size(), index);
+  return ec == std::errc() && end == cmid.data() + cmid.size();
+}
+
+// Seconds of CPU (user + system) the process has used, from /proc; nullopt if unreadable.
+std::optional<double> cpu_seconds(int64_t pid) {
+  if (pid <= 0) return std::nullopt;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto close = text.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(text.substr(close + 2));
+  std::string f;
+  double utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> f; ++i) {
+    if (i == 14) utime = std::stod(f);
+    if (i == 15) stime = std::stod(f);
+  }
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+struct ServerCounters {
+  double inserts = 0, updates = 0, reads = 0, lwts = 0, pages = 0, paged = 0;
+};
+
+// Sums the store and page counters of a gateway's /metrics; nullopt without an admin port.
+std::optional<ServerCounters> server_counters(const LoadOptions& o);
+
+}  // namespace
+
+struct LoadRun::Shared {
+  explicit Shared(uint64_t capacity)
+      : sent_ns(capacity), ack_ns(capacity), deliver_ns(capacity), capacity(capacity) {}
+  std::vector<std::atomic<int64_t>> sent_ns, ack_ns, deliver_ns;  // 0: not yet
+  const uint64_t capacity;
+  std::atomic<uint64_t> acked{0}, delivered{0}, errors{0}, disconnects{0};
+  std::mutex error_mu;
+  std::string first_error;
+
+  void on_sender_frame(std::string_view text) {
+    auto f = client::parse_server_frame(text);
+    if (!f.ok()) return;
+    uint64_t i = 0;
+    if (f->type == "SEND_ACK" && index_of(f->client_msg_id, i) && i < capacity) {
+      int64_t expected = 0;
+      if (ack_ns[i].compare_exchange_strong(expected, now_ns())) acked.fetch_add(1);
+    } else if (f->type == "ERROR") {
+      errors.fetch_add(1);
+      std::lock_guard lock(error_mu);
+      if (first_error.empty()) first_error = f->code + ": " + f->message;
+    }
+  }
+
+  void on_receiver_frame(std::string_view text) {
+    auto f = client::parse_server_frame(text);
+    if (!f.ok() || f->type != "DELIVER") return;
+    for (const auto& e : f->entries) {
+      uint64_t i = 0;
+      if (!index_of(e.client_msg_id, i) || i >= capacity) continue;
+      int64_t expected = 0;
+      if (deliver_ns[i].compare_exchange_strong(expected, now_ns())) delivered.fetch_add(1);
+    }
+  }
+};
+
+namespace {
+
+std::optional<ServerCounters> server_counters(const LoadOptions& o) {
+  if (o.admin_port == 0) return std::nullopt;
+  // A plain HTTP GET over a TCP socket; the admin server answers one request per connection.
+  int fd = -1;
+  std::string body;
+  {
+    std::string cmd = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+    struct Closer {
+      int& fd;
+      ~Closer() {
+        if (fd >= 0) ::close(fd);
+      }
+    } closer{fd};
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return std::nullopt;
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(o.admin_port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return std::nullopt;
+    if (::write(fd, cmd.data(), cmd.size()) != static_cast<ssize_t>(cmd.size())) return std::nullopt;
+    char buf[65536];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) body.append(buf, static_cast<size_t>(n));
+  }
+  ServerCounters c;
+  std::istringstream in(body);
+  for (std::string line; std::getline(in, line);) {
+    auto value = [&] { return std::strtod(line.c_str() + line.rfind(' ') + 1, nullptr); };
+    if (line.rfind("qim_store_ops_total{kind=\"insert\"}", 0) == 0) c.inserts += value();
+    if (line.rfind("qim_store_ops_total{kind=\"update\"}", 0) == 0) c.updates += value();
+    if (line.rfind("qim_store_ops_total{kind=\"read\"}", 0) == 0) c.reads += value();
+    if (line.rfind("qim_store_ops_total{kind=\"lwt\"}", 0) == 0) c.lwts += value();
+    if (line.rfind("qim_node_pages_total{", 0) == 0) c.pages += value();
+    if (line.rfind("qim_node_paged_records_total{", 0) == 0) c.paged += value();
+  }
+  return c;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<LoadRun>> LoadRun::connect(const LoadOptions& options, uint64_t max_messages) {
+  std::unique_ptr<LoadRun> run(new LoadRun(options));
+  run->runtime_ = std::make_shared<client::Runtime>(options.io_threads);
+  run->shared_ = std::make_shared<Shared>(max_messages);
+  SystemClock wall;
+  const std::string tag = std::to_string(::getpid()) + "_" + std::to_string(wall.now_ms() % 1'000'000);
+  auto open = [&](const std::string& user, bool sender) -> Result<std::unique_ptr<client::Client>> {
+    auto token =
+        mint_token(options.secret, *UserId::parse(user), *DeviceId::parse("load"), 24 * 3'600'000, wall);
+    if (!token.ok()) return token.error();
+    // Authenticate on the queue first, then switch the frames to the counting callback.
+    client::ClientOptions co;
+    co.host = options.host;
+    co.port = options.port;
+    auto shared = run->shared_;
+    co.on_close = [shared](int, std::string_view) { shared->disconnects.fetch_add(1); };
+    auto c = client::Client::connect(co, run->runtime_);
+    if (!c.ok()) return c.error();
+    auto ok = (*c)->auth(*token);
+    if (!ok.ok()) return Error(ok.code(), "AUTH of " + user + ": " + ok.error().message());
+    if (sender) {
+      (*c)->set_on_frame([shared](std::string_view f) { shared->on_sender_frame(f); });
+    } else {
+      (*c)->set_on_frame([shared](std::string_view f) { shared->on_receiver_frame(f); });
+    }
+    return c;
+  };
+  for (uint32_t i = 0; i < options.pairs; ++i) {
+    std::string s = "load_" + tag + "_s" + std::to_string(i);
+    std::string r = "load_" + tag + "_r" + std::to_string(i);
+    QIM_ASSIGN_OR_RETURN(auto receiver, open(r, false));
+    QIM_ASSIGN_OR_RETURN(auto sender, open(s, true));
+    run->receivers_.push_back(std::move(receiver));
+    run->senders_.push_back(std::move(sender));
+    run->receiver_ids_.push_back(r);
+  }
+  return run;
+}
+
+LoadRun::~LoadRun() {
+  senders_.clear();
+  receivers_.clear();
+}
+
+StepResult LoadRun::run_step(double rate, double seconds, double drain_seconds,
+                             const std::function<void(const std::string&)>& progress) {
+  Shared& sh = *shared_;
+  const uint64_t first = next_index_;
+  const uint64_t planned = std::min<uint64_t>(static_cast<uint64_t>(rate * seconds), sh.capacity - first);
+  const std::string body(options_.body_bytes, 'x');
+  const auto before = server_counters(options_);
+  const auto cpu_before = cpu_seconds(options_.server_pid);
+  const uint64_t errors0 = sh.errors.load(), disconnects0 = sh.disconnects.load();
+  auto count_since = [&](std::vector<std::atomic<int64_t>>& v, uint64_t end) {
+    uint64_t n = 0;
+    for (uint64_t i = first; i < end; ++i) n += v[i].load(std::memory_order_relaxed) != 0;
+    return n;
+  };
+
+  const auto start = Clock::now();
+  auto next_report = start + std::chrono::seconds(1);
+  uint64_t sent = 0;
+  while (sent < planned) {
+    // Every message due by now goes out; then sleep a millisecond. The offered rate holds even when a
+    // send is late, because what is due is computed from the start.
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    const uint64_t due = std::min<uint64_t>(planned, static_cast<uint64_t>(elapsed * rate) + 1);
+    for (; sent < due; ++sent) {
+      const uint64_t index = first + sent;
+      const size_t pair = index % senders_.size();
+      sh.sent_ns[index].store(now_ns());
+      senders_[pair]->send_text(client::send_frame(receiver_ids_[pair], std::to_string(index), body));
+    }
+    if (Clock::now() >= next_report) {
+      next_report += std::chrono::seconds(1);
+      char line[200];
+      std::snprintf(line, sizeof line, "  t=%4.0fs  sent=%-8llu acked=%-8llu delivered=%-8llu errors=%llu",
+                    std::chrono::duration<double>(Clock::now() - start).count(),
+                    static_cast<unsigned long long>(sent),
+                    static_cast<unsigned long long>(count_since(sh.ack_ns, first + sent)),
+                    static_cast<unsigned long long>(count_since(sh.deliver_ns, first + sent)),
+                    static_cast<unsigned long long>(sh.errors.load() - errors0));
+      progress(line);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const double send_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const uint64_t end = first + sent;
+  next_index_ = end;
+
+  // Drain: wait for the deliveries still in flight (bounded).
+  const auto drain_until = Clock::now() + std::chrono::duration<double>(drain_seconds);
+  while (Clock::now() < drain_until && count_since(sh.deliver_ns, end) < sent) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const auto after = server_counters(options_);
+  const auto cpu_after = cpu_seconds(options_.server_pid);
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+
+  StepResult r;
+  r.config = options_.config;
+  r.offered_rate = rate;
+  r.seconds = send_seconds;
+  r.sent = sent;
+  r.errors = sh.errors.load() - errors0;
+  r.disconnects = sh.disconnects.load() - disconnects0;
+  std::vector<double> ack_ms, e2e_ms;
+  for (uint64_t i = first; i < end; ++i) {
+    const int64_t s = sh.sent_ns[i].load();
+    if (int64_t a = sh.ack_ns[i].load(); a != 0) ack_ms.push_back((a - s) / 1e6);
+    if (int64_t d = sh.deliver_ns[i].load(); d != 0) e2e_ms.push_back((d - s) / 1e6);
+  }
+  r.acked = ack_ms.size();
+  r.delivered = e2e_ms.size();
+  r.ack_p50_ms = percentile(ack_ms, 50);
+  r.ack_p99_ms = percentile(ack_ms, 99);
+  r.e2e_p50_ms = percentile(e2e_ms, 50);
+  r.e2e_p99_ms = percentile(e2e_ms, 99);
+  r.e2e_max_ms = e2e_ms.empty() ? 0 : e2e_ms.back();
+  if (cpu_before && cpu_after && wall > 0) r.server_cores = (*cpu_after - *cpu_before) / wall;
+  if (before && after && sent > 0) {
+    const double n = static_cast<double>(sent);
+    r.inserts_per_msg = (after->inserts - before->inserts) / n;
+    r.updates_per_msg = (after->updates - before->updates) / n;
+    r.reads_per_msg = (after->reads - before->reads) / n;
+    r.lwts_per_msg = (after->lwts - before->lwts) / n;
+    const double pages = after->pages - before->pages;
+    if (pages > 0) r.mean_page = (after->paged - before->paged) / pages;
+  }
+  std::lock_guard lock(sh.error_mu);
+  if (!sh.first_error.empty()) progress("  first error: " + sh.first_error);
+  return r;
+}
+
+}  // namespace qim::load

@@ -1,0 +1,56 @@
+#pragma once
+// One load run: N one-to-one pairs (sender -> receiver) over real WebSocket connections to a running
+// gateway, driven at fixed offered rates. Each message's client_msg_id is its index, so SEND_ACK and
+// DELIVER are matched to the send time without a lookup table; latencies are kept per message.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/load/stats.h"
+#include "client/client.h"
+#include "core/status.h"
+
+namespace qim::load {
+
+struct LoadOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 7400;
+  std::string secret;  // QIM_AUTH_SECRET of the gateway, to mint the pairs' tokens
+  uint32_t pairs = 100;
+  uint32_t body_bytes = 100;
+  std::string config = "embedded";  // the row label
+  unsigned io_threads = 1;
+  // Optional: where to read server figures (admin /metrics, /proc/<pid>/stat).
+  uint16_t admin_port = 0;
+  int64_t server_pid = 0;
+};
+
+class LoadRun {
+ public:
+  // Connects and authenticates every pair. Transport/Unauthenticated naming the first failure.
+  static Result<std::unique_ptr<LoadRun>> connect(const LoadOptions& options, uint64_t max_messages);
+  ~LoadRun();
+
+  // Sends at `rate` msg/s for `seconds`, then waits up to `drain_seconds` for the last deliveries.
+  // `progress` is called about once a second with a one-line summary.
+  StepResult run_step(double rate, double seconds, double drain_seconds,
+                      const std::function<void(const std::string&)>& progress);
+
+  struct Shared;
+
+ private:
+  explicit LoadRun(LoadOptions options) : options_(std::move(options)) {}
+  LoadOptions options_;
+  std::shared_ptr<client::Runtime> runtime_;
+  std::shared_ptr<Shared> shared_;
+  std::vector<std::unique_ptr<client::Client>> senders_, receivers_;
+  std::vector<std::string> receiver_ids_;
+  uint64_t next_index_ = 0;
+};
+
+}  // namespace qim::load

@@ -1,0 +1,127 @@
+// qim-load: drives one-to-one pairs over real WebSocket connections at fixed offered rates against a
+// running gateway on loopback, and prints delivered %, SEND_ACK and end-to-end latencies per step (a
+// progress line each second, a Markdown table and a CSV at the end). Bounded: rates, durations and
+// connection counts are capped, and only loopback addresses are accepted.
+#include <CLI/CLI.hpp>
+
+#include <boost/asio/ip/address.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "bench/load/load_run.h"
+
+namespace {
+
+constexpr double kMaxRate = 50'000;
+constexpr double kMaxSeconds = 600;
+constexpr uint64_t kMaxMessagesPerRun = 10'000'000;
+
+// The integer after "key": in running.json, or -1.
+int64_t json_int(const std::string& text, const std::string& key) {
+  auto at = text.find("\"" + key + "\"");
+  if (at == std::string::npos) return -1;
+  at = text.find(':', at);
+  return at == std::string::npos ? -1 : std::strtoll(text.c_str() + at + 1, nullptr, 10);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"qim-load: one-to-one pairs over WebSocket at a fixed offered rate (loopback only)"};
+  qim::load::LoadOptions o;
+  std::vector<double> rates{200};
+  double seconds = 10, drain = 10;
+  std::string data_dir, csv_path, md_path;
+  o.secret = std::getenv("QIM_AUTH_SECRET") ? std::getenv("QIM_AUTH_SECRET") : "";
+  app.add_option("--host", o.host, "gateway address (loopback only)")->capture_default_str();
+  app.add_option("--port", o.port, "gateway port")->capture_default_str();
+  app.add_option("--admin-port", o.admin_port, "admin port: store operations and mean page from /metrics");
+  app.add_option("--server-pid", o.server_pid, "pid of the server: its CPU in cores");
+  app.add_option(
+      "--data-dir", data_dir,
+      "a running `qim up`'s data directory: ports and pid from running.json, secret from auth-secret");
+  app.add_option("--secret", o.secret, "QIM_AUTH_SECRET of the gateway (default: the variable)");
+  app.add_option("--pairs", o.pairs, "sender/receiver pairs (2 connections each)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 2000));
+  app.add_option("--rate", rates, "offered rate(s) in msg/s; several values make a ladder")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, kMaxRate));
+  app.add_option("--duration", seconds, "seconds per step")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, kMaxSeconds));
+  app.add_option("--drain", drain, "seconds to wait for late deliveries after each step")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 120.0));
+  app.add_option("--body-bytes", o.body_bytes, "message body size")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 16384));
+  app.add_option("--config", o.config, "configuration name for the table")->capture_default_str();
+  app.add_option("--io-threads", o.io_threads, "client I/O threads")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 8));
+  app.add_option("--csv", csv_path, "also write the results as CSV here");
+  app.add_option("--markdown", md_path, "also write the Markdown table here");
+  CLI11_PARSE(app, argc, argv);
+
+  if (!data_dir.empty()) {
+    std::ifstream in(data_dir + "/running.json");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (json_int(text, "gateway_port") <= 0) {
+      std::fprintf(stderr, "qim-load: no running instance in %s (running.json missing)\n", data_dir.c_str());
+      return 2;
+    }
+    o.port = static_cast<uint16_t>(json_int(text, "gateway_port"));
+    o.admin_port = static_cast<uint16_t>(json_int(text, "admin_port"));
+    o.server_pid = json_int(text, "pid");
+    if (o.secret.empty()) {
+      std::ifstream s(data_dir + "/auth-secret");
+      std::getline(s, o.secret);
+    }
+  }
+  boost::system::error_code ec;
+  auto ip = boost::asio::ip::make_address(o.host, ec);
+  if (ec || !ip.is_loopback()) {
+    std::fprintf(stderr, "qim-load: --host %s is not a loopback address; load is only sent to this machine\n",
+                 o.host.c_str());
+    return 2;
+  }
+  if (o.secret.empty()) {
+    std::fprintf(stderr, "qim-load: no token secret: set QIM_AUTH_SECRET, --secret or --data-dir\n");
+    return 2;
+  }
+  uint64_t total = 0;
+  for (double r : rates) total += static_cast<uint64_t>(r * seconds) + 1;
+  if (total > kMaxMessagesPerRun) {
+    std::fprintf(stderr, "qim-load: %llu messages planned, over the cap of %llu\n",
+                 static_cast<unsigned long long>(total), static_cast<unsigned long long>(kMaxMessagesPerRun));
+    return 2;
+  }
+
+  std::printf("qim-load: %u pairs on %s:%u, steps", o.pairs, o.host.c_str(), o.port);
+  for (double r : rates) std::printf(" %.0f", r);
+  std::printf(" msg/s, %.0f s each\n", seconds);
+  std::fflush(stdout);
+  auto run = qim::load::LoadRun::connect(o, total);
+  if (!run.ok()) {
+    std::fprintf(stderr, "qim-load: %s\n", run.error().to_string().c_str());
+    return 1;
+  }
+  std::vector<qim::load::StepResult> steps;
+  for (double rate : rates) {
+    std::printf("step %.0f msg/s\n", rate);
+    steps.push_back((*run)->run_step(rate, seconds, drain, [](const std::string& line) {
+      std::printf("%s\n", line.c_str());
+      std::fflush(stdout);
+    }));
+  }
+  run->reset();
+  const std::string table = qim::load::markdown_table(steps);
+  const std::string csv = qim::load::csv(steps);
+  std::printf("\n%s\n%s", table.c_str(), csv.c_str());
+  if (!csv_path.empty()) std::ofstream(csv_path) << csv;
+  if (!md_path.empty()) std::ofstream(md_path) << table;
+  return 0;
+}

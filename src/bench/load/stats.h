@@ -1,0 +1,38 @@
+#pragma once
+// Figures of one load step and their rendering as a Markdown table and CSV (SYSTEM.md section 6).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qim::load {
+
+// The p-th percentile (0..100) of `samples` (nearest rank; sorts them). 0 for no samples.
+double percentile(std::vector<double>& samples, double p);
+
+struct StepResult {
+  std::string config;       // e.g. "embedded"
+  double offered_rate = 0;  // msg/s asked for
+  double seconds = 0;       // how long the step sent
+  uint64_t sent = 0;
+  uint64_t acked = 0;
+  uint64_t delivered = 0;  // distinct messages whose DELIVER reached the recipient
+  uint64_t errors = 0;     // ERROR frames
+  uint64_t disconnects = 0;
+  double ack_p50_ms = 0, ack_p99_ms = 0;
+  double e2e_p50_ms = 0, e2e_p99_ms = 0, e2e_max_ms = 0;
+  std::optional<double> server_cores;  // CPU of the qim process, in cores
+  std::optional<double> inserts_per_msg, updates_per_msg, reads_per_msg, lwts_per_msg;
+  std::optional<double> mean_page;
+
+  double delivered_pct() const { return sent ? 100.0 * static_cast<double>(delivered) / sent : 0; }
+  double delivered_rate() const { return seconds > 0 ? delivered / seconds : 0; }
+  // The SLO of a step: 100% delivered and end-to-end P99 <= 250 ms.
+  bool slo_pass() const { return sent > 0 && delivered == sent && e2e_p99_ms <= 250.0; }
+};
+
+std::string markdown_table(const std::vector<StepResult>& steps);
+std::string csv(const std::vector<StepResult>& steps);
+
+}  // namespace qim::load
