@@ -111,7 +111,7 @@ Result<std::optional<MailboxSeq>> ScyllaLwtFormBackend::read_frontier(ShardId sh
   for (uint32_t l = 0; l < kLanes; ++l) lanes.push_back(l);
   QIM_ASSIGN_OR_RETURN(cql::Rows rows,
                        lift(session_.execute(lanes_read_, Values().int32(i32(shard.value)).bigint_list(lanes),
-                                             cql::ExecOptions{.consistency = cql::Consistency::kSerial}),
+                                             plain_options()),
                             "read lane watermarks"));
   if (rows.empty()) return std::optional<MailboxSeq>();
   // W = the lowest lane watermark: the shard is contiguous only up to its slowest lane.
