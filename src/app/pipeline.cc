@@ -58,7 +58,7 @@ Status Pipeline::start() {
   }
   if (roles_.archiver) {
     ArchiverOptions o;
-    o.logger = child("archiver");
+    o.consumer.logger = child("archiver");
     o.make_durable = [this] { return history_->sync(); };
     archiver_ = std::make_unique<Archiver>(*outbox_, *history_, std::move(o));
     QIM_RETURN_IF_ERROR(archiver_->start());
@@ -66,7 +66,7 @@ Status Pipeline::start() {
   if (roles_.fanout) {
     FanoutOptions o;
     o.chunk_entries = config_.chunk_entries;
-    o.logger = child("fanout");
+    o.consumer.logger = child("fanout");
     QIM_ASSIGN_OR_RETURN(ShardMap shards, ShardMap::create(config_.shards));
     fanout_ = std::make_unique<Fanout>(*outbox_, *mailbox_log_, shards, std::move(o));
     QIM_RETURN_IF_ERROR(fanout_->start());

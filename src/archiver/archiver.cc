@@ -1,52 +1,33 @@
 #include "archiver/archiver.h"
 
-#include <spdlog/sinks/null_sink.h>
-
 #include "outbox/outbox_record.h"
 
 namespace qim {
 
 Archiver::Archiver(Log& outbox, HistoryStore& history, ArchiverOptions options)
-    : outbox_(outbox), history_(history), options_(std::move(options)) {
-  if (!options_.logger) {
-    options_.logger =
-        std::make_shared<spdlog::logger>("archiver", std::make_shared<spdlog::sinks::null_sink_mt>());
-  }
-  if (options_.partitions.empty()) {
-    for (uint32_t p = 0; p < outbox_.partition_count(); ++p) options_.partitions.push_back(p);
-  }
-}
+    : history_(history),
+      options_(std::move(options)),
+      consumer_(outbox, options_.consumer,
+                [this](uint32_t p, std::span<const LogRecord> batch) { return handle(p, batch); }) {}
 
 Archiver::~Archiver() {
   stop();
 }
 
 Status Archiver::start() {
-  ConsumerOptions o;
-  o.group = options_.group;
-  o.partitions = options_.partitions;
-  o.batch_max = options_.batch_max;
-  o.poll_wait = options_.poll_wait;
-  o.logger = options_.logger;
-  consumer_ = std::make_unique<LogConsumer>(
-      outbox_, std::move(o),
-      [this](uint32_t p, std::span<const LogRecord> batch) { return handle(p, batch); });
-  return consumer_->start();
+  return consumer_.start();
 }
 
 Status Archiver::drain(std::chrono::milliseconds limit, const std::function<void(uint64_t)>& progress) {
-  if (!consumer_) return {};
-  return consumer_->drain(limit, progress);
+  return consumer_.drain(limit, progress);
 }
 
 void Archiver::stop() {
-  if (consumer_) consumer_->stop();
+  consumer_.stop();
 }
 
 ArchiverMetrics Archiver::metrics() const {
-  ArchiverMetrics m{messages_.load(), skipped_.load(), {}};
-  if (consumer_) m.positions = consumer_->positions();
-  return m;
+  return ArchiverMetrics{messages_.load(), skipped_.load(), consumer_.positions()};
 }
 
 Status Archiver::handle(uint32_t partition, std::span<const LogRecord> batch) {
@@ -59,8 +40,8 @@ Status Archiver::handle(uint32_t partition, std::span<const LogRecord> batch) {
     // transport) may pass on a retry of the batch.
     if (!s.ok() && outbox.ok() && s.code() != Errc::kInvalidArgument) return s;
     if (!s.ok()) {
-      options_.logger->warn("archiver: skipping outbox record {}:{}: {}", partition, rec.offset.value,
-                            s.error().to_string());
+      consumer_.logger().warn("archiver: skipping outbox record {}:{}: {}", partition, rec.offset.value,
+                              s.error().to_string());
       ++skipped;
       continue;
     }

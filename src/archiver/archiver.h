@@ -18,12 +18,9 @@ namespace qim {
 inline constexpr const char* kArchiverGroup = "qim-archiver";
 
 struct ArchiverOptions {
-  std::string group = kArchiverGroup;
-  std::vector<uint32_t> partitions;  // Outbox partitions; empty = all
-  size_t batch_max = 256;
-  std::chrono::milliseconds poll_wait{100};
-  std::function<Status()> make_durable;    // called after a batch's rows, before the commit
-  std::shared_ptr<spdlog::logger> logger;  // silent if null
+  // How the Outbox is consumed: group, partitions (empty: all), batch size, commit interval, logger.
+  ConsumerOptions consumer{.group = kArchiverGroup, .poll_wait = std::chrono::milliseconds(100)};
+  std::function<Status()> make_durable;  // called after a batch's rows, before the commit
 };
 
 struct ArchiverMetrics {
@@ -45,10 +42,9 @@ class Archiver {
  private:
   Status handle(uint32_t partition, std::span<const LogRecord> batch);
 
-  Log& outbox_;
   HistoryStore& history_;
   ArchiverOptions options_;
-  std::unique_ptr<LogConsumer> consumer_;
+  LogConsumer consumer_;
   std::atomic<uint64_t> messages_{0}, skipped_{0};
 };
 

@@ -39,7 +39,7 @@ class ArchiverTest : public ::testing::Test {
   }
   ArchiverOptions options() {
     ArchiverOptions o;
-    o.poll_wait = 10ms;
+    o.consumer.poll_wait = 10ms;
     o.make_durable = [this] {
       ++syncs_;
       return history_->sync();

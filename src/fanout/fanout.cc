@@ -1,7 +1,5 @@
 #include "fanout/fanout.h"
 
-#include <spdlog/sinks/null_sink.h>
-
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -48,13 +46,12 @@ class AppendWaiter {
 }  // namespace
 
 Fanout::Fanout(Log& outbox, Log& mailbox_log, ShardMap shards, FanoutOptions options)
-    : outbox_(outbox), mailbox_log_(mailbox_log), shards_(shards), options_(std::move(options)) {
-  if (!options_.logger) {
-    options_.logger =
-        std::make_shared<spdlog::logger>("fanout", std::make_shared<spdlog::sinks::null_sink_mt>());
-  }
-  if (options_.partitions.empty()) options_.partitions = all_partitions(outbox_);
-}
+    : outbox_(outbox),
+      mailbox_log_(mailbox_log),
+      shards_(shards),
+      options_(std::move(options)),
+      consumer_(outbox_, options_.consumer,
+                [this](uint32_t p, std::span<const LogRecord> batch) { return handle(p, batch); }) {}
 
 Fanout::~Fanout() {
   stop();
@@ -66,44 +63,30 @@ Status Fanout::start() {
                                     " partitions but QIM_SHARDS is " + std::to_string(shards_.shard_count()) +
                                     ": they must be equal (partition = shard)");
   }
-  ConsumerOptions o;
-  o.group = options_.group;
-  o.partitions = options_.partitions;
-  o.batch_max = options_.batch_max;
-  o.poll_wait = options_.poll_wait;
-  o.logger = options_.logger;
-  consumer_ = std::make_unique<LogConsumer>(
-      outbox_, std::move(o),
-      [this](uint32_t p, std::span<const LogRecord> batch) { return handle(p, batch); });
-  return consumer_->start();
+  return consumer_.start();
 }
 
 Status Fanout::drain(std::chrono::milliseconds limit, const std::function<void(uint64_t)>& progress) {
-  if (!consumer_) return {};
-  return consumer_->drain(limit, progress);
+  return consumer_.drain(limit, progress);
 }
 
 void Fanout::stop() {
-  if (consumer_) consumer_->stop();
+  consumer_.stop();
 }
 
 Status Fanout::replay_from(uint32_t partition, Offset next) {
-  if (!consumer_) return Error(Errc::kInvariant, "fanout is not running");
   QIM_ASSIGN_OR_RETURN(Offset end, outbox_.end_offset(partition));
   if (next > end) {
     return Error(Errc::kInvalidArgument, "outbox partition " + std::to_string(partition) + " ends at " +
                                              std::to_string(end.value) + "; cannot replay from " +
                                              std::to_string(next.value));
   }
-  options_.logger->info("fanout: replay of outbox partition {} from offset {} requested", partition,
-                        next.value);
-  return consumer_->seek(partition, next);
+  logger().info("fanout: replay of outbox partition {} from offset {} requested", partition, next.value);
+  return consumer_.seek(partition, next);
 }
 
 FanoutMetrics Fanout::metrics() const {
-  FanoutMetrics m{records_.load(), dispatches_.load(), skipped_.load(), {}};
-  if (consumer_) m.positions = consumer_->positions();
-  return m;
+  return FanoutMetrics{records_.load(), dispatches_.load(), skipped_.load(), consumer_.positions()};
 }
 
 Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
@@ -120,8 +103,8 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
         outbox.ok() ? plan_dispatches(*outbox, partition, rec.offset, shards_, options_.chunk_entries)
                     : Result<std::vector<ShardDispatch>>(outbox.error());
     if (!plan.ok()) {
-      options_.logger->warn("fanout: skipping outbox record {}:{}: {}", partition, rec.offset.value,
-                            plan.error().to_string());
+      logger().warn("fanout: skipping outbox record {}:{}: {}", partition, rec.offset.value,
+                    plan.error().to_string());
       ++skipped;
       continue;
     }

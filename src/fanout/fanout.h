@@ -22,12 +22,9 @@ namespace qim {
 inline constexpr const char* kFanoutGroup = "qim-fanout";
 
 struct FanoutOptions {
-  std::string group = kFanoutGroup;
-  std::vector<uint32_t> partitions;  // Outbox partitions to read; empty = all
-  uint32_t chunk_entries = 256;      // QIM_FANOUT_CHUNK_ENTRIES: recipients per chunk
-  size_t batch_max = 256;            // Outbox records per batch (one commit per batch)
-  std::chrono::milliseconds poll_wait{100};
-  std::shared_ptr<spdlog::logger> logger;  // silent if null
+  // How the Outbox is consumed: group, partitions (empty: all), batch size, commit interval, logger.
+  ConsumerOptions consumer{.group = kFanoutGroup, .poll_wait = std::chrono::milliseconds(100)};
+  uint32_t chunk_entries = 256;  // QIM_FANOUT_CHUNK_ENTRIES: recipients per chunk
 };
 
 struct FanoutMetrics {
@@ -55,12 +52,13 @@ class Fanout {
 
  private:
   Status handle(uint32_t partition, std::span<const LogRecord> batch);
+  spdlog::logger& logger() const { return consumer_.logger(); }
 
   Log& outbox_;
   Log& mailbox_log_;
   ShardMap shards_;
   FanoutOptions options_;
-  std::unique_ptr<LogConsumer> consumer_;
+  LogConsumer consumer_;
   std::atomic<uint64_t> records_{0}, dispatches_{0}, skipped_{0};
 };
 

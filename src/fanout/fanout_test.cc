@@ -38,8 +38,15 @@ class FanoutTest : public ::testing::Test {
   }
   Fanout make() {
     FanoutOptions o;
-    o.poll_wait = 10ms;
+    o.consumer.poll_wait = 10ms;
     return Fanout(*outbox_, *mailbox_log_, ShardMap::create(kShards).value(), o);
+  }
+  // Runs a fanout until it has handled everything in the Outbox; returns what it counted.
+  FanoutMetrics run_to_end() {
+    Fanout f = make();
+    EXPECT_TRUE(f.start().ok());
+    EXPECT_TRUE(f.drain(60s).ok());
+    return f.metrics();
   }
   // Every dispatch record on the mailbox log, decoded, with its partition.
   std::vector<std::pair<uint32_t, DispatchRecord>> dispatched() {
@@ -65,13 +72,9 @@ TEST_F(FanoutTest, WritesOneRecordPerShardAndCommitsAfterwards) {
   const Offset first = send(0, "alice", "bob");
   send(1, "bob", "alice");
   send(1, "carol", "carol");
-  {
-    Fanout f = make();
-    ASSERT_TRUE(f.start().ok());
-    ASSERT_TRUE(f.drain(60s).ok());
-    EXPECT_EQ(f.metrics().records, 3u);
-    EXPECT_EQ(f.metrics().skipped, 0u);
-  }
+  const FanoutMetrics m = run_to_end();
+  EXPECT_EQ(m.records, 3u);
+  EXPECT_EQ(m.skipped, 0u);
   const ShardMap shards = ShardMap::create(kShards).value();
   auto records = dispatched();
   size_t entries = 0;
@@ -102,33 +105,23 @@ TEST_F(FanoutTest, SkipsAndCountsARecordItCannotUseAndGoesOn) {
   group.sender = UserId::parse("alice").value();
   ASSERT_TRUE(outbox_->append_sync(0, "", encode_outbox_record(group)).ok());
   send(0, "bob", "alice");
-  Fanout f = make();
-  ASSERT_TRUE(f.start().ok());
-  ASSERT_TRUE(f.drain(60s).ok());
-  EXPECT_EQ(f.metrics().records, 2u);
-  EXPECT_EQ(f.metrics().skipped, 2u);
+  const FanoutMetrics m = run_to_end();
+  EXPECT_EQ(m.records, 2u);
+  EXPECT_EQ(m.skipped, 2u);
   EXPECT_EQ(outbox_->committed(kFanoutGroup, 0)->value(), Offset{4});
 }
 
 TEST_F(FanoutTest, RewindReplaysTheSameRecordsByteForByte) {
   send(0, "alice", "bob");
   send(0, "dave", "erin");
-  {
-    Fanout f = make();
-    ASSERT_TRUE(f.start().ok());
-    ASSERT_TRUE(f.drain(60s).ok());
-  }
+  run_to_end();
   const auto before = dispatched();
   const uint32_t partition = 0;
   auto rewound = rewind_fanout(*outbox_, std::span(&partition, 1), Offset{0});
   ASSERT_TRUE(rewound.ok());
   ASSERT_EQ(rewound->size(), 1u);
   EXPECT_EQ((*rewound)[0].lag, 2u);
-  {
-    Fanout f = make();
-    ASSERT_TRUE(f.start().ok());
-    ASSERT_TRUE(f.drain(60s).ok());
-  }
+  run_to_end();
   const auto after = dispatched();
   ASSERT_EQ(after.size(), 2 * before.size());
   for (const auto& [shard, d] : before) {

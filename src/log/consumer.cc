@@ -12,6 +12,9 @@ LogConsumer::LogConsumer(Log& log, ConsumerOptions options, BatchHandler handler
     options_.logger =
         std::make_shared<spdlog::logger>(options_.group, std::make_shared<spdlog::sinks::null_sink_mt>());
   }
+  if (options_.partitions.empty()) {
+    for (uint32_t p = 0; p < log_.partition_count(); ++p) options_.partitions.push_back(p);
+  }
 }
 
 LogConsumer::~LogConsumer() {
@@ -116,6 +119,14 @@ std::vector<ConsumerPosition> LogConsumer::positions() const {
   return out;
 }
 
+void LogConsumer::back_off(std::chrono::milliseconds& backoff, const PartitionState& s, std::string_view what,
+                           const Error& error) {
+  options_.logger->warn("{}: partition {}: {} at offset {} failed, retrying in {} ms: {}", options_.group,
+                        s.partition, what, s.next.load(), backoff.count(), error.to_string());
+  pause(backoff);
+  backoff = std::min(backoff * 2, options_.retry_max);
+}
+
 void LogConsumer::run(PartitionState& s) {
   using Clock = std::chrono::steady_clock;
   auto& logger = *options_.logger;
@@ -146,10 +157,7 @@ void LogConsumer::run(PartitionState& s) {
     if (!committed_current && (commit_now || until || Clock::now() >= commit_due)) {
       Status c = log_.commit(options_.group, s.partition, Offset{s.next});
       if (!c.ok()) {
-        logger.warn("{}: partition {}: commit of offset {} failed: {}", options_.group, s.partition,
-                    s.next.load(), c.error().to_string());
-        pause(backoff);
-        backoff = std::min(backoff * 2, options_.retry_max);
+        back_off(backoff, s, "commit", c.error());
         continue;
       }
       committed_current = true;
@@ -167,19 +175,13 @@ void LogConsumer::run(PartitionState& s) {
     }
     auto batch = log_.read(s.partition, Offset{s.next}, max, wait);
     if (!batch.ok()) {
-      logger.warn("{}: partition {}: read at offset {} failed: {}", options_.group, s.partition,
-                  s.next.load(), batch.error().to_string());
-      pause(backoff);
-      backoff = std::min(backoff * 2, options_.retry_max);
+      back_off(backoff, s, "read", batch.error());
       continue;
     }
     if (batch->empty()) continue;
     Status handled = handler_(s.partition, *batch);
     if (!handled.ok()) {
-      logger.warn("{}: partition {}: batch at offset {} failed, retrying in {} ms: {}", options_.group,
-                  s.partition, s.next.load(), backoff.count(), handled.error().to_string());
-      pause(backoff);
-      backoff = std::min(backoff * 2, options_.retry_max);
+      back_off(backoff, s, "batch", handled.error());
       continue;
     }
     backoff = options_.retry_min;

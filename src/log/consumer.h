@@ -23,7 +23,7 @@ namespace qim {
 
 struct ConsumerOptions {
   std::string group;
-  std::vector<uint32_t> partitions;
+  std::vector<uint32_t> partitions;  // empty: every partition of the log
   size_t batch_max = 256;
   std::chrono::milliseconds poll_wait{200};
   std::chrono::milliseconds retry_min{20};
@@ -63,6 +63,8 @@ class LogConsumer {
   // batch there and commits it. InvalidArgument for a partition this consumer does not own.
   Status seek(uint32_t partition, Offset next);
   std::vector<ConsumerPosition> positions() const;
+  // The logger of the options (a silent one if none was given).
+  spdlog::logger& logger() const { return *options_.logger; }
 
  private:
   struct PartitionState {
@@ -77,6 +79,9 @@ class LogConsumer {
   void run(PartitionState& state);
   // Waits up to `d` unless stopping; false if stopping.
   bool pause(std::chrono::milliseconds d);
+  // Logs why, waits the current backoff, and doubles it (up to retry_max).
+  void back_off(std::chrono::milliseconds& backoff, const PartitionState& s, std::string_view what,
+                const Error& error);
 
   Log& log_;
   ConsumerOptions options_;
