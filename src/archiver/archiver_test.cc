@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "archiver/rocks_history_store.h"
-#include "log/embedded/embedded_log.h"
 #include "log/testing/temp_dir.h"
+#include "log/testing/test_log.h"
 #include "outbox/outbox_record.h"
 
 namespace qim {
@@ -15,10 +15,7 @@ using namespace std::chrono_literals;
 class ArchiverTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    EmbeddedLogOptions o;
-    o.dir = dir_.sub("outbox");
-    o.partitions = 2;
-    outbox_ = EmbeddedLog::open(o).value();
+    outbox_ = testing::open_test_log(dir_.sub("outbox"), 2, "outbox");
     history_ = RocksHistoryStore::open(dir_.sub("history")).value();
   }
   void send(const std::string& from, const std::string& to, const std::string& body) {

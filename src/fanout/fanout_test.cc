@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "log/embedded/embedded_log.h"
 #include "log/testing/temp_dir.h"
+#include "log/testing/test_log.h"
 #include "mailbox/message_codec.h"
 #include "outbox/outbox_record.h"
 
@@ -21,11 +21,7 @@ class FanoutTest : public ::testing::Test {
     mailbox_log_ = open("mailbox", kShards);
   }
   std::unique_ptr<EmbeddedLog> open(const std::string& name, uint32_t partitions) {
-    EmbeddedLogOptions o;
-    o.dir = dir_.sub(name);
-    o.name = name;
-    o.partitions = partitions;
-    return EmbeddedLog::open(o).value();
+    return testing::open_test_log(dir_.sub(name), partitions, name);
   }
   Offset send(uint32_t partition, const std::string& from, const std::string& to) {
     OutboxRecord r;

@@ -5,8 +5,8 @@
 #include <map>
 #include <mutex>
 
-#include "log/embedded/embedded_log.h"
 #include "log/testing/temp_dir.h"
+#include "log/testing/test_log.h"
 
 namespace qim {
 namespace {
@@ -15,12 +15,7 @@ using namespace std::chrono_literals;
 
 class ConsumerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    EmbeddedLogOptions o;
-    o.dir = dir_.sub("log");
-    o.partitions = 2;
-    log_ = EmbeddedLog::open(o).value();
-  }
+  void SetUp() override { log_ = testing::open_test_log(dir_.sub("log"), 2); }
   void append(uint32_t partition, int n) {
     for (int i = 0; i < n; ++i)
       ASSERT_TRUE(log_->append_sync(partition, "", std::to_string(next_value_++)).ok());

@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "fanout/dispatch_plan.h"
-#include "log/embedded/embedded_log.h"
 #include "log/testing/temp_dir.h"
+#include "log/testing/test_log.h"
 #include "mailbox/message_codec.h"
 #include "mailbox/store_options.h"
 #include "node/testing_stores.h"
@@ -42,10 +42,7 @@ class Recorder final : public DeliveryNotifier {
 class NodeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    EmbeddedLogOptions o;
-    o.dir = dir_.sub("mailbox-log");
-    o.partitions = kShards;
-    log_ = EmbeddedLog::open(o).value();
+    log_ = testing::open_test_log(dir_.sub("mailbox-log"), kShards, "mailbox");
     StoreOptions so;
     so.backend = "memory";
     so.shard_count = kShards;
@@ -280,10 +277,7 @@ TEST_F(NodeTest, AFrontierBeyondTheLogMeansTheyDoNotBelongTogether) {
     ASSERT_TRUE(node.drain(60s).ok());
   }
   log_.reset();
-  EmbeddedLogOptions o;
-  o.dir = dir_.sub("fresh-log");
-  o.partitions = kShards;
-  log_ = EmbeddedLog::open(o).value();
+  log_ = testing::open_test_log(dir_.sub("fresh-log"), kShards, "mailbox");
   Status s = MailboxNode(*log_, *store_, nullptr, options()).start();
   EXPECT_EQ(s.code(), Errc::kInvariant);
 }
