@@ -21,6 +21,17 @@ namespace {
 
 constexpr auto kUpgradeTimeout = std::chrono::seconds(10);
 
+// The ERROR frame for a failed store or history read. Internal errors are logged, not shown: their
+// details are the server's business; every other error's message helps the client.
+std::string read_error_frame(GatewayMetrics& metrics, const std::string& ref, const std::string& what,
+                             const Error& error) {
+  WireCode code = wire_code_of(error.code());
+  metrics.errors(code).Increment();
+  if (code != WireCode::kInternal) return encode_error(ref, code, error.message());
+  spdlog::error("gateway: {} failed: {}", what, error.to_string());
+  return encode_error(ref, code, "the read failed on the server (logged)");
+}
+
 }  // namespace
 
 Connection::Connection(net::ip::tcp::socket socket, GatewayContext& ctx, uint64_t id)
@@ -267,13 +278,7 @@ void Connection::handle_sync(const std::string& ref, const SyncFrame& f) {
   run_blocking([store, metrics, query, ref] {
     auto page = store->read_mailbox(query);
     if (page.ok()) return encode_sync_page(ref, *page);
-    WireCode code = wire_code_of(page.code());
-    metrics->errors(code).Increment();
-    if (code == WireCode::kInternal) {
-      spdlog::error("gateway: SYNC of {} failed: {}", query.user.str(), page.error().to_string());
-      return encode_error(ref, code, "the mailbox could not be read (logged on the server)");
-    }
-    return encode_error(ref, code, page.error().message());
+    return read_error_frame(*metrics, ref, "SYNC of " + query.user.str(), page.error());
   });
 }
 
@@ -293,13 +298,7 @@ void Connection::handle_history(const std::string& ref, const HistoryFrame& f) {
   run_blocking([history, metrics, query, ref] {
     auto page = history->read(query);
     if (page.ok()) return encode_history_page(ref, query.conversation, *page);
-    WireCode code = wire_code_of(page.code());
-    metrics->errors(code).Increment();
-    if (code == WireCode::kInternal) {
-      spdlog::error("gateway: HISTORY of {} failed: {}", query.conversation.str(), page.error().to_string());
-      return encode_error(ref, code, "the history could not be read (logged on the server)");
-    }
-    return encode_error(ref, code, page.error().message());
+    return read_error_frame(*metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
   });
 }
 
