@@ -222,20 +222,31 @@ class EmbeddedBackend final : public StoreBackend {
 
   // Removes identity rows past their 31-day expiry (reads already treat them as absent).
   Result<uint64_t> gc_completed_dispatches() override {
+    // Scan without the identity lock so claims go on meanwhile; then, under it, delete only the rows
+    // still expired, since a claim may have replaced an expired identity after the scan saw it.
     counters_.reads++;
-    std::lock_guard lock(identity_mu_);
     const int64_t now = context_.clock->now_ms();
-    rocksdb::WriteBatch batch;
-    uint64_t removed = 0;
+    std::vector<std::string> candidates;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator({}, handles_[kIdentity]));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       QIM_ASSIGN_OR_RETURN(int64_t expires, embedded::identity_expiry(view(it->value())));
-      if (expires > now) continue;
-      QIM_RETURN_IF_ERROR(
-          rocks_status(batch.Delete(handles_[kIdentity], it->key()), "batch identity delete"));
-      ++removed;
+      if (expires <= now) candidates.emplace_back(view(it->key()));
     }
     QIM_RETURN_IF_ERROR(rocks_status(it->status(), "scan identities"));
+    if (candidates.empty()) return uint64_t{0};
+    std::lock_guard lock(identity_mu_);
+    rocksdb::WriteBatch batch;
+    uint64_t removed = 0;
+    for (const auto& key : candidates) {
+      std::string value;
+      const rocksdb::Status s = db_->Get({}, handles_[kIdentity], key, &value);
+      if (s.IsNotFound()) continue;
+      QIM_RETURN_IF_ERROR(rocks_status(s, "re-read identity"));
+      QIM_ASSIGN_OR_RETURN(int64_t expires, embedded::identity_expiry(value));
+      if (expires > now) continue;
+      QIM_RETURN_IF_ERROR(rocks_status(batch.Delete(handles_[kIdentity], key), "batch identity delete"));
+      ++removed;
+    }
     if (removed > 0) QIM_RETURN_IF_ERROR(rocks_status(db_->Write(write_, &batch), "delete identities"));
     return removed;
   }
