@@ -390,6 +390,7 @@ case $cmd in
   wait)
     mode=${1:-$(running_mode)}
     [[ -n $mode ]] || qim_die "nothing is running: run '$0 start single|cluster' first"
+    qim_require_java # a node may have to be started again while waiting
     wait_ready "$mode"
     ;;
   stop)
@@ -425,7 +426,10 @@ case $cmd in
         start_node cluster "$n"
         qim_log "run '$0 wait-node $n' to wait until it serves and the ring shows 3 UN"
         ;;
-      wait-node) wait_node "$n" ;;
+      wait-node)
+        qim_require_java
+        wait_node "$n"
+        ;;
     esac
     ;;
   nodetool)

@@ -84,6 +84,17 @@ qim_stop_pidfile() {
   qim_log "$what: stopped after $(qim_since "$t0")"
 }
 
+# qim_close_fds: closes every file descriptor above 2; called in a subshell right before `exec DAEMON`, so the
+# daemon inherits none of its caller's (a daemon that kept, say, the write end of the caller's pipe would
+# keep a `... | grep` or a test harness waiting forever).
+qim_close_fds() {
+  local fd
+  for fd in /proc/$BASHPID/fd/*; do
+    fd=${fd##*/}
+    if ((fd > 2)); then eval "exec $fd>&-" 2>/dev/null || true; fi
+  done
+}
+
 # qim_spawn PIDFILE LOGFILE CMD...: starts CMD detached (own session, stdin from /dev/null, stdout and
 # stderr appended to LOGFILE) and records its pid.
 # The pid is written by the process itself just before it becomes CMD, so it is right whether or not
@@ -92,7 +103,10 @@ qim_spawn() {
   local pidfile=$1 logfile=$2
   shift 2
   rm -f "$pidfile"
-  setsid bash -c 'printf "%s\n" "$$" >"$0"; exec "$@"' "$pidfile" "$@" </dev/null >>"$logfile" 2>&1 &
+  (
+    qim_close_fds
+    exec setsid bash -c 'printf "%s\n" "$$" >"$0"; exec "$@"' "$pidfile" "$@"
+  ) </dev/null >>"$logfile" 2>&1 &
   local i
   for i in $(seq 50); do [[ -s $pidfile ]] && return 0; sleep 0.1; done
   qim_die "could not start $1 (no pid file $pidfile after 5s); see $logfile"
@@ -153,12 +167,13 @@ qim_java() {
 qim_require_java() {
   QIM_JAVA=$(qim_java)
   [[ -n $QIM_JAVA ]] || qim_die "no java found: install openjdk-17-jre-headless (scripts/install-deps.sh) or set JAVA_HOME"
-  local v
-  v=$("$QIM_JAVA" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
+  local props v
+  props=$("$QIM_JAVA" -XshowSettings:properties -version 2>&1)
+  v=$(sed -n 's/^ *java.specification.version = //p' <<<"$props")
   [[ ${v%%.*} =~ ^[0-9]+$ ]] || qim_die "cannot tell the version of $QIM_JAVA"
   ((${v%%.*} >= 17)) || qim_die "$QIM_JAVA is Java $v; the engines need Java 17 or newer (set JAVA_HOME)"
   # the exact JVM build, as a file-name-safe tag (class data sharing archives are valid for one build only)
-  QIM_JAVA_TAG=$("$QIM_JAVA" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.vm.version = //p' | tr -c 'A-Za-z0-9._\n-' '_')
+  QIM_JAVA_TAG=$(sed -n 's/^ *java.vm.version = //p' <<<"$props" | tr -c 'A-Za-z0-9._\n-' '_')
 }
 
 # qim_fetch_jars NAME POM_DIR DEST [MAVEN_ARGS...]: makes sure DEST/lib holds the runtime jars of the pom

@@ -71,7 +71,10 @@ EOF
   local t0
   t0=$(qim_now_ms)
   qim_log "starting redis-server on 127.0.0.1:$port (dir $dir)"
-  redis-server "$conf" || { qim_show_log_tail "$logfile"; qim_die "redis-server failed to start; see $logfile"; }
+  (
+    qim_close_fds
+    exec redis-server "$conf"
+  ) </dev/null >/dev/null || { qim_show_log_tail "$logfile"; qim_die "redis-server failed to start; see $logfile"; }
   # daemonize: the pid file appears once the server forked
   local i
   for i in $(seq 50); do [[ -s $pidfile ]] && break; sleep 0.1; done
