@@ -38,6 +38,7 @@ struct BenchOptions {
   double rate = 0;  // records per second offered; 0: as fast as the store takes them
   std::string data_dir;
   bool header = true;
+  bool warmup = false;  // first send one unmeasured message from every user (warms per-user-and-day caches)
 };
 
 // One shard's mailbox-log partition as the worker sees it: records queued in offset order.
@@ -183,41 +184,52 @@ int run(const BenchOptions& o) {
   std::unique_ptr<MailboxStore> store = must(open_mailbox_store(options), "open " + o.backend);
   const Epoch epoch{1};
 
-  // Continue each shard after what is stored, so a kept data directory or server can be reused.
-  std::vector<uint64_t> next_offset;
-  std::vector<std::unique_ptr<ShardQueue>> queues;
-  for (uint32_t s = 0; s < o.shards; ++s) {
-    next_offset.push_back(
-        must(store->lane_watermarks(ShardId{s}, epoch), "lane_watermarks")[0].offset().value + 1);
-    queues.push_back(std::make_unique<ShardQueue>());
-  }
   const std::string run_id = fmt::format(
       "b{}x{}", std::chrono::system_clock::now().time_since_epoch().count() % 1'000'000'007, getpid());
-
-  const OpCounts before = store->op_counts();
-  std::atomic<uint64_t> done{0};
-  const auto start = Clock::now();
-  std::vector<std::thread> workers;
-  for (uint32_t s = 0; s < o.shards; ++s) {
-    workers.emplace_back(work_shard, std::ref(*store), ShardId{s}, epoch, std::ref(*queues[s]),
-                         std::ref(done));
-  }
-  std::thread producer(produce, std::cref(o), std::cref(shards), run_id, next_offset, std::ref(queues));
-  std::atomic<bool> finished{false};
-  std::thread progress([&] {
-    while (!finished) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      const double secs = std::chrono::duration<double>(Clock::now() - start).count();
-      fmt::print(stderr, "\r[qim-store-bench] {} page limit {}: {} dispatch records finished, {:.0f}/s   ",
-                 o.backend, store->finish_page_limit(), done.load(), done.load() / std::max(secs, 1e-9));
+  // One pass of `records` messages: returns its duration in seconds.
+  auto pass = [&](const BenchOptions& po, const std::string& pass_id) -> double {
+    // Continue each shard after what is stored, so a kept data directory or server can be reused.
+    std::vector<uint64_t> next_offset;
+    std::vector<std::unique_ptr<ShardQueue>> queues;
+    for (uint32_t s = 0; s < po.shards; ++s) {
+      next_offset.push_back(
+          must(store->lane_watermarks(ShardId{s}, epoch), "lane_watermarks")[0].offset().value + 1);
+      queues.push_back(std::make_unique<ShardQueue>());
     }
-  });
-  producer.join();
-  for (auto& w : workers) w.join();
-  const double secs = std::chrono::duration<double>(Clock::now() - start).count();
-  finished = true;
-  progress.join();
-  fmt::print(stderr, "\n");
+    std::atomic<uint64_t> done{0};
+    const auto start = Clock::now();
+    std::vector<std::thread> workers;
+    for (uint32_t s = 0; s < po.shards; ++s) {
+      workers.emplace_back(work_shard, std::ref(*store), ShardId{s}, epoch, std::ref(*queues[s]),
+                           std::ref(done));
+    }
+    std::thread producer(produce, std::cref(po), std::cref(shards), pass_id, next_offset, std::ref(queues));
+    std::atomic<bool> finished{false};
+    std::thread progress([&] {
+      while (!finished) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+        fmt::print(stderr, "\r[qim-store-bench] {} page limit {}: {} dispatch records finished, {:.0f}/s   ",
+                   po.backend, store->finish_page_limit(), done.load(), done.load() / std::max(secs, 1e-9));
+      }
+    });
+    producer.join();
+    for (auto& w : workers) w.join();
+    const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+    finished = true;
+    progress.join();
+    fmt::print(stderr, "\n");
+    return secs;
+  };
+  if (o.warmup) {
+    BenchOptions warm = o;
+    warm.records = o.users;  // every user sends once: ledger registrations happen here, unmeasured
+    warm.rate = 0;
+    fmt::print(stderr, "[qim-store-bench] warm-up: {} messages, one from every user\n", warm.records);
+    pass(warm, run_id + "w");
+  }
+  const OpCounts before = store->op_counts();
+  const double secs = pass(o, run_id);
 
   const OpCounts d = store->op_counts() - before;
   const double n = static_cast<double>(o.records);
@@ -253,6 +265,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1e9));
   app.add_option("--data-dir", o.data_dir, "embedded: keep the store here (default: a temporary directory)");
   app.add_flag("!--no-header", o.header, "print only the table row");
+  app.add_flag("--warmup", o.warmup, "first send one unmeasured message from every user (warm caches)");
   CLI11_PARSE(app, argc, argv);
   return qim::run(o);
 }
