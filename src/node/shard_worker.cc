@@ -36,6 +36,7 @@ Status ShardWorker::init() {
   committed_next_ = next;
   catch_up_end_ = end.value;
   last_commit_ = std::chrono::steady_clock::now();
+  next_progress_ = last_commit_ + std::chrono::seconds(5);
   {
     std::lock_guard lock(mu_);
     metrics_.frontier = w_;
@@ -198,6 +199,11 @@ bool ShardWorker::step() {
   }
   if (notifier_ != nullptr && !result->visible.empty()) {
     notifier_->entries_visible(options_.shard, w_, result->visible);
+  }
+  if (first < catch_up_end_ && std::chrono::steady_clock::now() >= next_progress_) {
+    next_progress_ = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    logger_.info("shard {}: catching up: at mailbox-log offset {} of {}", shard, finished_next_.load(),
+                 catch_up_end_);
   }
   maybe_commit(false);
   return true;

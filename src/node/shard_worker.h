@@ -78,6 +78,7 @@ class ShardWorker {
   std::atomic<uint64_t> finished_next_{0};  // offset after the last record taken off the queue
   uint64_t committed_next_ = 0;
   std::chrono::steady_clock::time_point last_commit_;
+  std::chrono::steady_clock::time_point next_progress_;  // catch-up progress is logged every few seconds
   std::chrono::milliseconds backoff_;
 
   mutable std::mutex mu_;

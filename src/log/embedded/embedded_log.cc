@@ -128,7 +128,7 @@ Status EmbeddedLog::recover_partition(Partition& p) {
       }
       // A torn tail: the writer never called back for these bytes (they were not fsync'd), so cutting them
       // loses nothing that was acknowledged.
-      logger.warn("{} log: partition {}: torn tail in {}: {} bytes after offset {} cut ({})", options_.name,
+      logger.warn("{} log: partition {}: torn tail in {}: {} bytes from offset {} on cut ({})", options_.name,
                   p.id, path, scan.file_bytes - scan.valid_bytes, scan.end_offset, scan.stop_reason);
       QIM_RETURN_IF_ERROR(seg->file.truncate(scan.valid_bytes));
       QIM_RETURN_IF_ERROR(seg->file.sync());
@@ -266,6 +266,11 @@ Status EmbeddedLog::write_frames(Partition& p, std::vector<Pending*>& pendings, 
       }
       touched.push_back(Touched{*next, 0, p.next_offset, {}, true, 0});
       t = &touched.back();
+    }
+    if (p.next_offset > kMaxOffset) {
+      status = Error(Errc::kResourceExhausted, options_.name + " log partition " + std::to_string(p.id) +
+                                                   " is full: offsets must stay below 2^48");
+      break;
     }
     const uint64_t offset = p.next_offset++;
     if (t->size >= t->last_index_pos + embedded_log::kIndexIntervalBytes) {
