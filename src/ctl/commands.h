@@ -1,0 +1,55 @@
+#pragma once
+// The qimctl subcommands. Each connects, authenticates, does one thing, prints it on `out` (one line per
+// message, see format.h) and returns the process exit code: 0 on success, 1 with a message on `err` for
+// any error (a bad URL, no connection, or an ERROR frame, printed as "<CODE>: <message>").
+
+#include <chrono>
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+#include "ctl/session.h"
+
+namespace qim::ctl {
+
+struct SendRequest {
+  Connection connection;
+  std::string to;             // a user, or
+  std::string conversation;   // a conversation id (exactly one of the two is set)
+  std::string client_msg_id;  // the idempotency key; qimctl picks a fresh one when empty
+  std::string body;
+};
+// Prints the SEND_ACK as ack_line().
+int run_send(const SendRequest& r, std::ostream& out, std::ostream& err);
+
+struct ListenRequest {
+  Connection connection;
+  uint64_t after = 0;                // the cursor to resume from (0: the oldest retained entry)
+  std::optional<uint64_t> count;     // stop after this many messages (synced and pushed together)
+  std::chrono::seconds timeout{60};  // stop after this long in any case
+};
+// SYNCs from `after` until `more` is false, then prints pushed DELIVER entries as they come (in pull
+// mode it polls SYNC instead), skipping entries at or below the cursor. Ends with "cursor=<seq>", the
+// highest seq printed (or `after`), for a later `listen --after`. Returns 3 if `count` was set and not
+// reached before the timeout.
+int run_listen(const ListenRequest& r, std::ostream& out, std::ostream& err);
+
+struct HistoryRequest {
+  Connection connection;
+  std::string with;  // the other user of the one-to-one conversation
+  uint32_t limit = 50;
+  std::optional<uint64_t> before;  // page back from this message id (exclusive)
+};
+// One HISTORY page, newest first, as history_line(); then "more=true next_before=<id>" if older exist.
+int run_history(const HistoryRequest& r, std::ostream& out, std::ostream& err);
+
+struct SyncRequest {
+  Connection connection;
+  uint64_t after = 0;
+  uint32_t limit = 100;
+};
+// One SYNC page as entry_line(), then "cursor=<last seq> frontier=<f> more=<bool>" (and gap_through).
+int run_sync(const SyncRequest& r, std::ostream& out, std::ostream& err);
+
+}  // namespace qim::ctl

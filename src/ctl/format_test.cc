@@ -1,0 +1,41 @@
+#include "ctl/format.h"
+
+#include <gtest/gtest.h>
+
+namespace qim::ctl {
+namespace {
+
+TEST(EscapeBody, KeepsOneMessageOnOneLine) {
+  EXPECT_EQ(escape_body("hi bob"), "hi bob");
+  EXPECT_EQ(escape_body("a\nb\r\tc"), "a\\nb\\r\\tc");
+  EXPECT_EQ(escape_body("back\\slash"), "back\\\\slash");
+  EXPECT_EQ(escape_body(std::string("nul\0bell\a", 9)), "nul\\x00bell\\x07");
+  EXPECT_EQ(escape_body("h\xc3\xa9llo"), "h\xc3\xa9llo");  // UTF-8 passes through
+}
+
+TEST(Lines, EntryHistoryAndAck) {
+  client::Entry e;
+  e.seq = 281474976710657;
+  e.message_id = 281474976710721;
+  e.sender = "alice";
+  e.conversation = "d:alice:bob";
+  e.server_time = 1800000000123;
+  e.body = "hi\nthere";
+  EXPECT_EQ(entry_line(e), "seq=281474976710657 from=alice conversation=d:alice:bob body=hi\\nthere");
+  EXPECT_EQ(history_line(e), "message_id=281474976710721 from=alice time=1800000000123 body=hi\\nthere");
+
+  client::ServerFrame ack;
+  ack.message_id = 42;
+  ack.conversation = "d:alice:bob";
+  ack.server_time = 7;
+  ack.duplicate = true;
+  EXPECT_EQ(ack_line(ack), "message_id=42 conversation=d:alice:bob server_time=7 duplicate=true");
+}
+
+TEST(DirectConversation, OrdersTheTwoUsers) {
+  EXPECT_EQ(direct_conversation("alice", "bob"), "d:alice:bob");
+  EXPECT_EQ(direct_conversation("bob", "alice"), "d:alice:bob");
+}
+
+}  // namespace
+}  // namespace qim::ctl

@@ -1,0 +1,84 @@
+// qimctl: the operator's and newcomer's command line for a QIM gateway (send, listen, history, sync).
+// Output is one line per message in key=value form (ctl/format.h); errors go to stderr with exit code 1.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "ctl/commands.h"
+
+namespace {
+
+// --url and --token on every subcommand (flags before the subcommand would read worse in the examples).
+void connection_flags(CLI::App* cmd, qim::ctl::Connection& c) {
+  cmd->add_option("--url", c.url, "gateway WebSocket URL")->envname("QIM_URL")->capture_default_str();
+  cmd->add_option("--token", c.token, "access token, e.g. from `qim token`")
+      ->envname("QIM_TOKEN")
+      ->required();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"qimctl: talk to a QIM gateway as one user (docs/two-clients.md has a walk-through)"};
+  app.require_subcommand(1);
+
+  qim::ctl::SendRequest send;
+  auto* send_cmd = app.add_subcommand("send", "send one message and print its SEND_ACK");
+  connection_flags(send_cmd, send.connection);
+  auto* to = send_cmd->add_option("--to", send.to, "the recipient user");
+  auto* conv =
+      send_cmd->add_option("--conversation", send.conversation, "a conversation id, e.g. d:alice:bob");
+  to->excludes(conv);
+  send_cmd->add_option("--client-id", send.client_msg_id, "idempotency key (default: a fresh one)");
+  send_cmd->add_option("text", send.body, "the message body")->required();
+  send_cmd->callback([&] {
+    if (send.to.empty() && send.conversation.empty()) throw CLI::RequiredError("--to or --conversation");
+  });
+
+  qim::ctl::ListenRequest listen;
+  uint64_t count = 0;
+  int64_t timeout_s = 60;
+  auto* listen_cmd =
+      app.add_subcommand("listen", "SYNC from a cursor, then print pushed messages as they come");
+  connection_flags(listen_cmd, listen.connection);
+  listen_cmd->add_option("--after", listen.after, "resume after this cursor (a seq; 0: from the oldest)")
+      ->capture_default_str();
+  auto* count_opt = listen_cmd->add_option("--count", count, "stop after N messages")
+                        ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 62));
+  listen_cmd->add_option("--timeout-s", timeout_s, "stop after S seconds in any case")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{86400}));
+
+  qim::ctl::HistoryRequest history;
+  uint64_t before = 0;
+  auto* history_cmd = app.add_subcommand("history", "one page of a one-to-one conversation, newest first");
+  connection_flags(history_cmd, history.connection);
+  history_cmd->add_option("--with", history.with, "the other user")->required();
+  history_cmd->add_option("--limit", history.limit, "messages per page")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 200));
+  auto* before_opt =
+      history_cmd->add_option("--before", before, "page back from this message_id (exclusive)");
+
+  qim::ctl::SyncRequest sync;
+  auto* sync_cmd = app.add_subcommand("sync", "one SYNC page of your mailbox");
+  connection_flags(sync_cmd, sync.connection);
+  sync_cmd->add_option("--after", sync.after, "entries after this cursor (0: from the oldest)")
+      ->capture_default_str();
+  sync_cmd->add_option("--limit", sync.limit, "entries per page")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 500));
+
+  CLI11_PARSE(app, argc, argv);
+  if (send_cmd->parsed()) return qim::ctl::run_send(send, std::cout, std::cerr);
+  if (listen_cmd->parsed()) {
+    if (count_opt->count() > 0) listen.count = count;
+    listen.timeout = std::chrono::seconds(timeout_s);
+    return qim::ctl::run_listen(listen, std::cout, std::cerr);
+  }
+  if (history_cmd->parsed()) {
+    if (before_opt->count() > 0) history.before = before;
+    return qim::ctl::run_history(history, std::cout, std::cerr);
+  }
+  return qim::ctl::run_sync(sync, std::cout, std::cerr);
+}

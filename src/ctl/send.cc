@@ -1,0 +1,30 @@
+#include <unistd.h>
+
+#include <chrono>
+#include <ostream>
+
+#include "ctl/commands.h"
+#include "ctl/format.h"
+
+namespace qim::ctl {
+
+namespace {
+// Unique enough per invocation: a retry that must be deduplicated passes --client-id explicitly.
+std::string fresh_client_msg_id() {
+  auto ns = std::chrono::system_clock::now().time_since_epoch() / std::chrono::nanoseconds(1);
+  return "qimctl-" + std::to_string(ns) + "-" + std::to_string(::getpid());
+}
+}  // namespace
+
+int run_send(const SendRequest& r, std::ostream& out, std::ostream& err) {
+  auto session = open_session(r.connection);
+  if (!session.ok()) return fail(err, session.error());
+  const std::string id = r.client_msg_id.empty() ? fresh_client_msg_id() : r.client_msg_id;
+  auto ack = r.conversation.empty() ? session->client->send(r.to, id, r.body)
+                                    : session->client->send_to_conversation(r.conversation, id, r.body);
+  if (!ack.ok()) return fail(err, "send", ack.error());
+  out << ack_line(*ack) << '\n';
+  return 0;
+}
+
+}  // namespace qim::ctl
