@@ -137,7 +137,7 @@ void Connection::on_read(beast::error_code ec, size_t bytes) {
 }
 
 void Connection::handle_frame(std::string_view text) {
-  auto parsed = parser_.parse(text, FrameLimits{ctx_.options.max_body_bytes});
+  auto parsed = ctx_.parsers.take()->parse(text, FrameLimits{ctx_.options.max_body_bytes});
   if (auto* err = std::get_if<FrameError>(&parsed)) {
     send_error(err->ref, err->code, err->message);
     if (!principal_) close_after_flush(websocket::close_code::policy_error, "the first frame must be AUTH");
@@ -328,16 +328,20 @@ void Connection::shutdown(std::string reason) {
 
 void Connection::enqueue(std::shared_ptr<const std::string> frame) {
   if (close_) return;  // closing: nothing more is sent
-  if (out_.size() >= ctx_.options.max_outbound_frames) {
+  if (out_.size() >= ctx_.options.max_outbound_frames ||
+      out_bytes_ + frame->size() > ctx_.options.max_outbound_bytes) {
     // A consumer this slow would hold memory without bound. Drop what it has not received and close;
     // the mailbox still has everything, and the client resumes with SYNC from its cursor.
     ctx_.metrics.slow_consumer_closes.Increment();
     out_.erase(writing_ ? out_.begin() + 1 : out_.begin(), out_.end());
+    out_bytes_ = out_.empty() ? 0 : out_.front()->size();
     close_after_flush(websocket::close_code::try_again_later,
                       "slow consumer: over " + std::to_string(ctx_.options.max_outbound_frames) +
-                          " frames queued; reconnect and SYNC");
+                          " frames or " + std::to_string(ctx_.options.max_outbound_bytes) +
+                          " bytes queued; reconnect and SYNC");
     return;
   }
+  out_bytes_ += frame->size();
   out_.push_back(std::move(frame));
   if (!writing_) write_next();
 }
@@ -355,10 +359,12 @@ void Connection::write_next() {
   ws_.async_write(net::buffer(*out_.front()), [self = shared_from_this()](beast::error_code ec, size_t) {
     if (ec) {
       self->out_.clear();
+      self->out_bytes_ = 0;
       self->writing_ = false;
       self->input_closed_ = true;
       return;
     }
+    self->out_bytes_ -= self->out_.front()->size();
     self->out_.pop_front();
     self->write_next();
   });

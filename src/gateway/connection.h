@@ -73,11 +73,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   boost::beast::flat_buffer in_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::empty_body>> upgrade_;
   boost::asio::steady_timer auth_timer_;
-  FrameParser parser_;
   TokenBucket bucket_;
   std::optional<Principal> principal_;
 
   std::deque<std::shared_ptr<const std::string>> out_;
+  size_t out_bytes_ = 0;
   bool counted_ = false;   // holds a slot of max_connections
   bool accepted_ = false;  // the WebSocket handshake completed
   bool writing_ = false;

@@ -34,6 +34,7 @@ struct GatewayOptions {
   // Added with the implementation (defaults keep earlier callers unchanged):
   std::string delivery_mode = "hybrid";  // QIM_DELIVERY_MODE: hybrid (push + SYNC), push, pull
   size_t max_outbound_frames = 4096;     // a connection this far behind is closed (1013); it then SYNCs
+  size_t max_outbound_bytes = 8 << 20;   // ... or with this many bytes queued
   int64_t auth_timeout_ms = 10'000;      // a connection without AUTH by then is closed
   size_t dedup_capacity = 200'000;       // SEND idempotency keys kept (rebuilt from the Outbox at start)
   int64_t dedup_window_ms = 86'400'000;  // how long a client_msg_id stays a duplicate

@@ -12,6 +12,7 @@
 #include "gateway/connection_registry.h"
 #include "gateway/gateway.h"
 #include "gateway/gateway_metrics.h"
+#include "gateway/parser_pool.h"
 #include "gateway/send_dedup.h"
 
 namespace qim {
@@ -33,6 +34,7 @@ struct GatewayContext {
   GatewayMetrics metrics;
   SendDedup dedup;
   ConnectionRegistry registry;
+  ParserPool parsers;  // shared: a parser's buffers grow to the largest frame it saw
   boost::asio::thread_pool blocking;
 
   // SENDs appended but not yet answered; stop() waits for zero.

@@ -48,6 +48,8 @@ Result<GatewayOptions> gateway_options_from_env(const EnvLookup& getenv) {
   QIM_RETURN_IF_ERROR(number("QIM_GATEWAY_MAX_BODY_BYTES", o.max_body_bytes, 1, kMaxBodyBytes));
   QIM_RETURN_IF_ERROR(number("QIM_GATEWAY_RATE", o.max_frames_per_second, 1, 1'000'000));
   QIM_RETURN_IF_ERROR(number("QIM_GATEWAY_MAX_OUTBOUND", o.max_outbound_frames, 1, 1'000'000));
+  QIM_RETURN_IF_ERROR(
+      number("QIM_GATEWAY_MAX_OUTBOUND_BYTES", o.max_outbound_bytes, 1 << 16, int64_t{1} << 32));
   return o;
 }
 

@@ -45,8 +45,11 @@ Status check_options(const GatewayOptions& o, const GatewayDeps& d) {
   if (o.max_frame_bytes < 1024) return Error(Errc::kConfig, "max frame bytes must be at least 1024");
   if (o.max_frames_per_second == 0 || o.max_connections == 0 || o.threads == 0 || o.threads > 64 ||
       o.blocking_threads == 0 || o.blocking_threads > 64 || o.max_outbound_frames == 0 ||
-      o.auth_timeout_ms <= 0 || o.dedup_capacity == 0 || o.dedup_window_ms <= 0)
-    return Error(Errc::kConfig, "gateway limits must be positive (threads and blocking threads at most 64)");
+      o.max_outbound_bytes < o.max_frame_bytes || o.auth_timeout_ms <= 0 || o.dedup_capacity == 0 ||
+      o.dedup_window_ms <= 0)
+    return Error(Errc::kConfig,
+                 "gateway limits must be positive (threads and blocking threads at most 64, outbound bytes "
+                 "at least a frame)");
   return {};
 }
 

@@ -442,6 +442,16 @@ TEST_F(GatewayTest, ASlowConsumerIsClosedWithAClearReason) {
   EXPECT_NE(bob->close_reason().find("slow consumer"), std::string::npos);
 }
 
+TEST_F(GatewayTest, ASlowConsumerIsAlsoBoundedInBytes) {
+  start([](GatewayOptions& o) { o.max_outbound_bytes = o.max_frame_bytes; });
+  auto bob = login("bob");
+  auto entries = materialise(message(9, "alice", "bob", std::string(1000, 'x').c_str()), {"bob"});
+  for (int i = 0; i < 2000; ++i) gateway_->notifier().entries_visible(ShardId{0}, entries[0].seq, entries);
+  EXPECT_EQ(bob->wait_type("never", kWait).code(), Errc::kTransport);
+  EXPECT_EQ(bob->close_code(), 1013);
+  EXPECT_NE(bob->close_reason().find("bytes queued"), std::string::npos) << bob->close_reason();
+}
+
 TEST_F(GatewayTest, PullModePushesNothingAndPushModeRefusesSync) {
   start([](GatewayOptions& o) { o.delivery_mode = "pull"; });
   auto bob = login("bob");
