@@ -1,0 +1,51 @@
+#include "app/instance_files.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "app/admin_routes.h"
+#include "log/testing/temp_dir.h"
+
+namespace qim {
+namespace {
+
+TEST(InstanceFilesTest, TheDevSecretIsCreatedOnceAndKeptPrivate) {
+  testing::TempDir dir;
+  EXPECT_FALSE(load_dev_secret(dir.path())->has_value());
+  const std::string first = load_or_create_dev_secret(dir.path()).value();
+  EXPECT_EQ(first.size(), 64u);
+  EXPECT_EQ(load_or_create_dev_secret(dir.path()).value(), first);
+  EXPECT_EQ(load_dev_secret(dir.path())->value(), first);
+  struct stat st {};
+  ASSERT_EQ(::stat(dir.sub("auth-secret").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST(InstanceFilesTest, RunningFileRoundTripsAndIsRemoved) {
+  testing::TempDir dir;
+  EXPECT_FALSE(read_running_file(dir.path())->has_value());
+  ASSERT_TRUE(write_running_file(dir.path(), RunningInstance{4242, 7400, 7401, 3}).ok());
+  auto r = read_running_file(dir.path()).value();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->pid, 4242);
+  EXPECT_EQ(r->gateway_port, 7400);
+  EXPECT_EQ(r->admin_port, 7401);
+  EXPECT_EQ(r->epoch, 3u);
+  remove_running_file(dir.path());
+  EXPECT_FALSE(read_running_file(dir.path())->has_value());
+  std::ofstream(dir.sub("running.json")) << "{\"pid\":";
+  EXPECT_EQ(read_running_file(dir.path()).code(), Errc::kCorruptEntry);
+}
+
+TEST(AdminRoutesTest, QueryParameters) {
+  EXPECT_EQ(query_param("offset=12&partition=3", "offset"), "12");
+  EXPECT_EQ(query_param("offset=12&partition=3", "partition"), "3");
+  EXPECT_EQ(query_param("offset=12", "partition"), std::nullopt);
+  EXPECT_EQ(query_param("xoffset=1&offset=2", "offset"), "2");
+  EXPECT_EQ(query_param("", "offset"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace qim
