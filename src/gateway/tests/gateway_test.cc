@@ -8,6 +8,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <map>
+#include <random>
 
 #include "auth/token.h"
 #include "client/client.h"
@@ -395,6 +396,28 @@ TEST_F(GatewayTest, BadInputGetsStableErrorsAndTheConnectionKeepsServing) {
   EXPECT_EQ(bin->code, "BAD_FRAME");
   EXPECT_EQ(log_.total_records(), 0u);  // nothing stored
   auto ok = alice->send("bob", "fine", "still serving");
+  ASSERT_TRUE(ok.ok()) << ok.error().to_string();
+}
+
+TEST_F(GatewayTest, RandomFramesNeverStopTheServer) {
+  // Random bytes as text and binary frames, before and after AUTH, from several connections. Invalid
+  // UTF-8 in a text frame makes Beast close that connection (1007); anything else gets an ERROR.
+  std::mt19937_64 rng(20260928);
+  for (int conn = 0; conn < 8; ++conn) {
+    auto c = conn % 2 ? login("fuzzer") : connect();
+    for (int i = 0; i < 200; ++i) {
+      std::string bytes(rng() % 300, '\0');
+      for (auto& b : bytes) b = static_cast<char>(rng() % (conn < 4 ? 128 : 256));
+      if (rng() % 5 == 0) {
+        c->send_binary(bytes);
+      } else {
+        c->send_text(bytes);
+      }
+    }
+    (void)c->wait_type("never", 100ms);
+  }
+  EXPECT_EQ(log_.total_records(), 0u);
+  auto ok = login("alice")->send("bob", "after-the-storm", "still here");
   ASSERT_TRUE(ok.ok()) << ok.error().to_string();
 }
 
