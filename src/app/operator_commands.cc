@@ -2,6 +2,8 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
+
 #include "app/admin_client.h"
 #include "app/commands.h"
 #include "app/config.h"
@@ -17,6 +19,14 @@ namespace {
 int fail(const std::string& what, const Error& e) {
   fmt::print(stderr, "{}: {}\n", what, e.to_string());
   return e.code() == Errc::kConfig || e.code() == Errc::kInvalidArgument ? kExitRefused : kExitFailed;
+}
+
+// Operator commands look at an instance; they never create one where there is none.
+Status check_instance_exists(const AppConfig& config) {
+  if (!std::filesystem::exists(config.data_dir + "/outbox-log/META")) {
+    return Error(Errc::kNotFound, "no QIM instance in " + config.data_dir + " (QIM_DATA_DIR / --data-dir)");
+  }
+  return {};
 }
 
 // The running `qim up` of this data directory, if its running.json names a live process.
@@ -76,6 +86,7 @@ int run_replay_fanout(const EnvLookup& env, const ReplayRequest& request) {
     }
     return kExitOk;
   }
+  if (Status s = check_instance_exists(*config); !s.ok()) return fail("qim replay-fanout", s.error());
   auto outbox = open_log(config->log, "outbox", config->outbox_partitions, nullptr);
   if (!outbox.ok()) return fail("qim replay-fanout: opening the outbox log", outbox.error());
   auto positions = rewind_fanout(**outbox, request.partitions, Offset{request.from});
@@ -97,6 +108,7 @@ int run_status(const EnvLookup& env) {
                running->gateway_port, running->admin_port, running->epoch, *body);
     return kExitOk;
   }
+  if (Status s = check_instance_exists(*config); !s.ok()) return fail("qim status", s.error());
   auto opened = Pipeline::open(*config, PipelineRoles{false, false, false}, nullptr);
   if (!opened.ok()) return fail("qim status: opening " + config->data_dir, opened.error());
   Pipeline& p = **opened;
