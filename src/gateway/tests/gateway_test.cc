@@ -225,6 +225,22 @@ TEST_F(GatewayTest, SendAckOnlyAfterTheAppendIsDurableAndCarriesTheOutboxId) {
   EXPECT_EQ(records[0].partition, outbox_partition_of(rec.conversation, 4));
 }
 
+TEST_F(GatewayTest, StopAnswersEveryInFlightSendBeforeClosing) {
+  auto alice = login("alice");
+  log_.hold(true);
+  alice->send_text(client::send_frame("bob", "c1", "in flight", "s1"));
+  while (log_.held() == 0) std::this_thread::sleep_for(1ms);
+  std::thread stopper([this] { gateway_->stop(); });
+  std::this_thread::sleep_for(200ms);  // stop() is now waiting for the append
+  log_.release();
+  stopper.join();
+  auto ack = alice->wait_ref("s1", kWait);
+  ASSERT_TRUE(ack.ok()) << "the SEND was not answered before the close: " << ack.error().to_string();
+  EXPECT_EQ(ack->type, "SEND_ACK");
+  EXPECT_EQ(alice->wait_type("never", kWait).code(), Errc::kTransport);
+  EXPECT_EQ(alice->close_code(), 1001);  // going away
+}
+
 TEST_F(GatewayTest, AFailedAppendIsAnErrorAndTheKeyStaysFree) {
   auto alice = login("alice");
   log_.hold(true);
