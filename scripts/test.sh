@@ -34,6 +34,7 @@ export QIM_TEST_REDIS=127.0.0.1:16379,127.0.0.1:16380
 run "redis smoke" bash tests/engines/redis_smoke.sh
 run "redis store" ct -L redis
 run "contract suite on redis" ct -R '/redis( |$)'
+run "e2e (embedded log, redis store)" env QIM_E2E_BACKEND=redis QIM_MAILBOX_REDIS=$QIM_TEST_REDIS ct -L e2e
 
 # 3. Kafka (KRaft, one broker).
 bash $engines/kafka.sh start && bash $engines/kafka.sh wait

@@ -33,7 +33,8 @@ Result<std::unique_ptr<MailboxStore>> open_mailbox_store(const StoreOptions& opt
 #endif
 #ifdef QIM_HAVE_REDIS
   } else if (options.backend == "redis") {
-    QIM_ASSIGN_OR_RETURN(backend, open_redis_backend(context, options.redis_endpoints));
+    QIM_ASSIGN_OR_RETURN(
+        backend, open_redis_backend_with_prefix(context, options.redis_endpoints, options.redis_key_prefix));
 #endif
 #ifdef QIM_WITH_CQL_BACKENDS
   } else if (options.backend == "scylla" || options.backend == "scylla-lwt") {

@@ -81,6 +81,13 @@ Result<StoreOptions> store_options_from_env(const EnvLookup& getenv) {
     if (o.redis_endpoints.empty())
       return config_error("QIM_MAILBOX_REDIS", *v, "expected host:port[,host:port...]");
   }
+  if (auto v = getenv("QIM_MAILBOX_REDIS_PREFIX")) {
+    if (v->empty() || v->size() > 64 || v->find_first_of(" \t\r\n{}*?[]") != std::string::npos) {
+      return config_error("QIM_MAILBOX_REDIS_PREFIX", *v,
+                          "expected 1..64 characters without spaces, braces or glob characters");
+    }
+    o.redis_key_prefix = *v;
+  }
   if (auto v = getenv("QIM_CQL_HOSTS")) {
     o.cql_hosts = split_list(*v);
     if (o.cql_hosts.empty()) return config_error("QIM_CQL_HOSTS", *v, "expected host[,host...]");

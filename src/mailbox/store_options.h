@@ -25,9 +25,10 @@ struct StoreOptions {
   std::optional<int64_t> outbox_retention_ms;    // QIM_OUTBOX_RETENTION_MS (checked on scylla)
   std::optional<int64_t> dispatch_retention_ms;  // QIM_DISPATCH_RETENTION_MS (checked on scylla)
   std::vector<std::string> redis_endpoints = {"127.0.0.1:16379"};  // QIM_MAILBOX_REDIS (comma-separated)
-  std::vector<std::string> cql_hosts = {"127.0.0.1"};              // QIM_CQL_HOSTS
-  std::string cql_keyspace = "qim";                                // QIM_CQL_KEYSPACE
-  uint32_t cql_replication_factor = 1;                             // QIM_CQL_RF
+  std::string redis_key_prefix = "qim:";  // QIM_MAILBOX_REDIS_PREFIX: one key namespace per deployment
+  std::vector<std::string> cql_hosts = {"127.0.0.1"};  // QIM_CQL_HOSTS
+  std::string cql_keyspace = "qim";                    // QIM_CQL_KEYSPACE
+  uint32_t cql_replication_factor = 1;                 // QIM_CQL_RF
   std::shared_ptr<const Clock> clock = std::make_shared<SystemClock>();
 };
 

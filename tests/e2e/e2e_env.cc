@@ -51,7 +51,14 @@ Env process_env_for_backend() {
 
 std::unique_ptr<QimProcess> new_process(const std::string& name) {
   std::string dir = make_temp_dir("qim-e2e-" + name);
-  return std::make_unique<QimProcess>(QIM_BINARY, dir, process_env_for_backend());
+  Env env = process_env_for_backend();
+  // Each process has logs of its own (its data dir), so it needs a store namespace of its own too: a
+  // remote store shared between processes would hold frontiers of another process's log.
+  static int serial = 0;
+  const std::string ns = "qim_e2e_" + run_tag() + "_" + std::to_string(serial++);
+  env["QIM_MAILBOX_REDIS_PREFIX"] = ns + ":";
+  env["QIM_CQL_KEYSPACE"] = ns;
+  return std::make_unique<QimProcess>(QIM_BINARY, dir, std::move(env));
 }
 
 QimProcess& shared_qim() {
