@@ -328,8 +328,9 @@ void Connection::shutdown(std::string reason) {
 
 void Connection::enqueue(std::shared_ptr<const std::string> frame) {
   if (close_) return;  // closing: nothing more is sent
-  if (out_.size() >= ctx_.options.max_outbound_frames ||
-      out_bytes_ + frame->size() > ctx_.options.max_outbound_bytes) {
+  // One frame is always taken (a full SYNC_PAGE may alone exceed the byte bound); a queue is bounded.
+  if (!out_.empty() && (out_.size() >= ctx_.options.max_outbound_frames ||
+                        out_bytes_ + frame->size() > ctx_.options.max_outbound_bytes)) {
     // A consumer this slow would hold memory without bound. Drop what it has not received and close;
     // the mailbox still has everything, and the client resumes with SYNC from its cursor.
     ctx_.metrics.slow_consumer_closes.Increment();

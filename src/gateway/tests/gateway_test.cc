@@ -491,6 +491,17 @@ TEST_F(GatewayTest, ASlowConsumerIsAlsoBoundedInBytes) {
   EXPECT_NE(bob->close_reason().find("bytes queued"), std::string::npos) << bob->close_reason();
 }
 
+TEST_F(GatewayTest, ALargeSyncPageIsNotMistakenForASlowConsumer) {
+  start([](GatewayOptions& o) { o.max_outbound_bytes = o.max_frame_bytes; });
+  for (uint64_t i = 1; i <= 8; ++i)
+    materialise(message(i, "alice", "bob", std::string(1000, 'x').c_str()), {"bob"});
+  auto bob = login("bob");
+  auto page = bob->sync(0, 100);  // about 9 KB in one frame, over the 4 KB queue bound
+  ASSERT_TRUE(page.ok()) << page.error().to_string();
+  EXPECT_EQ(page->entries.size(), 8u);
+  EXPECT_FALSE(bob->closed());
+}
+
 TEST_F(GatewayTest, PullModePushesNothingAndPushModeRefusesSync) {
   start([](GatewayOptions& o) { o.delivery_mode = "pull"; });
   auto bob = login("bob");
