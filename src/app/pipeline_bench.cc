@@ -1,7 +1,8 @@
 // qim_pipeline_bench: throughput of the in-process pipeline (Outbox append -> fanout -> node -> store),
 // without the gateway. Prints messages/s, dispatch records materialised per second, and the mean page.
 //
-//   qim_pipeline_bench --store embedded --messages 20000 [--pairs 1000] [--one-shard] [--page-max N]
+//   qim_pipeline_bench --store embedded --messages 20000 [--pairs 1000] [--one-shard] [--page-max N] [--rate
+//   R]
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -27,6 +28,7 @@ struct Args {
   uint32_t partitions = 16;
   bool one_shard = false;
   uint32_t page_max = 0;
+  uint32_t rate = 0;  // messages per second offered; 0: as fast as the Outbox takes them
   size_t in_flight = 4'096;
 };
 
@@ -77,6 +79,7 @@ int run(const Args& a) {
     r.client_msg_id = "b" + std::to_string(i);
     r.server_time_ms = 1'700'000'000'000;
     r.body = "benchmark message body of a typical length, about sixty bytes";
+    if (a.rate > 0) std::this_thread::sleep_until(start + std::chrono::microseconds(i * 1'000'000 / a.rate));
     {
       std::unique_lock lock(mu);
       cv.wait(lock, [&] { return in_flight < a.in_flight; });
@@ -105,8 +108,9 @@ int run(const Args& a) {
   const double secs = std::chrono::duration<double>(done - start).count();
   const auto* outbox = dynamic_cast<EmbeddedLog*>(&p.outbox());
   const auto* mlog = dynamic_cast<EmbeddedLog*>(&p.mailbox_log());
-  fmt::print("store={} page_limit={} messages={} pairs={} one_shard={} failed_appends={}\n", a.store,
-             p.store().finish_page_limit(), a.messages, a.pairs, a.one_shard, failed.load());
+  fmt::print("store={} page_limit={} messages={} pairs={} one_shard={} offered={} failed_appends={}\n",
+             a.store, p.store().finish_page_limit(), a.messages, a.pairs, a.one_shard,
+             a.rate ? std::to_string(a.rate) + " msg/s" : "unpaced", failed.load());
   fmt::print("  outbox appends: {:.0f} msg/s (group commit: mean batch {:.1f})\n",
              a.messages / std::chrono::duration<double>(appended - start).count(),
              outbox->stats().mean_batch());
@@ -136,6 +140,7 @@ int main(int argc, char** argv) {
   app.add_option("--partitions", a.partitions, "Outbox partitions")->capture_default_str();
   app.add_flag("--one-shard", a.one_shard, "every user on shard 0 (a burst to one shard)");
   app.add_option("--page-max", a.page_max, "QIM_MAILBOX_FINISH_PAGE_MAX (lower the page limit)");
+  app.add_option("--rate", a.rate, "offered messages per second (default: unpaced)");
   CLI11_PARSE(app, argc, argv);
   return run(a);
 }
