@@ -58,7 +58,14 @@ std::unique_ptr<QimProcess> new_process(const std::string& name) {
   const std::string ns = "qim_e2e_" + run_tag() + "_" + std::to_string(serial++);
   env["QIM_MAILBOX_REDIS_PREFIX"] = ns + ":";
   env["QIM_CQL_KEYSPACE"] = ns;
-  return std::make_unique<QimProcess>(QIM_BINARY, dir, std::move(env));
+  auto process = std::make_unique<QimProcess>(QIM_BINARY, dir, std::move(env));
+  // A failed run keeps its data directory and qim.log (QIM_E2E_KEEP=1 keeps every one).
+  process->keep_data_if([] {
+    const char* keep = std::getenv("QIM_E2E_KEEP");
+    return (keep != nullptr && std::string(keep) == "1") || ::testing::UnitTest::GetInstance()->Failed() ||
+           ::testing::Test::HasFailure();
+  });
+  return process;
 }
 
 QimProcess& shared_qim() {

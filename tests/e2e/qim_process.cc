@@ -54,6 +54,10 @@ QimProcess::QimProcess(std::string binary, std::string data_dir, Env env)
 
 QimProcess::~QimProcess() {
   if (running()) stop(std::chrono::seconds(30));
+  if (!data_dir_.empty() && !(keep_ && keep_())) {
+    std::error_code ignored;
+    std::filesystem::remove_all(data_dir_, ignored);
+  }
 }
 
 pid_t QimProcess::spawn(const Env& extra) {

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -34,6 +35,10 @@ class QimProcess {
   // was still running after `timeout` (then it is killed).
   int run_expecting_exit(const Env& extra, std::chrono::seconds timeout);
 
+  // Whether the data directory stays after the process object is gone (for a failed test's post-mortem);
+  // asked at destruction. Without it the directory is removed.
+  void keep_data_if(std::function<bool()> keep) { keep_ = std::move(keep); }
+
   bool running() const { return pid_ > 0; }
   uint16_t port() const { return port_; }
   uint16_t admin_port() const { return admin_port_; }
@@ -49,6 +54,7 @@ class QimProcess {
   std::string binary_;
   std::string data_dir_;
   Env env_;
+  std::function<bool()> keep_;
   pid_t pid_ = -1;
   uint16_t port_ = 0;
   uint16_t admin_port_ = 0;
