@@ -192,6 +192,19 @@ TEST_F(GatewayTest, AuthAcceptsAValidTokenAndRefusesOthersWithClearErrors) {
   EXPECT_NE(forged.error().message().find("signature does not match"), std::string::npos);
 }
 
+TEST_F(GatewayTest, ATokenThatExpiresWhileConnectedEndsTheConnection) {
+  auto c = connect();
+  ASSERT_TRUE(c->auth(token("alice", "d1", 60'000)).ok());
+  ASSERT_TRUE(c->send("bob", "before", "x").ok());
+  clock_->advance_ms(60'000);
+  auto r = c->send("bob", "after", "x");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("token expired"), std::string::npos) << r.error().message();
+  EXPECT_EQ(c->wait_type("never", kWait).code(), Errc::kTransport);
+  EXPECT_EQ(c->close_code(), 1008);
+  EXPECT_EQ(log_.total_records(), 1u);
+}
+
 TEST_F(GatewayTest, NothingButAuthBeforeAuth) {
   auto c = connect();
   auto r = c->send("bob", "c1", "hi");
