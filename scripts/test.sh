@@ -31,7 +31,7 @@ run "unit" ct -L unit
 for port in 16379 16380 16381; do bash $engines/redis.sh start "mailbox$port" "$port"; done
 for port in 16379 16380 16381; do bash $engines/redis.sh wait "mailbox$port" "$port"; done
 export QIM_TEST_REDIS=127.0.0.1:16379,127.0.0.1:16380
-run "redis smoke" bash tests/engines/redis_smoke.sh
+run "redis smoke" env QIM_SMOKE_REDIS_PORT=16382 bash tests/engines/redis_smoke.sh
 run "redis store" ct -L redis
 run "contract suite on redis" ct -R '/redis( |$)'
 run "e2e (embedded log, redis store)" env QIM_E2E_BACKEND=redis QIM_MAILBOX_REDIS=$QIM_TEST_REDIS ct -L e2e

@@ -103,7 +103,11 @@ start() {
   write_config
   if [[ ! -f $data/meta.properties ]]; then
     local id t0
-    [[ -s $dir/cluster.id ]] || head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' >"$dir/cluster.id"
+    # A random base64url id may begin with '-', which the tool's argument parser takes for an option:
+    # draw again until it does not.
+    until [[ -s $dir/cluster.id && $(head -c 1 "$dir/cluster.id") != - ]]; do
+      head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' >"$dir/cluster.id"
+    done
     id=$(<"$dir/cluster.id")
     t0=$(qim_now_ms)
     qim_log "formatting storage $data (cluster id $id, standalone controller quorum)"
