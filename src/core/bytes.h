@@ -46,6 +46,15 @@ class ByteReader {
     pos_ += n;
     return s;
   }
+  // A length-prefixed validated name (UserId, ConversationId, ...). Optional: an empty string reads as N{}.
+  template <typename N>
+  Result<N> name(std::string_view field, bool optional = false) {
+    QIM_ASSIGN_OR_RETURN(std::string s, str(field, N::kMaxBytes));
+    if (optional && s.empty()) return N{};
+    auto parsed = N::parse(s);
+    if (!parsed.ok()) return corrupt(field, parsed.error().message());
+    return std::move(parsed).value();
+  }
   // CorruptEntry unless every byte was consumed.
   Status finish() const {
     if (pos_ != in_.size()) return corrupt("end", std::to_string(in_.size() - pos_) + " trailing bytes");

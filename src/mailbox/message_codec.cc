@@ -20,27 +20,14 @@ void put_message(ByteWriter& w, const Message& m) {
   w.str(m.body);
 }
 
-template <typename N>
-Result<N> get_name(ByteReader& r, std::string_view field) {
-  QIM_ASSIGN_OR_RETURN(std::string s, r.str(field, N::kMaxBytes));
-  auto name = N::parse(s);
-  if (!name.ok()) return r.corrupt(field, name.error().message());
-  return std::move(name).value();
-}
-
 Result<Message> get_message(ByteReader& r) {
   QIM_ASSIGN_OR_RETURN(uint8_t version, r.u8("version"));
   if (version != kMessageVersion) return r.corrupt("version", "unknown version " + std::to_string(version));
   Message m;
   QIM_ASSIGN_OR_RETURN(m.id.value, r.u64("id"));
-  QIM_ASSIGN_OR_RETURN(m.conversation, get_name<ConversationId>(r, "conversation"));
-  QIM_ASSIGN_OR_RETURN(m.sender, get_name<UserId>(r, "sender"));
-  QIM_ASSIGN_OR_RETURN(std::string device, r.str("sender_device", DeviceId::kMaxBytes));
-  if (!device.empty()) {
-    auto d = DeviceId::parse(device);
-    if (!d.ok()) return r.corrupt("sender_device", d.error().message());
-    m.sender_device = std::move(d).value();
-  }
+  QIM_ASSIGN_OR_RETURN(m.conversation, r.name<ConversationId>("conversation"));
+  QIM_ASSIGN_OR_RETURN(m.sender, r.name<UserId>("sender"));
+  QIM_ASSIGN_OR_RETURN(m.sender_device, r.name<DeviceId>("sender_device", /*optional=*/true));
   QIM_ASSIGN_OR_RETURN(m.client_msg_id, r.str("client_msg_id", 64));
   QIM_ASSIGN_OR_RETURN(m.server_time_ms, r.i64("server_time_ms"));
   QIM_ASSIGN_OR_RETURN(m.body, r.str("body", kMaxBodyBytes));
@@ -81,7 +68,7 @@ Result<DispatchRecord> decode_dispatch_record(std::string_view bytes) {
   QIM_ASSIGN_OR_RETURN(uint8_t version, r.u8("version"));
   if (version != kDispatchVersion) return r.corrupt("version", "unknown version " + std::to_string(version));
   DispatchRecord rec;
-  QIM_ASSIGN_OR_RETURN(rec.identity.id, get_name<DispatchId>(r, "dispatch_id"));
+  QIM_ASSIGN_OR_RETURN(rec.identity.id, r.name<DispatchId>("dispatch_id"));
   QIM_ASSIGN_OR_RETURN(rec.identity.digest, r.u64("digest"));
   QIM_ASSIGN_OR_RETURN(rec.message, get_message(r));
   QIM_ASSIGN_OR_RETURN(uint32_t chunks, r.u32("chunk_count"));
@@ -92,7 +79,7 @@ Result<DispatchRecord> decode_dispatch_record(std::string_view bytes) {
     if (n == 0 || n > kMaxChunkEntries) return r.corrupt("chunk_size", std::to_string(n) + " out of bounds");
     auto& chunk = rec.chunks.emplace_back();
     for (uint32_t i = 0; i < n; ++i) {
-      QIM_ASSIGN_OR_RETURN(UserId u, get_name<UserId>(r, "recipient"));
+      QIM_ASSIGN_OR_RETURN(UserId u, r.name<UserId>("recipient"));
       chunk.push_back(std::move(u));
     }
     rec.identity.manifest.entry_counts.push_back(n);

@@ -8,15 +8,6 @@ namespace qim {
 
 namespace {
 constexpr uint8_t kVersion = 1;
-
-template <typename N>
-Result<N> get_name(ByteReader& r, std::string_view field, bool optional = false) {
-  QIM_ASSIGN_OR_RETURN(std::string s, r.str(field, N::kMaxBytes));
-  if (optional && s.empty()) return N{};
-  auto name = N::parse(s);
-  if (!name.ok()) return r.corrupt(field, name.error().message());
-  return std::move(name).value();
-}
 }  // namespace
 
 std::string encode_outbox_record(const OutboxRecord& rec) {
@@ -36,9 +27,9 @@ Result<OutboxRecord> decode_outbox_record(std::string_view bytes) {
   QIM_ASSIGN_OR_RETURN(uint8_t version, r.u8("version"));
   if (version != kVersion) return r.corrupt("version", "unknown version " + std::to_string(version));
   OutboxRecord rec;
-  QIM_ASSIGN_OR_RETURN(rec.conversation, get_name<ConversationId>(r, "conversation"));
-  QIM_ASSIGN_OR_RETURN(rec.sender, get_name<UserId>(r, "sender"));
-  QIM_ASSIGN_OR_RETURN(rec.sender_device, get_name<DeviceId>(r, "sender_device", true));
+  QIM_ASSIGN_OR_RETURN(rec.conversation, r.name<ConversationId>("conversation"));
+  QIM_ASSIGN_OR_RETURN(rec.sender, r.name<UserId>("sender"));
+  QIM_ASSIGN_OR_RETURN(rec.sender_device, r.name<DeviceId>("sender_device", true));
   QIM_ASSIGN_OR_RETURN(rec.client_msg_id, r.str("client_msg_id", 64));
   QIM_ASSIGN_OR_RETURN(rec.server_time_ms, r.i64("server_time_ms"));
   QIM_ASSIGN_OR_RETURN(rec.body, r.str("body", kMaxBodyBytes));
