@@ -133,21 +133,31 @@ Result<std::optional<StoredIdentity>> ScyllaFrontierBackend::read_identity(Shard
                             Values().int32(i32(shard.value)).int32(i32(epoch.value)).text(id.str()),
                             plain_options()),
            "read dispatch identity"));
+  return identity_from_rows(rows, id, "mailbox_dispatch");
+}
+
+Result<std::optional<StoredIdentity>> ScyllaFrontierBackend::identity_from_rows(const cql::Rows& rows,
+                                                                                const DispatchId& id,
+                                                                                const std::string& table) {
   if (rows.empty()) return std::optional<StoredIdentity>();
+  const auto digest_col = rows.column_index("digest"), manifest_col = rows.column_index("manifest"),
+             canonical_col = rows.column_index("canonical_offset");
+  if (!digest_col || !manifest_col || !canonical_col) {
+    return Error(Errc::kCorruptEntry, table + " row of " + id.str() + " lacks a column");
+  }
   const cql::Row row = rows[0];
   StoredIdentity out;
   out.identity.id = id;
-  QIM_ASSIGN_OR_RETURN(int64_t digest, cell(row.get_i64(0), "mailbox_dispatch.digest"));
-  QIM_ASSIGN_OR_RETURN(auto manifest, cell(row.get_blob(1), "mailbox_dispatch.manifest"));
-  QIM_ASSIGN_OR_RETURN(int64_t canonical, cell(row.get_i64(2), "mailbox_dispatch.canonical_offset"));
+  QIM_ASSIGN_OR_RETURN(int64_t digest, cell(row.get_i64(*digest_col), "dispatch digest"));
+  QIM_ASSIGN_OR_RETURN(auto manifest, cell(row.get_blob(*manifest_col), "dispatch manifest"));
+  QIM_ASSIGN_OR_RETURN(int64_t canonical, cell(row.get_i64(*canonical_col), "dispatch canonical_offset"));
   out.identity.digest = static_cast<uint64_t>(digest);
   QIM_ASSIGN_OR_RETURN(
       out.identity.manifest,
       decode_manifest(std::string_view(reinterpret_cast<const char*>(manifest.data()), manifest.size())));
   if (canonical < 0 || static_cast<uint64_t>(canonical) > kMaxOffset) {
-    return Error(
-        Errc::kCorruptEntry,
-        fmt::format("mailbox_dispatch.canonical_offset {} of {} is out of range", canonical, id.str()));
+    return Error(Errc::kCorruptEntry,
+                 fmt::format("{}.canonical_offset {} of {} is out of range", table, canonical, id.str()));
   }
   out.canonical_offset = Offset{static_cast<uint64_t>(canonical)};
   return std::optional(std::move(out));

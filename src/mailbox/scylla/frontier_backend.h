@@ -45,6 +45,9 @@ class ScyllaFrontierBackend : public StoreBackend {
 
   // Starts the proof writes of one write_entries call (one per user and day, the max seq).
   virtual Status write_proofs(Epoch epoch, const ProofMap& proofs, std::vector<cql::PendingResult>& pending);
+  // The identity in the first of `rows` (columns digest, manifest, canonical_offset by name), or nullopt.
+  static Result<std::optional<StoredIdentity>> identity_from_rows(const cql::Rows& rows, const DispatchId& id,
+                                                                  const std::string& table);
   // Prepares `text` with {ks} replaced by the keyspace.
   Status prepare_into(cql::Prepared& into, const std::string& text);
   // Maps the outcome of a statement to a Status naming `what`.

@@ -50,28 +50,6 @@ Status ScyllaLwtFormBackend::prepare() {
       "SELECT bucket_max_seq FROM {ks}.lwt_retention_bucket WHERE user_id = ? AND day_bucket = ?");
 }
 
-Result<std::optional<StoredIdentity>> ScyllaLwtFormBackend::identity_from_row(const cql::Rows& rows,
-                                                                              const DispatchId& id) const {
-  if (rows.empty()) return std::optional<StoredIdentity>();
-  auto digest_col = rows.column_index("digest"), manifest_col = rows.column_index("manifest"),
-       canonical_col = rows.column_index("canonical_offset");
-  if (!digest_col || !manifest_col || !canonical_col) {
-    return Error(Errc::kCorruptEntry, "lwt_dispatch row of " + id.str() + " lacks a column");
-  }
-  const cql::Row row = rows[0];
-  StoredIdentity out;
-  out.identity.id = id;
-  QIM_ASSIGN_OR_RETURN(int64_t digest, cell(row.get_i64(*digest_col), "lwt_dispatch.digest"));
-  QIM_ASSIGN_OR_RETURN(auto manifest, cell(row.get_blob(*manifest_col), "lwt_dispatch.manifest"));
-  QIM_ASSIGN_OR_RETURN(int64_t canonical, cell(row.get_i64(*canonical_col), "lwt_dispatch.canonical_offset"));
-  out.identity.digest = static_cast<uint64_t>(digest);
-  QIM_ASSIGN_OR_RETURN(
-      out.identity.manifest,
-      decode_manifest(std::string_view(reinterpret_cast<const char*>(manifest.data()), manifest.size())));
-  out.canonical_offset = Offset{static_cast<uint64_t>(canonical)};
-  return std::optional(std::move(out));
-}
-
 // First writer wins by Paxos: one LWT per observation.
 Result<std::optional<StoredIdentity>> ScyllaLwtFormBackend::claim_identity(ShardId shard, Epoch epoch,
                                                                            const DispatchIdentity& identity,
@@ -90,7 +68,8 @@ Result<std::optional<StoredIdentity>> ScyllaLwtFormBackend::claim_identity(Shard
                                              lwt_options()),
                             "claim dispatch identity (LWT)"));
   if (rows.applied() == true) return std::optional<StoredIdentity>();
-  return identity_from_row(rows, identity.id);  // a failed IF NOT EXISTS returns the existing row
+  return identity_from_rows(rows, identity.id,
+                            "lwt_dispatch");  // a failed IF NOT EXISTS returns the existing row
 }
 
 Result<std::optional<StoredIdentity>> ScyllaLwtFormBackend::read_identity(ShardId shard, Epoch epoch,
@@ -102,7 +81,7 @@ Result<std::optional<StoredIdentity>> ScyllaLwtFormBackend::read_identity(ShardI
                             Values().int32(i32(shard.value)).int32(i32(epoch.value)).text(id.str()),
                             plain_options()),
            "read dispatch identity"));
-  return identity_from_row(rows, id);
+  return identity_from_rows(rows, id, "lwt_dispatch");
 }
 
 Result<std::optional<MailboxSeq>> ScyllaLwtFormBackend::read_frontier(ShardId shard) {

@@ -29,8 +29,6 @@ class ScyllaLwtFormBackend final : public ScyllaFrontierBackend {
   Status write_proofs(Epoch epoch, const ProofMap& proofs, std::vector<cql::PendingResult>& pending) override;
 
  private:
-  Result<std::optional<StoredIdentity>> identity_from_row(const cql::Rows& rows, const DispatchId& id) const;
-
   cql::Prepared identity_claim_, identity_read_, lanes_read_, lane_init_, lane_advance_, lane_source_,
       proof_raise_, proof_init_, proof_read_;
 };
