@@ -163,6 +163,9 @@ class GatewayServer final : public Gateway {
             timer->async_wait([this, timer](boost::system::error_code) { do_accept(); });
             return;
           }
+          // Small frames (SEND_ACK, DELIVER) must not wait for Nagle behind the client's delayed ACK.
+          boost::system::error_code nodelay_ec;
+          s.set_option(net::ip::tcp::no_delay(true), nodelay_ec);
           std::make_shared<Connection>(std::move(s), *ctx_, next_id_++)->start();
           do_accept();
         });
