@@ -57,6 +57,7 @@ run "cassandra smoke" bash tests/engines/cassandra_smoke.sh single
 run "CQL client (one node)" ct -L scylla
 run "contract suite on scylla (one node)" ct -R '/scylla( |$)'
 run "scylla CQL gate (one node, RF 1)" ct -L scylla-cluster
+run "e2e (embedded log, scylla store on Cassandra)" env QIM_E2E_BACKEND=scylla ct -L e2e
 bash $engines/cassandra.sh stop
 if [ "${QIM_TEST_SKIP_CLUSTER:-0}" != 1 ]; then
   bash $engines/cassandra.sh start cluster && bash $engines/cassandra.sh wait cluster
