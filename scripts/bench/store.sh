@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 records=${1:-5000}
 out=${QIM_BENCH_OUT:-docs/bench}
-bench=./build/release/src/bench/store/qim-store-bench
+bench=${QIM_STORE_BENCH:-./build/release/src/bench/store/qim-store-bench}
 engines=scripts/engines
 export QIM_RUN_DIR=${QIM_RUN_DIR:-/tmp/qim-bench-engines}
 [ -x "$bench" ] || bash scripts/build.sh
@@ -33,10 +33,10 @@ table="$out/store.md"
   echo "Operations are per message; \`mailboxes\` is entries per message (1: the recipient; 2: and the sender's"
   echo "own copy). Counts are exact; rates are of this machine, with the engine on the same 2 cores."
   echo
-  echo "| backend | page limit | mailboxes | records/s | mean page | inserts | updates | reads | LWT | scripts |"
+  echo "| backend | page limit | mailboxes | msg/s | mean page | inserts | updates | reads | LWT | scripts |"
   echo "|---|---|---|---|---|---|---|---|---|---|"
 } > "$table"
-echo "backend,page_limit,mailboxes,records_per_s,mean_page,inserts,updates,reads,lwt,scripts" > "$out/store.csv"
+echo "backend,page_limit,mailboxes,msg_per_s,mean_page,inserts,updates,reads,lwt,scripts" > "$out/store.csv"
 ks=0
 for c in "${configs[@]}"; do
   read -r backend limit per n <<<"$c"
@@ -67,7 +67,9 @@ set style histogram clustered
 set style fill solid 0.8
 set key top left
 set xtics rotate by -30
-set ylabel "operations per message"
+set ylabel "operations per message (log scale)"
+set logscale y
+set yrange [0.01:300]
 set title "Store operations per message (qim-store-bench)"
 plot "$out/store.csv" using 6:xtic(stringcolumn(1)."/".stringcolumn(2)."/".stringcolumn(3)) skip 1 title "inserts", \
      '' using 7 skip 1 title "updates", '' using 8 skip 1 title "reads", '' using 9 skip 1 title "LWT"
