@@ -62,9 +62,9 @@ Status ScyllaFrontierBackend::prepare() {
       prepare_into(frontier_write_,
                    "UPDATE {ks}.mailbox_shard_frontier USING TIMESTAMP ? SET frontier_offset = ? "
                    "WHERE shard = ? AND epoch = ?"));
-  QIM_RETURN_IF_ERROR(prepare_into(identity_read_,
-                                   "SELECT digest, manifest, canonical_offset FROM {ks}.mailbox_dispatch "
-                                   "WHERE shard = ? AND epoch = ? AND dispatch_id = ?"));
+  QIM_RETURN_IF_ERROR(prepare_into(identity_read_, "SELECT digest, manifest, canonical_offset FROM {ks}." +
+                                                       std::string(identity_table()) +
+                                                       " WHERE shard = ? AND epoch = ? AND dispatch_id = ?"));
   QIM_RETURN_IF_ERROR(
       prepare_into(identity_write_,
                    "INSERT INTO {ks}.mailbox_dispatch (shard, epoch, dispatch_id, digest, manifest, "
@@ -133,7 +133,7 @@ Result<std::optional<StoredIdentity>> ScyllaFrontierBackend::read_identity(Shard
                             Values().int32(i32(shard.value)).int32(i32(epoch.value)).text(id.str()),
                             plain_options()),
            "read dispatch identity"));
-  return identity_from_rows(rows, id, "mailbox_dispatch");
+  return identity_from_rows(rows, id, identity_table());
 }
 
 Result<std::optional<StoredIdentity>> ScyllaFrontierBackend::identity_from_rows(const cql::Rows& rows,

@@ -45,6 +45,8 @@ class ScyllaFrontierBackend : public StoreBackend {
 
   // Starts the proof writes of one write_entries call (one per user and day, the max seq).
   virtual Status write_proofs(Epoch epoch, const ProofMap& proofs, std::vector<cql::PendingResult>& pending);
+  // The table identities are read from (the forms keep them apart: LWT and timestamps never share one).
+  virtual const char* identity_table() const { return "mailbox_dispatch"; }
   // The identity in the first of `rows` (columns digest, manifest, canonical_offset by name), or nullopt.
   static Result<std::optional<StoredIdentity>> identity_from_rows(const cql::Rows& rows, const DispatchId& id,
                                                                   const std::string& table);

@@ -21,9 +21,6 @@ Status ScyllaLwtFormBackend::prepare() {
       prepare_into(identity_claim_,
                    "INSERT INTO {ks}.lwt_dispatch (shard, epoch, dispatch_id, digest, manifest, "
                    "canonical_offset) VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS USING TTL ?"));
-  QIM_RETURN_IF_ERROR(prepare_into(identity_read_,
-                                   "SELECT digest, manifest, canonical_offset FROM {ks}.lwt_dispatch "
-                                   "WHERE shard = ? AND epoch = ? AND dispatch_id = ?"));
   QIM_RETURN_IF_ERROR(prepare_into(
       lanes_read_, "SELECT lane, epoch, w FROM {ks}.lane_watermark WHERE shard = ? AND lane IN ?"));
   QIM_RETURN_IF_ERROR(
@@ -68,20 +65,8 @@ Result<std::optional<StoredIdentity>> ScyllaLwtFormBackend::claim_identity(Shard
                                              lwt_options()),
                             "claim dispatch identity (LWT)"));
   if (rows.applied() == true) return std::optional<StoredIdentity>();
-  return identity_from_rows(rows, identity.id,
-                            "lwt_dispatch");  // a failed IF NOT EXISTS returns the existing row
-}
-
-Result<std::optional<StoredIdentity>> ScyllaLwtFormBackend::read_identity(ShardId shard, Epoch epoch,
-                                                                          const DispatchId& id) {
-  counters_.reads++;
-  QIM_ASSIGN_OR_RETURN(
-      cql::Rows rows,
-      lift(session_.execute(identity_read_,
-                            Values().int32(i32(shard.value)).int32(i32(epoch.value)).text(id.str()),
-                            plain_options()),
-           "read dispatch identity"));
-  return identity_from_rows(rows, id, "lwt_dispatch");
+  // A failed IF NOT EXISTS returns the existing row.
+  return identity_from_rows(rows, identity.id, identity_table());
 }
 
 Result<std::optional<MailboxSeq>> ScyllaLwtFormBackend::read_frontier(ShardId shard) {

@@ -19,18 +19,17 @@ class ScyllaLwtFormBackend final : public ScyllaFrontierBackend {
   Result<std::optional<StoredIdentity>> claim_identity(ShardId shard, Epoch epoch,
                                                        const DispatchIdentity& identity,
                                                        Offset observed) override;
-  Result<std::optional<StoredIdentity>> read_identity(ShardId shard, Epoch epoch,
-                                                      const DispatchId& id) override;
   Result<std::optional<MailboxSeq>> read_frontier(ShardId shard) override;
   Status write_frontier(ShardId shard, Epoch epoch, MailboxSeq expected_previous, MailboxSeq next) override;
   Result<std::optional<MailboxSeq>> read_bucket_proof(const UserId& user, DayBucket bucket) override;
 
  protected:
+  const char* identity_table() const override { return "lwt_dispatch"; }
   Status write_proofs(Epoch epoch, const ProofMap& proofs, std::vector<cql::PendingResult>& pending) override;
 
  private:
-  cql::Prepared identity_claim_, identity_read_, lanes_read_, lane_init_, lane_advance_, lane_source_,
-      proof_raise_, proof_init_, proof_read_;
+  cql::Prepared identity_claim_, lanes_read_, lane_init_, lane_advance_, lane_source_, proof_raise_,
+      proof_init_, proof_read_;
 };
 
 }  // namespace qim::scylla
