@@ -29,8 +29,7 @@ run() {  # run LABEL COMMAND...: a phase that must pass; the run goes on so ever
 }
 ct() { ctest --preset release --output-on-failure --timeout 600 "$@"; }
 # The e2e suite on a given mailbox store (the other QIM_* variables of the phase reach `qim up` unchanged).
-# A scenario is retried once: see docs/e2e-load-fuzz.md, "known flake".
-e2e_on() { (export QIM_E2E_BACKEND=$1; ct -L e2e --repeat until-pass:2); }
+e2e_on() { (export QIM_E2E_BACKEND=$1; ct -L e2e); }
 
 # 1. Unit tests and the contract suite on memory and embedded: no engine needed.
 run "unit" ct -L unit

@@ -24,6 +24,9 @@ class SharedQim : public ::testing::Environment {
       int code = process_->stop();
       EXPECT_EQ(code, 0) << "qim up did not exit cleanly; log tail:\n" << process_->log_tail();
     }
+    // Destroy it now, while gtest is alive: its keep-data check asks gtest whether anything failed, and
+    // gtest destroys environments only from its own destructor at exit.
+    process_.reset();
   }
   std::unique_ptr<QimProcess> process_;
 };
