@@ -2,73 +2,296 @@
 # The test command (README, CI): installs, builds, starts each engine once, runs every test, stops them.
 #   bash scripts/test.sh            everything: unit, contract suites, engines, pipeline, e2e, CQL gate
 #   QIM_TEST_SKIP_CLUSTER=1 ...      skip the three-node Cassandra gate (faster local runs)
+#
+# Output (DEVELOPERS.md, "Tests"): each phase starts with "=== test phase: NAME" and ends with
+# "=== NAME: passed (...)" or "=== NAME: FAILED (...: why)"; after the engines are stopped, a summary of
+# the phases and, as the very last line, "tests: N passed, M failed": every individual test of every phase
+# (ctest's, counted from its JUnit report, and each smoke script's checks). A phase that fails without a
+# failed test of its own (its engine did not start, it ran no test, all its tests were skipped, a test
+# skipped for want of an engine the phase provides) counts the tests it did not run as failed (at least
+# one), so M > 0 exactly when something failed, and the exit code is non-zero exactly then.
+#
+# Overrides, to run the script beside other copies on one machine or only some phases:
+#   QIM_TEST_PHASES="unit redis kafka pipeline cassandra cluster"   the groups to run (default: all)
+#   QIM_TEST_REDIS_PORTS="16379 16380 16381"   two mailbox instances and one routing; QIM_TEST_SMOKE_REDIS_PORT
+#   (16382); QIM_RUN_DIR, QIM_CASSANDRA_ADDRESS_PREFIX, QIM_CASSANDRA_JMX_PORT, QIM_KAFKA_PORT: as the engine
+#   scripts; QIM_TEST_SKIP_BUILD=1 uses the build as it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/build.sh
+[[ ${QIM_TEST_SKIP_BUILD:-0} == 1 ]] || bash scripts/build.sh
 
 export QIM_RUN_DIR=${QIM_RUN_DIR:-/tmp/qim-test-engines}
 engines=scripts/engines
-cleanup() {
+read -r -a redis_ports <<<"${QIM_TEST_REDIS_PORTS:-16379 16380 16381}"
+((${#redis_ports[@]} == 3)) || { echo "test: QIM_TEST_REDIS_PORTS needs three ports" >&2; exit 2; }
+smoke_redis_port=${QIM_TEST_SMOKE_REDIS_PORT:-16382}
+prefix=${QIM_CASSANDRA_ADDRESS_PREFIX:-127.0.0.}
+phases=" ${QIM_TEST_PHASES:-unit redis kafka pipeline cassandra cluster} "
+[[ ${QIM_TEST_SKIP_CLUSTER:-0} != 1 ]] || phases=${phases/ cluster / }
+wanted() { [[ $phases == *" $1 "* ]]; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/qim-test.XXXXXX")
+total_passed=0
+total_failed=0
+phase_lines=()
+declare -A engine_up=()  # engine -> 1 once started and ready, 0 if its start failed
+
+# ------------------------------------------------------------------------------------------- engines
+
+# engine_start NAME COMMAND...: the start and readiness commands of an engine; prints its failure clearly
+# and records it, so the phases that need it fail instead of running against nothing.
+engine_start() {
+  local name=$1
+  shift
+  echo
+  echo "=== engine: starting $name"
+  if "$@"; then
+    engine_up[$name]=1
+    echo "=== engine $name: ready"
+  else
+    engine_up[$name]=0
+    echo "=== engine $name: FAILED to start or to become ready; the phases that need it fail"
+  fi
+}
+# engine_stop NAME COMMAND...: a failed stop (ports still held) marks the engine down, so nothing that
+# comes next (another Cassandra mode on the same ports) starts on a half-stopped one.
+engine_stop() {
+  local name=$1
+  shift
+  [[ -n ${engine_up[$name]:-} ]] || return 0
+  if ! "$@"; then echo "=== engine $name: FAILED to stop cleanly"; engine_up[$name]=0; return 1; fi
+  unset "engine_up[$name]"
+}
+redis_start() {
+  local port
+  for port in "${redis_ports[@]}"; do bash $engines/redis.sh start "mailbox$port" "$port" || return 1; done
+  for port in "${redis_ports[@]}"; do bash $engines/redis.sh wait "mailbox$port" "$port" || return 1; done
+}
+redis_stop() {
+  local port rc=0
+  for port in "${redis_ports[@]}"; do bash $engines/redis.sh stop "mailbox$port" "$port" || rc=1; done
+  return $rc
+}
+kafka_start() { bash $engines/kafka.sh start && bash $engines/kafka.sh wait; }
+cassandra_start() { bash $engines/cassandra.sh start "$1" && bash $engines/cassandra.sh wait "$1"; }
+cleanup_engines() {
+  echo
   echo "test: stopping engines"
   bash $engines/cassandra.sh stop >/dev/null 2>&1 || true
   bash $engines/kafka.sh stop >/dev/null 2>&1 || true
-  for port in 16379 16380 16381; do bash $engines/redis.sh stop "mailbox$port" "$port" >/dev/null 2>&1 || true; done
+  redis_stop >/dev/null 2>&1 || true
 }
-trap cleanup EXIT
 
-failed=0
-passed=0
-run() {  # run LABEL COMMAND...: a phase that must pass; the run goes on so every phase reports
-  local label=$1; shift
-  echo; echo "=== test phase: $label"
-  if "$@"; then
-    echo "=== $label: passed"; passed=$((passed + 1))
+# ------------------------------------------------------------------------------------------- phases
+
+# record NAME PASSED FAILED SKIPPED WHY: the phase's closing line and its share of the totals. WHY empty:
+# passed; otherwise it failed, and when no test of it failed its not-run tests (at least one) count as failed.
+record() {
+  local name=$1 passed=$2 failed=$3 skipped=$4 why=$5 line
+  if [[ -z $why ]]; then
+    line="$name: passed ($passed passed, $skipped skipped)"
   else
-    echo "=== $label: FAILED"; failed=$((failed + 1))
+    if ((failed == 0)); then failed=$((skipped > 0 ? skipped : 1)); fi
+    line="$name: FAILED ($passed passed, $failed failed, $skipped skipped: $why)"
   fi
+  total_passed=$((total_passed + passed))
+  total_failed=$((total_failed + failed))
+  phase_lines+=("$line")
+  echo "=== $line"
 }
-ct() { ctest --preset release --output-on-failure --timeout 600 "$@"; }
+
+# needs ENGINE...: true if every engine is up; otherwise prints which is not.
+missing_engine=""
+needs() {
+  local e
+  missing_engine=""
+  for e in "$@"; do
+    if [[ ${engine_up[$e]:-0} != 1 ]]; then missing_engine=$e; return 1; fi
+  done
+}
+
+ct() { ctest --preset release --output-on-failure --timeout 600 --no-tests=error "$@"; }
+
+# Counts a ctest JUnit report: prints "PASSED FAILED SKIPPED", then one line per skipped test whose skip
+# reason names a QIM_* variable this phase has set (a test that skipped for want of an engine the phase
+# says is there). A "skipped" test whose output shows a gtest failure (gtest marks every test skipped
+# when a global or suite set-up fails fatally) counts as failed.
+junit_counts() {
+  python3 - "$1" <<'PY'
+import os, re, sys, xml.etree.ElementTree as ET
+passed = failed = skipped = 0
+claimed = []
+for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    status = case.get("status", "")
+    out = "".join(e.text or "" for e in case.iter("system-out"))
+    if status == "run":
+        passed += 1
+    elif status not in ("notrun", "disabled"):
+        failed += 1
+    elif re.search(r"(: Failure$|^\[  FAILED  \])", out, re.M):
+        failed += 1
+    else:
+        skipped += 1
+        reasons = " ".join(re.findall(r": Skipped\n(.*?)(?=^\[  SKIPPED \])", out, re.M | re.S))
+        names = sorted(v for v in set(re.findall(r"QIM_[A-Z0-9_]+", reasons)) if os.environ.get(v))
+        if names:
+            claimed.append("%s: skipped naming %s, which this phase sets" % (case.get("name"), ", ".join(names)))
+print(passed, failed, skipped)
+for c in claimed:
+    print(c)
+PY
+}
+
+# ctest_phase NAME ENGINES CTEST_ARGS...: a ctest run; ENGINES ("" or a space-separated list) must be up.
+ctest_phase() {
+  local name=$1 needed=$2
+  shift 2
+  echo
+  echo "=== test phase: $name"
+  # shellcheck disable=SC2086 # word splitting wanted: a list of engines
+  if ! needs $needed; then
+    local n
+    n=$(ctest --preset release -N "$@" 2>/dev/null | sed -n 's/^Total Tests: //p')
+    record "$name" 0 "${n:-1}" 0 "engine $missing_engine is not up; its tests did not run"
+    return 0
+  fi
+  local junit="$work/phase$((${#phase_lines[@]} + 1)).xml" rc=0
+  ct --output-junit "$junit" "$@" || rc=$?
+  if [[ ! -s $junit ]]; then
+    record "$name" 0 0 0 "ctest exited $rc without a report"
+    return 0
+  fi
+  local counts passed failed skipped why=""
+  mapfile -t counts < <(junit_counts "$junit" || true)
+  if ! [[ ${counts[0]:-} =~ ^[0-9]+\ [0-9]+\ [0-9]+$ ]]; then
+    record "$name" 0 0 0 "could not read ctest's JUnit report $junit"
+    return 0
+  fi
+  read -r passed failed skipped <<<"${counts[0]}"
+  if ((${#counts[@]} > 1)); then
+    why="a test skipped for want of its engine:"
+    printf '    %s\n' "${counts[@]:1}"
+    why+=" ${counts[1]}$( ((${#counts[@]} > 2)) && echo " and $((${#counts[@]} - 2)) more")"
+  elif ((failed > 0)); then why="$failed failed"
+  elif ((passed + skipped == 0)); then why="no tests ran"
+  elif ((passed == 0)); then why="all $skipped tests were skipped"
+  elif ((rc != 0)); then why="ctest exited $rc"
+  fi
+  record "$name" "$passed" "$failed" "$skipped" "$why"
+}
+
+# smoke_phase NAME ENGINES COMMAND...: a smoke script; its counts come from its last line
+# "NAME smoke: N passed, M failed".
+smoke_phase() {
+  local name=$1 needed=$2
+  shift 2
+  echo
+  echo "=== test phase: $name"
+  # shellcheck disable=SC2086
+  if ! needs $needed; then
+    record "$name" 0 1 0 "engine $missing_engine is not up; the smoke did not run"
+    return 0
+  fi
+  local log="$work/smoke$((${#phase_lines[@]} + 1)).log" rc=0 last passed failed why=""
+  QIM_SMOKE_USE_RUNNING=1 "$@" 2>&1 | tee "$log" || rc=$?
+  last=$(grep -E '^[a-z]+ smoke: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1 || true)
+  if [[ $last =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+    passed=${BASH_REMATCH[1]} failed=${BASH_REMATCH[2]}
+  else
+    passed=0 failed=0 why="no smoke summary line"
+  fi
+  if [[ -z $why ]]; then
+    if ((failed > 0)); then why="$failed failed"
+    elif ((passed == 0)); then why="no checks ran"
+    elif ((rc != 0)); then why="exited $rc"
+    fi
+  fi
+  record "$name" "$passed" "$failed" 0 "$why"
+}
+
 # The e2e suite on a given mailbox store (the other QIM_* variables of the phase reach `qim up` unchanged).
-e2e_on() { (export QIM_E2E_BACKEND=$1; ct -L e2e); }
+e2e_phase() {
+  local name=$1 needed=$2 backend=$3
+  QIM_E2E_BACKEND=$backend ctest_phase "$name" "$needed" -L e2e
+}
+
+# ------------------------------------------------------------------------------------------- the end
+
+# Runs on every exit: engines stopped first, then the summary; the last line is the total.
+finished=0
+on_exit() {
+  local code=$?
+  trap - EXIT
+  cleanup_engines
+  if ((!finished)); then
+    total_failed=$((total_failed + 1))
+    phase_lines+=("the test command stopped early (exit code $code)")
+  fi
+  rm -rf "$work"
+  echo
+  echo "phases:"
+  printf '  %s\n' "${phase_lines[@]}"
+  echo "tests: $total_passed passed, $total_failed failed"
+  ((total_failed == 0)) || exit 1
+  exit 0
+}
+trap on_exit EXIT
+
+# ------------------------------------------------------------------------------------------- the run
 
 # 1. Unit tests and the contract suite on memory and embedded: no engine needed.
-run "unit" ct -L unit
+if wanted unit; then ctest_phase "unit" "" -L unit; fi
 
 # 2. Redis: two mailbox instances (a shard maps to one of them) and one for routing.
-for port in 16379 16380 16381; do bash $engines/redis.sh start "mailbox$port" "$port"; done
-for port in 16379 16380 16381; do bash $engines/redis.sh wait "mailbox$port" "$port"; done
-export QIM_TEST_REDIS=127.0.0.1:16379,127.0.0.1:16380
-run "redis smoke" env QIM_SMOKE_REDIS_PORT=16382 bash tests/engines/redis_smoke.sh
-run "redis store" ct -L redis
-run "contract suite on redis" ct -R '/redis( |$)'
-export QIM_MAILBOX_REDIS=$QIM_TEST_REDIS
-run "e2e (embedded log, redis store)" e2e_on redis
-
-# 3. Kafka (KRaft, one broker).
-bash $engines/kafka.sh start && bash $engines/kafka.sh wait
-run "kafka smoke" bash tests/engines/kafka_smoke.sh
-bash $engines/kafka.sh stop
-
-# 4. The pipeline in process and the end-to-end suite against `qim up` (embedded default).
-run "pipeline" ct -L pipeline
-run "e2e (embedded)" e2e_on embedded
-
-# 5. Cassandra: the contract suite on one node, then the CQL gate on three nodes, RF 3.
-bash $engines/cassandra.sh start single && bash $engines/cassandra.sh wait single
-export QIM_TEST_CQL_HOSTS=127.0.0.1 QIM_CQL_HOSTS=127.0.0.1
-run "cassandra smoke" bash tests/engines/cassandra_smoke.sh single
-run "CQL client (one node)" ct -L scylla
-run "contract suite on scylla (one node)" ct -R '/scylla( |$)'
-run "scylla CQL gate (one node, RF 1)" ct -L scylla-cluster
-run "e2e (embedded log, scylla store on Cassandra)" e2e_on scylla
-bash $engines/cassandra.sh stop
-if [ "${QIM_TEST_SKIP_CLUSTER:-0}" != 1 ]; then
-  bash $engines/cassandra.sh start cluster && bash $engines/cassandra.sh wait cluster
-  export QIM_TEST_CQL_HOSTS=127.0.0.1,127.0.0.2,127.0.0.3 QIM_TEST_CQL_CLUSTER=1
-  run "cassandra smoke (cluster)" bash tests/engines/cassandra_smoke.sh cluster
-  run "scylla CQL gate (three nodes, RF 3)" ct -L scylla-cluster
+if wanted redis; then
+  engine_start redis redis_start
+  export QIM_TEST_REDIS=127.0.0.1:${redis_ports[0]},127.0.0.1:${redis_ports[1]}
+  smoke_phase "redis smoke" "" env QIM_SMOKE_REDIS_PORT="$smoke_redis_port" bash tests/engines/redis_smoke.sh
+  ctest_phase "redis store" redis -L redis
+  ctest_phase "contract suite on redis" redis -R '/redis( |$)'
+  export QIM_MAILBOX_REDIS=$QIM_TEST_REDIS
+  e2e_phase "e2e (embedded log, redis store)" redis redis
+  unset QIM_TEST_REDIS QIM_MAILBOX_REDIS
+  engine_stop redis redis_stop || true
 fi
 
-echo
-echo "phases: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+# 3. Kafka (KRaft, one broker).
+if wanted kafka; then
+  engine_start kafka kafka_start
+  smoke_phase "kafka smoke" kafka bash tests/engines/kafka_smoke.sh
+  engine_stop kafka bash $engines/kafka.sh stop || true
+fi
+
+# 4. The pipeline in process and the end-to-end suite against `qim up` (embedded default).
+if wanted pipeline; then
+  ctest_phase "pipeline" "" -L pipeline
+  e2e_phase "e2e (embedded)" "" embedded
+fi
+
+# 5. Cassandra: the contract suite on one node, then the CQL gate on three nodes, RF 3. The stop of one
+#    mode returns once its ports are free (cassandra.sh), so the other can start on them.
+if wanted cassandra; then
+  engine_start cassandra-single cassandra_start single
+  export QIM_TEST_CQL_HOSTS=${prefix}1 QIM_CQL_HOSTS=${prefix}1
+  smoke_phase "cassandra smoke" cassandra-single bash tests/engines/cassandra_smoke.sh single
+  ctest_phase "CQL client (one node)" cassandra-single -L scylla
+  ctest_phase "contract suite on scylla (one node)" cassandra-single -R '/scylla( |$)'
+  ctest_phase "scylla CQL gate (one node, RF 1)" cassandra-single -L scylla-cluster
+  e2e_phase "e2e (embedded log, scylla store on Cassandra)" cassandra-single scylla
+  unset QIM_TEST_CQL_HOSTS QIM_CQL_HOSTS
+  engine_stop cassandra-single bash $engines/cassandra.sh stop single || true
+fi
+if wanted cluster; then
+  if [[ ${engine_up[cassandra-single]:-} == 0 ]]; then
+    engine_up[cassandra-cluster]=0
+    echo "=== engine cassandra cluster: not started (the single node did not stop; they share ${prefix}1)"
+  else
+    engine_start cassandra-cluster cassandra_start cluster
+  fi
+  export QIM_TEST_CQL_HOSTS=${prefix}1,${prefix}2,${prefix}3 QIM_TEST_CQL_CLUSTER=1
+  smoke_phase "cassandra smoke (cluster)" cassandra-cluster bash tests/engines/cassandra_smoke.sh cluster
+  ctest_phase "scylla CQL gate (three nodes, RF 3)" cassandra-cluster -L scylla-cluster
+  unset QIM_TEST_CQL_HOSTS QIM_TEST_CQL_CLUSTER
+fi
+
+finished=1

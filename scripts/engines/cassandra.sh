@@ -231,10 +231,16 @@ cds_collect() {
   fi
 }
 
+# Returns once the node's process is gone and its CQL, storage and JMX ports are closed (1 if they stay
+# open), so the other mode, or the same node again, can start on them right away.
 stop_node() {
-  local mode=$1 n=$2
+  local mode=$1 n=$2 was_running=0 addr
+  node_pid "$mode" "$n" >/dev/null && was_running=1
   qim_stop_pidfile "cassandra $mode node $n" "$(node_pidfile "$mode" "$n")" 90 "$(node_yaml "$mode" "$n")"
   cds_collect "$mode" "$n"
+  ((was_running)) || return 0
+  addr=$(node_addr "$mode" "$n")
+  qim_wait_ports_closed "cassandra $mode node $n" 30 "$addr:9042" "$addr:7000" "127.0.0.1:$(node_jmx "$mode" "$n")"
 }
 
 node_serves() { qim_port_open "$(node_addr "$1" "$2")" 9042; }

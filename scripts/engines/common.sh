@@ -150,6 +150,24 @@ qim_wait_for() {
 # qim_port_open HOST PORT: true if something accepts TCP connections there.
 qim_port_open() { timeout 2 bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>/dev/null; }
 
+# qim_wait_ports_closed WHAT TIMEOUT_S HOST:PORT...: until nothing accepts connections on any of them. A
+# process reads as gone (its pid a zombie) while its last threads still hold its listening sockets, so a
+# stop waits for its ports too: the next start (another mode on the same ports) would find them in use.
+qim_wait_ports_closed() {
+  local what=$1 timeout=$2 hp deadline
+  shift 2
+  deadline=$((SECONDS + timeout))
+  for hp in "$@"; do
+    while qim_port_open "${hp%:*}" "${hp##*:}"; do
+      if ((SECONDS >= deadline)); then
+        qim_err "$what: $hp still accepts connections ${timeout}s after the process exited"
+        return 1
+      fi
+      sleep 0.2
+    done
+  done
+}
+
 qim_require_port_free() {
   local host=$1 port=$2 what=$3
   if qim_port_open "$host" "$port"; then

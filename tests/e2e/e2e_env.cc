@@ -17,7 +17,14 @@ class SharedQim : public ::testing::Environment {
   void SetUp() override {
     process_ = new_process("shared");
     auto st = process_->start();
-    ASSERT_TRUE(st.ok()) << st.error().to_string();
+    if (!st.ok()) {
+      // Not ASSERT: a fatal failure here makes gtest report every test "skipped", which reads as "no
+      // engine configured". A process that cannot start (e.g. its store unreachable) fails the run.
+      ADD_FAILURE() << "the shared qim up did not start: " << st.error().to_string() << "\nlog tail:\n"
+                    << process_->log_tail();
+      process_.reset();  // now (it keeps its data: a test failed), not from exit, which destroys gtest
+      std::exit(1);      // NOLINT(concurrency-mt-unsafe): no other thread runs yet
+    }
   }
   void TearDown() override {
     if (process_ && process_->running()) {

@@ -4,7 +4,7 @@
 # the nodes Up/Normal, then a CQL round trip with the DataStax Java driver of the jar set (through
 # `cassandra.sh cql`): create a keyspace (RF 1, or 3 on the cluster), write a row with a client-supplied
 # timestamp a day in the future, read it back with its WRITETIME, drop the keyspace. Stops Cassandra only
-# if it started it.
+# if it started it. With QIM_SMOKE_USE_RUNNING=1 (scripts/test.sh) it never starts one: not running fails.
 set -uo pipefail
 SMOKE_NAME=cassandra
 source "$(dirname "${BASH_SOURCE[0]}")/smoke_lib.sh"
@@ -20,6 +20,10 @@ esac
 started=0
 if "${cassandra[@]}" status "$mode" >/dev/null 2>&1; then
   echo "cassandra $mode already running: using it, leaving it running"
+elif smoke_use_running; then
+  smoke_fail "cassandra $mode is not running (QIM_SMOKE_USE_RUNNING=1: the caller starts it, the smoke must not)"
+  smoke_summary
+  exit
 else
   "${cassandra[@]}" start "$mode" && started=1
 fi

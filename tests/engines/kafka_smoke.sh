@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Smoke test of scripts/engines/kafka.sh: start (unless running), create a topic, produce a message with
 # the console producer and consume it back with the console consumer, delete the topic, stop (only if it
-# started the broker). Uses the Java tools of the fetched Kafka jars.
+# started the broker). Uses the Java tools of the fetched Kafka jars. With QIM_SMOKE_USE_RUNNING=1
+# (scripts/test.sh) it never starts a broker: none running fails.
 set -uo pipefail
 SMOKE_NAME=kafka
 source "$(dirname "${BASH_SOURCE[0]}")/smoke_lib.sh"
@@ -11,6 +12,10 @@ bootstrap="127.0.0.1:${QIM_KAFKA_PORT:-19092}"
 started=0
 if "${kafka[@]}" status >/dev/null 2>&1; then
   echo "kafka already running: using it, leaving it running"
+elif smoke_use_running; then
+  smoke_fail "kafka is not running (QIM_SMOKE_USE_RUNNING=1: the caller starts it, the smoke must not)"
+  smoke_summary
+  exit
 else
   "${kafka[@]}" start && started=1
 fi

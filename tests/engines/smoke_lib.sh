@@ -15,6 +15,10 @@ smoke_check() {
   if out=$("$@" 2>&1); then smoke_pass "$what"; else smoke_fail "$what"; printf '%s\n' "$out" | tail -n 20 | sed 's/^/    /'; return 1; fi
 }
 
+# QIM_SMOKE_USE_RUNNING=1: the engine must already run (the caller started it and checks its start); a
+# smoke that started its own would hide that the caller's start failed.
+smoke_use_running() { [[ ${QIM_SMOKE_USE_RUNNING:-0} == 1 ]]; }
+
 smoke_summary() {
   echo "$SMOKE_NAME smoke: $SMOKE_PASSED passed, $SMOKE_FAILED failed"
   ((SMOKE_FAILED == 0))

@@ -1,103 +1,21 @@
-// The CQL contract gate of ADR-0022 ("Acceptance"), against a real Cassandra/ScyllaDB cluster at
-// QIM_TEST_CQL_HOSTS (skipped when unset). With QIM_TEST_CQL_CLUSTER=1 the keyspace has RF 3 and one
-// case stops a node mid-page. Each test works on its own shard of one keyspace made for this run.
-#include <gtest/gtest.h>
-#include <unistd.h>
+// The CQL contract gate of ADR-0022 ("Acceptance"): the frontier, identity and page checks (the retention
+// ones are in scylla_gate_retention_test.cc; the fixture, its environment and its skip rules in
+// scylla_gate_fixture.h).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
-#include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <thread>
 
-#include "mailbox/contract_store.h"
-#include "mailbox/scylla/scylla_backend.h"
-#include "mailbox/scylla/write_timestamps.h"
-#include "mailbox/tests/contract_helpers.h"
+#include "mailbox/scylla/scylla_gate_fixture.h"
 
 namespace qim {
 namespace {
 
 using test::fails_with;
 using test::is_ok;
-using test::make_message;
-using test::make_record;
 using test::seq_of;
-
-constexpr uint32_t kShards = 256;
-constexpr int64_t kNoon = 20'000 * kDayMs + kDayMs / 2;
-
-std::optional<std::string> env(const char* name) {
-  const char* v = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read before threads start
-  return v && *v ? std::optional<std::string>(v) : std::nullopt;
-}
-
-bool cluster_mode() {
-  return env("QIM_TEST_CQL_CLUSTER") == "1";
-}
-
-class ScyllaGate : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    if (!env("QIM_TEST_CQL_HOSTS")) return;
-    keyspace_ = "qim_gate_" + std::to_string(::getpid()) + "_" + std::to_string(std::time(nullptr) % 100000);
-    auto s = cql::Session::connect({.hosts = cql::split_hosts(*env("QIM_TEST_CQL_HOSTS"))});
-    ASSERT_TRUE(s.ok()) << s.error().to_string();
-    raw_ = new cql::Session(std::move(s).value());
-  }
-  static void TearDownTestSuite() {
-    if (raw_ == nullptr) return;
-    (void)raw_->query("DROP KEYSPACE IF EXISTS " + keyspace_, {}, cql::ExecOptions{.timeout_ms = 60'000});
-    delete raw_;
-    raw_ = nullptr;
-  }
-
-  void SetUp() override {
-    if (!env("QIM_TEST_CQL_HOSTS"))
-      GTEST_SKIP() << "QIM_TEST_CQL_HOSTS is unset: no CQL cluster to test against";
-    shard_ = ShardId{next_shard_++};
-    clock_ = std::make_shared<ManualClock>(kNoon);
-    context_.shards = *ShardMap::create(kShards);
-    context_.clock = clock_;
-    ASSERT_TRUE(is_ok(open()));
-  }
-
-  Status open(std::optional<uint32_t> page_max = std::nullopt) {
-    store_.reset();
-    ScyllaConfig config;
-    config.hosts = cql::split_hosts(*env("QIM_TEST_CQL_HOSTS"));
-    config.keyspace = keyspace_;
-    config.replication_factor = cluster_mode() ? 3 : 1;
-    config.request_timeout_ms = 15'000;
-    QIM_ASSIGN_OR_RETURN(auto backend, open_scylla_backend(context_, config));
-    store_ = std::make_unique<ContractStore>(std::move(backend), context_, page_max);
-    return {};
-  }
-
-  UserId user(int n) const { return test::user_in_shard(context_.shards, shard_, n); }
-  DispatchRecord record(int id, int chunks = 1) const {
-    std::vector<std::vector<UserId>> c;
-    for (int i = 0; i < chunks; ++i) c.push_back({user(i)});
-    return make_record("d" + std::to_string(id), make_message(id, user(0), clock_->now_ms()), c);
-  }
-  Result<FinishOutcome> materialise(const DispatchRecord& r, uint64_t offset, MailboxSeq previous,
-                                    uint32_t epoch = 1) {
-    return test::materialise(*store_, shard_, Epoch{epoch}, r, Offset{offset}, previous);
-  }
-  Result<cql::Rows> raw(const std::string& cql, const cql::Values& values = {}) {
-    auto r = raw_->query(cql, values, cql::ExecOptions{.consistency = cql::Consistency::kQuorum});
-    if (!r.ok()) return Error(Errc::kTransport, r.error().to_string());
-    return std::move(r).value();
-  }
-  std::string table(const char* name) const { return keyspace_ + "." + name; }
-
-  static inline std::string keyspace_;
-  static inline cql::Session* raw_ = nullptr;
-  static inline std::atomic<uint32_t> next_shard_{1};
-  ShardId shard_;
-  std::shared_ptr<ManualClock> clock_;
-  BackendContext context_;
-  std::unique_ptr<MailboxStore> store_;
-};
 
 TEST_F(ScyllaGate, ManifestNotFullyWrittenIsZeroAdvance) {
   auto r = record(1, 2);
@@ -153,26 +71,37 @@ TEST_F(ScyllaGate, ChainedPageFinishesWithOneFrontierWrite) {
   EXPECT_EQ(*test::frontier_of(*store_, shard_, Epoch{1}), seq_of(1, 24));
 }
 
+// The page chains from a non-zero frontier; its second record breaks the chain. Nothing of the page is
+// visible to a fresh reader although both records' entries are stored: only the frontier hides them.
 TEST_F(ScyllaGate, BrokenChainIsWatermarkGapAndFrontierStays) {
+  const UserId u = user(0);
+  ASSERT_TRUE(is_ok(materialise(record(199), 25, {})));
   auto a = record(200), b = record(201);
   ASSERT_TRUE(is_ok(store_->begin_dispatch(shard_, Epoch{1}, a.identity, Offset{30})));
   ASSERT_TRUE(is_ok(store_->begin_dispatch(shard_, Epoch{1}, b.identity, Offset{31})));
   ASSERT_TRUE(is_ok(store_->write_chunks(shard_, Epoch{1}, test::chunk_writes(a))));
   ASSERT_TRUE(is_ok(store_->write_chunks(shard_, Epoch{1}, test::chunk_writes(b))));
-  std::vector<PageItem> page = {{a.identity.id, uniform_advances({}, seq_of(1, 30))},
+  std::vector<PageItem> page = {{a.identity.id, uniform_advances(seq_of(1, 25), seq_of(1, 30))},
                                 {b.identity.id, uniform_advances(seq_of(1, 29), seq_of(1, 31))}};
   EXPECT_TRUE(fails_with(store_->finish_dispatch_page(shard_, Epoch{1}, page), Errc::kWatermarkGap));
-  EXPECT_EQ(*test::frontier_of(*store_, shard_, Epoch{1}), MailboxSeq{});
-  auto visible = test::read_all(*store_, user(0));
+  auto stored = raw("SELECT log_offset FROM " + table("mailbox_entry") + " WHERE user_id = ?",
+                    cql::Values().text(u.str()));
+  ASSERT_TRUE(is_ok(stored));
+  EXPECT_EQ(stored->size(), 3u);  // 25, 30 and 31 are all written
+
+  auto reader = fresh_store();
+  ASSERT_TRUE(is_ok(reader));
+  EXPECT_EQ(*test::frontier_of(**reader, shard_, Epoch{1}), seq_of(1, 25));
+  auto visible = test::read_all(**reader, u);
   ASSERT_TRUE(is_ok(visible));
-  EXPECT_TRUE(visible->empty());
+  EXPECT_EQ(seqs_of(*visible), std::vector<MailboxSeq>{seq_of(1, 25)});
 }
 
 TEST_F(ScyllaGate, FrontierWritetimeIsItsOffset) {
   ASSERT_TRUE(is_ok(materialise(record(300), 4242, {})));
   auto rows = raw("SELECT frontier_offset, WRITETIME(frontier_offset) FROM " +
                       table("mailbox_shard_frontier") + " WHERE shard = ? AND epoch = 1",
-                  cql::Values().int32(static_cast<int32_t>(shard_.value)));
+                  cql::Values().int32(shard_value()));
   ASSERT_TRUE(is_ok(rows));
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_EQ(*(*rows)[0].get_i64(0), 4242);
@@ -184,7 +113,7 @@ TEST_F(ScyllaGate, IdentityWritetimeIsFirstWriterTimestampWithTtl) {
   ASSERT_TRUE(is_ok(materialise(r, 777, {})));
   auto rows = raw("SELECT WRITETIME(canonical_offset), TTL(canonical_offset), WRITETIME(digest) FROM " +
                       table("mailbox_dispatch") + " WHERE shard = ? AND epoch = 1 AND dispatch_id = ?",
-                  cql::Values().int32(static_cast<int32_t>(shard_.value)).text(r.identity.id.str()));
+                  cql::Values().int32(shard_value()).text(r.identity.id.str()));
   ASSERT_TRUE(is_ok(rows));
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_EQ(*(*rows)[0].get_i64(0), static_cast<int64_t>(kMaxOffset - 777));
@@ -203,32 +132,41 @@ TEST_F(ScyllaGate, SameIdWithAnotherDigestIsDispatchConflict) {
                          Errc::kDispatchConflict));
 }
 
+// A stale writer's late writes carry lower timestamps than what is stored and change nothing a fresh
+// reader sees: not the frontier (stored 100, late 80), not the entries below it, not the identity.
 TEST_F(ScyllaGate, LateLowerTimestampWriteMovesNothingBack) {
-  ASSERT_TRUE(is_ok(materialise(record(303), 100, {})));
-  // A stale writer's late frontier write at offset 50 (timestamp 50) loses to the stored 100.
-  ASSERT_TRUE(is_ok(raw("UPDATE " + table("mailbox_shard_frontier") +
-                            " USING TIMESTAMP 50 SET frontier_offset = 50 WHERE shard = ? AND epoch = 1",
-                        cql::Values().int32(static_cast<int32_t>(shard_.value)))));
-  // Likewise a late identity observation at a later offset (lower timestamp) does not replace the first.
+  const UserId u = user(0);
+  ASSERT_TRUE(is_ok(materialise(record(303), 60, {})));
   auto r = record(304);
-  ASSERT_TRUE(is_ok(materialise(r, 101, seq_of(1, 100))));
+  ASSERT_TRUE(is_ok(materialise(r, 100, seq_of(1, 60))));
+  // The late frontier write at offset 80 (timestamp 80) loses to the stored 100 (timestamp 100).
+  ASSERT_TRUE(is_ok(raw("UPDATE " + table("mailbox_shard_frontier") +
+                            " USING TIMESTAMP 80 SET frontier_offset = 80 WHERE shard = ? AND epoch = 1",
+                        cql::Values().int32(shard_value()))));
+  // A late identity observation at a later offset (lower timestamp) does not replace the first.
   ASSERT_TRUE(
       is_ok(raw("INSERT INTO " + table("mailbox_dispatch") +
                     " (shard, epoch, dispatch_id, digest, manifest, canonical_offset) VALUES (?, 1, ?, 0, "
                     "0x00, 999) USING TIMESTAMP " +
                     std::to_string(kMaxOffset - 999),
-                cql::Values().int32(static_cast<int32_t>(shard_.value)).text(r.identity.id.str()))));
-  ASSERT_TRUE(is_ok(open()));
-  EXPECT_EQ(*test::frontier_of(*store_, shard_, Epoch{1}), seq_of(1, 101));
-  auto progress = store_->dispatch_progress(shard_, Epoch{1}, r.identity.id);
+                cql::Values().int32(shard_value()).text(r.identity.id.str()))));
+
+  auto reader = fresh_store();
+  ASSERT_TRUE(is_ok(reader));
+  EXPECT_EQ(*test::frontier_of(**reader, shard_, Epoch{1}), seq_of(1, 100));
+  auto visible = test::read_all(**reader, u);
+  ASSERT_TRUE(is_ok(visible));
+  EXPECT_EQ(seqs_of(*visible), (std::vector<MailboxSeq>{seq_of(1, 60), seq_of(1, 100)}));
+  auto progress = (*reader)->dispatch_progress(shard_, Epoch{1}, r.identity.id);
   ASSERT_TRUE(is_ok(progress));
-  EXPECT_EQ(progress->canonical_offset, Offset{101});
+  EXPECT_EQ(progress->canonical_offset, Offset{100});
+  EXPECT_EQ(progress->completed_chunks, std::vector<uint32_t>{0});  // covered by the frontier
 }
 
 TEST_F(ScyllaGate, WallClockTimestampedFrontierReadsAsCorruptEntry) {
   ASSERT_TRUE(is_ok(raw(
       "UPDATE " + table("mailbox_shard_frontier") + " SET frontier_offset = 7 WHERE shard = ? AND epoch = 1",
-      cql::Values().int32(static_cast<int32_t>(shard_.value)))));
+      cql::Values().int32(shard_value()))));
   EXPECT_TRUE(fails_with(store_->lane_watermarks(shard_, Epoch{1}), Errc::kCorruptEntry));
   EXPECT_TRUE(fails_with(store_->read_mailbox(MailboxQuery{user(0), {}, 10}), Errc::kCorruptEntry));
 }
@@ -236,7 +174,7 @@ TEST_F(ScyllaGate, WallClockTimestampedFrontierReadsAsCorruptEntry) {
 TEST_F(ScyllaGate, HigherEpochFrontierIsRefused) {
   ASSERT_TRUE(is_ok(raw("UPDATE " + table("mailbox_shard_frontier") +
                             " USING TIMESTAMP 9 SET frontier_offset = 9 WHERE shard = ? AND epoch = 4",
-                        cql::Values().int32(static_cast<int32_t>(shard_.value)))));
+                        cql::Values().int32(shard_value()))));
   EXPECT_TRUE(fails_with(store_->lane_watermarks(shard_, Epoch{3}), Errc::kEpochAhead));
   EXPECT_TRUE(fails_with(store_->begin_dispatch(shard_, Epoch{3}, record(305).identity, Offset{10}),
                          Errc::kEpochAhead));
@@ -266,99 +204,179 @@ TEST_F(ScyllaGate, GcAlwaysReturnsZero) {
   EXPECT_EQ(*gc, 0u);
 }
 
-TEST_F(ScyllaGate, HotPathHasNoLwtOnceTheLedgerCacheIsWarm) {
-  MailboxSeq prev;
-  ASSERT_TRUE(is_ok(materialise(record(400), 80, prev)));  // registers the users' day: LWT
-  prev = seq_of(1, 80);
-  const OpCounts before = store_->op_counts();
-  for (int i = 1; i <= 5; ++i) {
-    ASSERT_TRUE(is_ok(materialise(record(400 + i), 80 + i, prev)));
-    prev = seq_of(1, 80 + i);
-  }
-  const OpCounts delta = store_->op_counts() - before;
-  EXPECT_EQ(delta.lwts, 0u);
-  EXPECT_EQ(delta.reads, 5u);     // identity
-  EXPECT_EQ(delta.inserts, 10u);  // identity + entry
-  EXPECT_EQ(delta.updates, 10u);  // proof + frontier
-}
-
-// Entries live retention + slack in real time on the server; the bucket bookkeeping follows the clock.
-TEST_F(ScyllaGate, RetentionTtlWidensGapButOnlyTheSweepMovesTheTrim) {
-  context_.retention_ms = 1000;
-  context_.entry_ttl_slack_ms = 1000;
-  ASSERT_TRUE(is_ok(open()));
+// ADR-0022 section 3: identity rows live 31 days and a replay older than that is materialised again. The
+// first observation (offset 400) is written as the store writes it, but with a TTL of 1 s, and its
+// expiry awaited. A replay then begins Fresh at its own offset, and because the expired cell keeps its
+// timestamp 2^48-1-400 until it is purged (gc_grace_seconds after expiry), it also shadows the replay's
+// claim (timestamp 2^48-1-450 is lower): the next replay, by a fresh store, is Fresh again, and the
+// message is shown once per replay. This is why the Outbox retention must keep replays inside the TTL.
+TEST_F(ScyllaGate, ExpiredIdentityIsFreshAgainAndShadowsLaterClaims) {
   const UserId u = user(0);
-  MailboxSeq prev;
-  for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(is_ok(materialise(record(500 + i), 90 + i, prev)));
-    prev = seq_of(1, 90 + i);
+  ASSERT_TRUE(is_ok(materialise(record(900), 390, {})));
+  auto r = record(901);
+  const cql::Values key = cql::Values().int32(shard_value()).text(r.identity.id.str());
+  ASSERT_TRUE(
+      is_ok(raw("INSERT INTO " + table("mailbox_dispatch") +
+                    " (shard, epoch, dispatch_id, digest, manifest, canonical_offset) VALUES (?, 1, ?, "
+                    "?, ?, 400) USING TIMESTAMP " +
+                    std::to_string(kMaxOffset - 400) + " AND TTL 1",
+                cql::Values()
+                    .int32(shard_value())
+                    .text(r.identity.id.str())
+                    .bigint(static_cast<int64_t>(r.identity.digest))
+                    .blob(encode_manifest(r.identity.manifest)))));
+  const std::string select = "SELECT canonical_offset, WRITETIME(canonical_offset) FROM " +
+                             table("mailbox_dispatch") + " WHERE shard = ? AND epoch = 1 AND dispatch_id = ?";
+  auto first = raw(select, key);
+  ASSERT_TRUE(is_ok(first));
+  ASSERT_EQ(first->size(), 1u);  // it was there
+  // The server's TTL counts real time: await the expiry (a condition, not a duration).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    auto rows = raw(select, key);
+    ASSERT_TRUE(is_ok(rows));
+    if (rows->empty()) break;
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the identity row did not expire";
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  auto fresh = test::read_all(*store_, u);
-  ASSERT_TRUE(is_ok(fresh));
-  ASSERT_EQ(fresh->size(), 3u);
-  std::this_thread::sleep_for(std::chrono::milliseconds(3500));  // the server's TTL, not a timing assertion
-  auto gone = store_->read_mailbox(MailboxQuery{u, {}, 10});
-  ASSERT_TRUE(is_ok(gone));
-  EXPECT_TRUE(gone->entries.empty());
-  EXPECT_EQ(gone->trim, MailboxSeq{});  // TTL alone never moves the trim
-  EXPECT_FALSE(gone->gap_through.has_value());
-  clock_->advance_ms(2 * kDayMs);  // the bucket may now be swept
-  auto gap = store_->read_mailbox(MailboxQuery{u, seq_of(1, 90), 10});
-  ASSERT_TRUE(is_ok(gap));
-  EXPECT_EQ(gap->gap_through, seq_of(1, 92));
-  EXPECT_EQ(gap->trim, MailboxSeq{});
-  auto swept = store_->sweep_retention(u);
-  ASSERT_TRUE(is_ok(swept));
-  EXPECT_EQ(swept->trim, seq_of(1, 92));
-  EXPECT_TRUE(fails_with(store_->read_mailbox(MailboxQuery{u, seq_of(1, 90), 10}), Errc::kExpiredCursor));
+
+  // A replay at 450, by a store that never saw offset 400: Fresh, canonical 450, entries written again.
+  auto replay = fresh_store();
+  ASSERT_TRUE(is_ok(replay));
+  auto begun = (*replay)->begin_dispatch(shard_, Epoch{1}, r.identity, Offset{450});
+  ASSERT_TRUE(is_ok(begun));
+  EXPECT_EQ(begun->kind, BeginKind::kFresh);
+  EXPECT_EQ(begun->seq, seq_of(1, 450));
+  EXPECT_TRUE(begun->needs_entries);
+  ASSERT_TRUE(is_ok(test::materialise(**replay, shard_, Epoch{1}, r, Offset{450}, seq_of(1, 390))));
+  // Its claim was written, and is shadowed by the expired cell: nothing reads back.
+  auto after_claim = raw(select, key);
+  ASSERT_TRUE(is_ok(after_claim));
+  EXPECT_TRUE(after_claim->empty());
+
+  // So the next replay (another restart) is Fresh too, and the reader is shown the message twice.
+  auto again_store = fresh_store();
+  ASSERT_TRUE(is_ok(again_store));
+  auto again = (*again_store)->begin_dispatch(shard_, Epoch{1}, r.identity, Offset{460});
+  ASSERT_TRUE(is_ok(again));
+  EXPECT_EQ(again->kind, BeginKind::kFresh);
+  EXPECT_EQ(again->seq, seq_of(1, 460));
+  ASSERT_TRUE(is_ok(test::materialise(**again_store, shard_, Epoch{1}, r, Offset{460}, seq_of(1, 450))));
+  auto reader = fresh_store();
+  ASSERT_TRUE(is_ok(reader));
+  auto visible = test::read_all(**reader, u);
+  ASSERT_TRUE(is_ok(visible));
+  EXPECT_EQ(seqs_of(*visible), (std::vector<MailboxSeq>{seq_of(1, 390), seq_of(1, 450), seq_of(1, 460)}));
+  for (size_t i = 1; i < visible->size(); ++i) EXPECT_EQ((*visible)[i].message.id, r.message.id);
 }
 
-TEST_F(ScyllaGate, MissingProofFailsClosed) {
-  const UserId u = user(0);
-  ASSERT_TRUE(is_ok(materialise(record(600), 95, {})));
-  const DayBucket day = day_bucket_of(clock_->now_ms());
-  ASSERT_TRUE(is_ok(
-      raw("DELETE FROM " + table("mailbox_retention_bucket_v2") + " WHERE user_id = ? AND day_bucket = ?",
-          cql::Values().text(u.str()).bigint(day.value))));
-  clock_->advance_ms(40 * kDayMs);
-  EXPECT_TRUE(fails_with(store_->sweep_retention(u), Errc::kProofMissing));
-  EXPECT_TRUE(fails_with(store_->read_mailbox(MailboxQuery{u, {}, 10}), Errc::kProofMissing));
-  auto ledger = raw("SELECT trim_seq FROM " + table("mailbox_retention_meta") + " WHERE user_id = ?",
-                    cql::Values().text(u.str()));
-  ASSERT_TRUE(is_ok(ledger));
-  ASSERT_EQ(ledger->size(), 1u);
-  EXPECT_EQ(*(*ledger)[0].get_i64(0), 0);  // the trim did not move
+// Which node a cluster test stops: node 3 of the ring at QIM_TEST_CQL_HOSTS (its third host). The engine
+// script is told that address prefix, so a ring moved with QIM_CASSANDRA_ADDRESS_PREFIX (and its JMX port
+// with QIM_CASSANDRA_JMX_PORT, and QIM_RUN_DIR, both inherited) is the one acted on, never another.
+struct RingNode {
+  std::string host;    // e.g. 127.0.1.3
+  std::string prefix;  // e.g. 127.0.1.
+};
+
+std::optional<RingNode> third_node() {
+  const auto hosts = cql::split_hosts(*gate_env("QIM_TEST_CQL_HOSTS"));
+  if (hosts.size() != 3 || !hosts[2].ends_with(".3")) return std::nullopt;
+  return RingNode{hosts[2], hosts[2].substr(0, hosts[2].size() - 1)};
 }
 
-TEST_F(ScyllaGate, OneNodeOfThreeStoppedMidPageKeepsQuorumWritesWorking) {
-  if (!cluster_mode()) GTEST_SKIP() << "needs the three-node cluster (QIM_TEST_CQL_CLUSTER=1)";
+// True if something accepts TCP connections on host:9042 (the node serves CQL).
+bool serves_cql(const std::string& host) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(9042);
+  const bool ok = ::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) == 1 &&
+                  ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
+int engine(const RingNode& node, const std::string& args) {
   const std::string script = std::string(QIM_SOURCE_DIR) + "/scripts/engines/cassandra.sh";
+  return std::system(
+      ("QIM_CASSANDRA_ADDRESS_PREFIX=" + node.prefix + " bash " + script + " " + args + " >/dev/null")
+          .c_str());
+}
+
+// Node 3 stopped for one test: brought back (start-node, then wait-node: the ring shows 3 UN again) by
+// bring_back() or, should an assertion end the test first, by the destructor.
+class StoppedNode {
+ public:
+  explicit StoppedNode(RingNode node) : node_(std::move(node)), stop_rc_(engine(node_, "stop-node 3")) {}
+  StoppedNode(const StoppedNode&) = delete;
+  StoppedNode& operator=(const StoppedNode&) = delete;
+  ~StoppedNode() { (void)bring_back(); }
+  int stop_rc() const { return stop_rc_; }
+  // 0 once the node serves again and the ring shows 3 UN; the script's exit code otherwise.
+  int bring_back() {
+    if (back_) return back_rc_;
+    back_ = true;
+    back_rc_ = engine(node_, "start-node 3");
+    if (back_rc_ == 0) back_rc_ = engine(node_, "wait-node 3");
+    return back_rc_;
+  }
+
+ private:
+  RingNode node_;
+  int stop_rc_;
+  bool back_ = false;
+  int back_rc_ = 0;
+};
+
+// A page of 8 records over a non-zero frontier (199); node 3 stops after the 4th. While the page is open a
+// fresh reader sees exactly what the frontier covers (the entry at 199, none of the page's); QUORUM writes
+// go on with two nodes of three; the finish moves the frontier to 207 and a fresh reader sees all 9.
+TEST_F(ScyllaGate, OneNodeOfThreeStoppedMidPageKeepsQuorumWritesWorking) {
+  if (!gate_cluster_mode()) GTEST_SKIP() << "needs the three-node cluster (QIM_TEST_CQL_CLUSTER=1)";
+  const auto node = third_node();
+  ASSERT_TRUE(node) << "QIM_TEST_CQL_CLUSTER=1 needs QIM_TEST_CQL_HOSTS=P1,P2,P3 (the ring of "
+                       "scripts/engines/cassandra.sh, node N on PN)";
+  ASSERT_TRUE(serves_cql(node->host)) << node->host << " does not serve CQL before the test";
+  const UserId u = user(0);
+  ASSERT_TRUE(is_ok(materialise(record(699), 199, {})));
   std::vector<DispatchRecord> records;
   std::vector<PageItem> page;
-  MailboxSeq prev;
+  MailboxSeq prev = seq_of(1, 199);
+  std::optional<StoppedNode> stopped;
   for (int i = 0; i < 8; ++i) {
     records.push_back(record(700 + i));
     const uint64_t offset = 200 + i;
     ASSERT_TRUE(is_ok(store_->begin_dispatch(shard_, Epoch{1}, records.back().identity, Offset{offset})));
     if (i == 4) {
-      ASSERT_EQ(std::system(("bash " + script + " stop-node 3 >/dev/null").c_str()), 0);
+      stopped.emplace(*node);
+      ASSERT_EQ(stopped->stop_rc(), 0);
+      ASSERT_FALSE(serves_cql(node->host)) << "stop-node 3 left " << node->host << " serving";
     }
     ASSERT_TRUE(is_ok(store_->write_chunks(shard_, Epoch{1}, test::chunk_writes(records.back()))));
     page.push_back(PageItem{records.back().identity.id, uniform_advances(prev, seq_of(1, offset))});
     prev = seq_of(1, offset);
-    // Nothing is readable above the frontier while the page is open.
-    auto visible = store_->read_mailbox(MailboxQuery{user(0), {}, 100});
+    // While the page is open a fresh reader sees what the frontier covers, nothing of the page.
+    auto reader = fresh_store();
+    ASSERT_TRUE(is_ok(reader));
+    auto visible = (*reader)->read_mailbox(MailboxQuery{u, {}, 100});
     ASSERT_TRUE(is_ok(visible));
-    EXPECT_TRUE(visible->entries.empty());
+    EXPECT_EQ(visible->frontier, seq_of(1, 199));
+    EXPECT_EQ(seqs_of(visible->entries), std::vector<MailboxSeq>{seq_of(1, 199)});
   }
   auto out = store_->finish_dispatch_page(shard_, Epoch{1}, page);
-  const int restarted = std::system(("bash " + script + " start-node 3 >/dev/null").c_str());
+  auto reader = fresh_store();
+  ASSERT_TRUE(stopped);
+  EXPECT_EQ(stopped->bring_back(), 0) << "node 3 did not come back";
   ASSERT_TRUE(is_ok(out));
   EXPECT_EQ(out->frontier, seq_of(1, 207));
-  auto visible = test::read_all(*store_, user(0));
+  ASSERT_TRUE(is_ok(reader));
+  EXPECT_EQ(*test::frontier_of(**reader, shard_, Epoch{1}), seq_of(1, 207));
+  auto visible = test::read_all(**reader, u);
   ASSERT_TRUE(is_ok(visible));
-  EXPECT_EQ(visible->size(), 8u);
-  EXPECT_EQ(restarted, 0);
+  ASSERT_EQ(visible->size(), 9u);
+  EXPECT_EQ(visible->front().seq, seq_of(1, 199));
+  EXPECT_EQ(visible->back().seq, seq_of(1, 207));
 }
 
 }  // namespace
