@@ -4,6 +4,8 @@
 
 #include <charconv>
 
+#include "gateway/protocol/json_writer.h"
+
 namespace qim {
 
 std::optional<std::string> query_param(const std::string& query, const std::string& key) {
@@ -65,6 +67,15 @@ std::string pipeline_json(Pipeline& pipeline) {
           shards.empty() ? "" : ",", m.shard.value, m.epoch.value, m.frontier.epoch().value,
           m.frontier.offset().value, m.records, m.advanced, m.repeated, m.skipped, m.catch_up, m.pages,
           m.paged_records, m.mean_page(), m.retries, m.lag);
+      // A stopped shard (e.g. fenced by a newer owner) says why; null while it runs.
+      shards.pop_back();
+      shards += ",\"stopped\":";
+      if (m.stopped.empty()) {
+        shards += "null";
+      } else {
+        append_json_string(shards, m.stopped);
+      }
+      shards += "}";
     }
   }
   std::string out = "{\"shards\":[" + shards + "]";

@@ -133,13 +133,14 @@ std::string Pipeline::prometheus() const {
            {{"", archiver_->metrics().messages}});
   }
   if (node_) {
-    Samples records, pages, paged, frontier, lag;
+    Samples records, pages, paged, frontier, lag, stopped;
     for (const auto& m : node_->metrics()) {
       const std::string shard = fmt::format("{{shard=\"{}\"}}", m.shard.value);
       records.emplace_back(shard, m.records);
       pages.emplace_back(shard, m.pages);
       paged.emplace_back(shard, m.paged_records);
       lag.emplace_back(shard, m.lag);
+      stopped.emplace_back(shard, m.stopped.empty() ? uint64_t{0} : uint64_t{1});
       frontier.emplace_back(
           fmt::format("{{shard=\"{}\",epoch=\"{}\"}}", m.shard.value, m.frontier.epoch().value),
           m.frontier.offset().value);
@@ -149,6 +150,8 @@ std::string Pipeline::prometheus() const {
     family("qim_node_paged_records_total", "counter", "Records inside those pages", paged);
     family("qim_node_frontier_offset", "gauge", "Mailbox-log offset of the shard frontier", frontier);
     family("qim_node_lag", "gauge", "Records on the mailbox log not finished yet", lag);
+    family("qim_node_shard_stopped", "gauge",
+           "1 once the shard worker stopped on a fatal error (e.g. fenced)", stopped);
   }
   const OpCounts ops = store_->op_counts();
   family("qim_store_ops_total", "counter", "Mailbox store operations by kind",

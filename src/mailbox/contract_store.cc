@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bitset>
+#include <iterator>
 #include <string>
 
 namespace qim {
@@ -55,8 +56,10 @@ Status check_uniform_advances(const LaneAdvances& advances) {
 }
 
 ContractStore::ContractStore(std::unique_ptr<StoreBackend> backend, BackendContext context,
-                             std::optional<uint32_t> page_max)
-    : backend_(std::move(backend)), context_(std::move(context)) {
+                             std::optional<uint32_t> page_max, FenceCheck fence)
+    : backend_(std::move(backend)), context_(std::move(context)), fence_(fence) {
+  fence_.every_ms = std::max<int64_t>(0, fence_.every_ms);
+  fence_.every_pages = std::max<uint32_t>(1, fence_.every_pages);
   page_limit_ = std::max<uint32_t>(1, backend_->declared_page_limit());
   if (page_max) page_limit_ = std::clamp<uint32_t>(*page_max, 1, page_limit_);
 }
@@ -69,10 +72,34 @@ Result<ContractStore::ShardState*> ContractStore::shard_state(ShardId shard) {
   return slot.get();
 }
 
+Error ContractStore::fenced(ShardId shard, Epoch epoch, MailboxSeq stored, std::string_view how) const {
+  return Error(Errc::kEpochAhead,
+               "shard " + std::to_string(shard.value) + " was taken over: it holds a frontier at epoch " +
+                   std::to_string(stored.epoch().value) + " (" + stored.to_string() +
+                   "), above this owner's epoch " + std::to_string(epoch.value) + "; found " +
+                   std::string(how) + " (fence check every " + std::to_string(fence_.every_ms) + " ms or " +
+                   std::to_string(fence_.every_pages) + " pages)");
+}
+
 Result<MailboxSeq> ContractStore::owner_frontier(ShardState& state, ShardId shard, Epoch epoch) {
-  if (!state.frontier) {
+  const int64_t now = context_.clock->now_ms();
+  const bool due =
+      state.frontier && state.frontier->epoch() <= epoch &&
+      (now - state.checked_ms >= fence_.every_ms || state.pages_since_check >= fence_.every_pages);
+  if (!state.frontier || due) {
     QIM_ASSIGN_OR_RETURN(auto stored, backend_->read_frontier(shard));
-    state.frontier = stored.value_or(MailboxSeq{});
+    const MailboxSeq current = stored.value_or(MailboxSeq{});
+    state.checked_ms = now;
+    state.pages_since_check = 0;
+    if (due) {
+      if (current.epoch() > epoch) {
+        state.frontier = current;  // every later call fails too
+        return fenced(shard, epoch, current, "by the periodic fence check");
+      }
+      // Our own epoch's row: the cache, kept by this owner's writes, stays authoritative for the chain.
+    } else {
+      state.frontier = current;
+    }
   }
   QIM_RETURN_IF_ERROR(check_epoch_ahead(*state.frontier, shard, epoch));
   return *state.frontier;
@@ -121,6 +148,7 @@ Status ContractStore::write_chunks(ShardId shard, Epoch epoch, std::span<const C
   {
     // Validate everything before writing anything: bad input leaves nothing half-written.
     std::lock_guard lock(state->mu);
+    QIM_RETURN_IF_ERROR(owner_frontier(*state, shard, epoch));  // a fenced owner writes nothing more
     for (const auto& c : chunks) {
       InflightRecord* rec = state->inflight.find(c.dispatch_id);
       if (!rec || rec->epoch != epoch) return invariant("dispatch " + c.dispatch_id.str() + " was not begun");
@@ -219,9 +247,19 @@ Result<PageOutcome> ContractStore::finish_locked(ShardState& state, ShardId shar
     Status written = backend_->write_frontier(shard, epoch, frontier, running);
     if (!written.ok()) {
       state.frontier.reset();  // the write may or may not have landed: reload before the next finish
+      // A refused or lost write may mean a newer owner took the shard: look now (fence check), so the
+      // owner stops with the same EpochAhead on every backend (redis refuses at write time already).
+      if (auto now = backend_->read_frontier(shard); now.ok() && *now && (*now)->epoch() > epoch) {
+        state.frontier = **now;
+        state.checked_ms = context_.clock->now_ms();
+        state.pages_since_check = 0;
+        return fenced(shard, epoch, **now,
+                      "after a failed frontier write (" + written.error().to_string() + ")");
+      }
       return written.error();
     }
     state.frontier = running;
+    state.pages_since_check++;
     out.frontier_writes = 1;
     c.frontier_writes++;
     c.pages++;
@@ -246,10 +284,10 @@ Result<MailboxPage> ContractStore::read_mailbox(const MailboxQuery& query) {
   if (query.user.empty()) return invalid("mailbox read without a user");
   if (query.limit == 0 || query.limit > 1000) return invalid("read limit must be 1..1000");
   const ShardId shard = context_.shards.shard_of(query.user);
-  QIM_ASSIGN_OR_RETURN(auto stored, backend_->read_frontier(shard));
+  QIM_ASSIGN_OR_RETURN(std::vector<MailboxSeq> frontiers, backend_->read_frontiers(shard));
   QIM_ASSIGN_OR_RETURN(RetentionLedger ledger, backend_->read_ledger(query.user));
   MailboxPage page;
-  page.frontier = stored.value_or(MailboxSeq{});
+  page.frontier = frontiers.empty() ? MailboxSeq{} : frontiers.back();
   page.trim = ledger.trim;
   if (!query.after.is_zero() && query.after < ledger.trim) {
     return Error(Errc::kExpiredCursor, "cursor " + query.after.to_string() + " of " + query.user.str() +
@@ -268,9 +306,23 @@ Result<MailboxPage> ContractStore::read_mailbox(const MailboxQuery& query) {
     }
     if (*proof > from) page.gap_through = std::max(page.gap_through.value_or(MailboxSeq{}), *proof);
   }
-  if (page.frontier <= from) return page;
-  QIM_ASSIGN_OR_RETURN(page.entries,
-                       backend_->read_entries(query.user, from, page.frontier, query.limit + 1));
+  // Each epoch's entries are visible only up to that epoch's own frontier: what an owner wrote above its
+  // last frontier (a record begun but never finished before a takeover) is never shown, and the new
+  // owner's copy at its own epoch is the only one (our strengthening of ADR-0022, docs/decisions.md).
+  // Epochs whose frontier is at or below the cursor hold nothing new and cost nothing, so a reader
+  // following the current epoch pays one entries read; one read per further epoch otherwise.
+  const size_t want = size_t{query.limit} + 1;  // one more than asked: `more` is exact
+  for (MailboxSeq f : frontiers) {
+    if (f <= from) continue;
+    const uint64_t first = compose(f.epoch(), Offset{0})->raw();
+    const MailboxSeq after = std::max(from, MailboxSeq::from_raw(first == 0 ? 0 : first - 1));
+    QIM_ASSIGN_OR_RETURN(
+        auto part,
+        backend_->read_entries(query.user, after, f, static_cast<uint32_t>(want - page.entries.size())));
+    page.entries.insert(page.entries.end(), std::make_move_iterator(part.begin()),
+                        std::make_move_iterator(part.end()));
+    if (page.entries.size() >= want) break;
+  }
   if (page.entries.size() > query.limit) {
     page.entries.resize(query.limit);
     page.more = true;

@@ -14,11 +14,21 @@
 
 namespace qim {
 
+// How often an owner re-reads the shard's highest frontier row to learn that a newer owner took the shard
+// (fencing): before any begin, write or finish once `every_ms` (by BackendContext::clock) or
+// `every_pages` frontier writes have passed since the last read, and after every failed frontier write.
+// A stale owner therefore starts no frontier write later than every_ms after the higher epoch's row
+// landed, and makes at most every_pages of them meanwhile; then every call fails with EpochAhead.
+struct FenceCheck {
+  int64_t every_ms = 1000;     // QIM_MAILBOX_FENCE_CHECK_MS
+  uint32_t every_pages = 256;  // QIM_MAILBOX_FENCE_CHECK_PAGES
+};
+
 class ContractStore final : public MailboxStore {
  public:
   // page_max: QIM_MAILBOX_FINISH_PAGE_MAX; it can only lower the backend's declared limit.
   ContractStore(std::unique_ptr<StoreBackend> backend, BackendContext context,
-                std::optional<uint32_t> page_max);
+                std::optional<uint32_t> page_max, FenceCheck fence = {});
 
   std::string_view backend_name() const override { return backend_->name(); }
   uint32_t finish_page_limit() const override { return page_limit_; }
@@ -41,18 +51,24 @@ class ContractStore final : public MailboxStore {
   struct ShardState {
     std::mutex mu;
     std::optional<MailboxSeq> frontier;  // the owner's cached frontier; reloaded after an uncertain write
+    int64_t checked_ms = 0;              // when the stored frontier was last read (FenceCheck)
+    uint32_t pages_since_check = 0;      // frontier writes since then
     InflightTable inflight;
   };
 
   Result<ShardState*> shard_state(ShardId shard);
-  // Loads the frontier into the cache if needed; EpochAhead if it is of a higher epoch than `epoch`.
+  // Loads the frontier into the cache if needed, re-reads it when a FenceCheck is due; EpochAhead if it
+  // is of a higher epoch than `epoch` (and from then on, the cache keeping that frontier).
   Result<MailboxSeq> owner_frontier(ShardState& state, ShardId shard, Epoch epoch);
+  // The EpochAhead of an owner at `epoch` that found `stored` of a higher epoch; names the bound.
+  Error fenced(ShardId shard, Epoch epoch, MailboxSeq stored, std::string_view how) const;
   Result<PageOutcome> finish_locked(ShardState& state, ShardId shard, Epoch epoch,
                                     std::span<const PageItem> page);
 
   std::unique_ptr<StoreBackend> backend_;
   BackendContext context_;
   uint32_t page_limit_;
+  FenceCheck fence_;
   std::mutex shards_mu_;
   std::map<uint32_t, std::unique_ptr<ShardState>> shards_;
 };

@@ -46,7 +46,8 @@ Result<std::unique_ptr<MailboxStore>> open_mailbox_store(const StoreOptions& opt
                  "QIM_MAILBOX_STORE_BACKEND='" + options.backend + "' is not built into this binary");
   }
   return std::unique_ptr<MailboxStore>(
-      std::make_unique<ContractStore>(std::move(backend), context, options.page_max));
+      std::make_unique<ContractStore>(std::move(backend), context, options.page_max,
+                                      FenceCheck{options.fence_check_ms, options.fence_check_pages}));
 }
 
 }  // namespace qim

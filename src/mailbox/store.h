@@ -5,7 +5,8 @@
 //
 // A shard is materialised by one owner at a time, at an epoch. For each record the owner calls
 //   begin_dispatch -> write_chunks (unless the entries are known written) -> finish_dispatch(_page)
-// and clients see an entry only once the shard's frontier covers its mailbox_seq.
+// and clients see an entry only once the frontier of its own epoch covers its mailbox_seq: an entry an
+// owner wrote above its last frontier before a newer epoch took the shard is never shown.
 //
 // Every method is thread-safe. Errors are values (see core/status.h); none is swallowed.
 
@@ -84,12 +85,13 @@ struct MailboxQuery {
 };
 
 struct MailboxPage {
-  std::vector<MailboxEntry> entries;  // seq > max(after, trim), seq <= frontier, ascending
-  MailboxSeq frontier;                // the shard frontier the read was bounded by
-  MailboxSeq trim;                    // the user's trim
+  // seq > max(after, trim), seq <= the frontier of seq's own epoch, ascending
+  std::vector<MailboxEntry> entries;
+  MailboxSeq frontier;  // the shard frontier (highest epoch's) at the read
+  MailboxSeq trim;      // the user's trim
   // Entries in (after, gap_through] may have expired by TTL before the sweep moved the trim.
   std::optional<MailboxSeq> gap_through;
-  bool more = false;  // more entries below the frontier than `limit`
+  bool more = false;  // more visible entries than `limit`
 };
 
 struct SweepOutcome {
@@ -110,7 +112,9 @@ class MailboxStore {
 
   // Records an observation of a dispatch at `observed` by the owner at `epoch`. First writer wins:
   // Fresh (this observation is canonical) or Existing(canonical offset). DispatchConflict if the id is
-  // known with another digest or manifest; EpochAhead if the shard holds a higher epoch; InvalidArgument
+  // known with another digest or manifest; EpochAhead if the shard holds a higher epoch (an owner with a
+  // warm cache learns it within the store's fence bound, see FenceCheck, and from then on every begin,
+  // write and finish of that shard fails with EpochAhead and writes nothing); InvalidArgument
   // for an offset >= 2^48, an epoch >= 2^16, an empty manifest. Nothing is written on error.
   virtual Result<BeginOutcome> begin_dispatch(ShardId shard, Epoch epoch, const DispatchIdentity& identity,
                                               Offset observed) = 0;
@@ -135,8 +139,10 @@ class MailboxStore {
   // frontier's epoch is above `epoch`; CorruptEntry if the frontier row fails its check.
   virtual Result<std::array<MailboxSeq, kLanes>> lane_watermarks(ShardId shard, Epoch epoch) = 0;
 
-  // Entries of a user's mailbox after a cursor, never above the frontier. ExpiredCursor for a non-zero
-  // cursor below the trim; ProofMissing if an expired, unswept bucket has no proof (fail closed).
+  // Entries of a user's mailbox after a cursor, each epoch's only up to that epoch's own frontier (an
+  // older epoch's entries above its last frontier are never shown). One entries read per epoch whose
+  // frontier is above the cursor: one when the cursor is in the current epoch. ExpiredCursor for a
+  // non-zero cursor below the trim; ProofMissing if an expired, unswept bucket has no proof (fail closed).
   virtual Result<MailboxPage> read_mailbox(const MailboxQuery& query) = 0;
 
   // What is known of a dispatch's progress; NotFound if the identity is unknown.

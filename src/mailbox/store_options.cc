@@ -68,6 +68,14 @@ Result<StoreOptions> store_options_from_env(const EnvLookup& getenv) {
     QIM_ASSIGN_OR_RETURN(int64_t n, parse_int("QIM_MAILBOX_FINISH_PAGE_MAX", *v, 1, 1024));
     o.page_max = static_cast<uint32_t>(n);
   }
+  if (auto v = getenv("QIM_MAILBOX_FENCE_CHECK_MS")) {
+    // Up to an hour: beyond that a stale owner would go on finishing for too long to call it fenced.
+    QIM_ASSIGN_OR_RETURN(o.fence_check_ms, parse_int("QIM_MAILBOX_FENCE_CHECK_MS", *v, 1, 3'600'000));
+  }
+  if (auto v = getenv("QIM_MAILBOX_FENCE_CHECK_PAGES")) {
+    QIM_ASSIGN_OR_RETURN(int64_t n, parse_int("QIM_MAILBOX_FENCE_CHECK_PAGES", *v, 1, 1'000'000));
+    o.fence_check_pages = static_cast<uint32_t>(n);
+  }
   if (auto v = getenv("QIM_OUTBOX_RETENTION_MS")) {
     QIM_ASSIGN_OR_RETURN(o.outbox_retention_ms,
                          parse_int("QIM_OUTBOX_RETENTION_MS", *v, 1, int64_t{1} << 50));

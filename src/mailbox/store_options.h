@@ -22,6 +22,8 @@ struct StoreOptions {
   uint32_t shard_count = 16;                     // QIM_SHARDS
   int64_t retention_ms = 30 * kDayMs;            // QIM_MAILBOX_RETENTION_MS
   std::optional<uint32_t> page_max;              // QIM_MAILBOX_FINISH_PAGE_MAX
+  int64_t fence_check_ms = 1000;                 // QIM_MAILBOX_FENCE_CHECK_MS (see FenceCheck)
+  uint32_t fence_check_pages = 256;              // QIM_MAILBOX_FENCE_CHECK_PAGES
   std::optional<int64_t> outbox_retention_ms;    // QIM_OUTBOX_RETENTION_MS (checked on scylla)
   std::optional<int64_t> dispatch_retention_ms;  // QIM_DISPATCH_RETENTION_MS (checked on scylla)
   std::vector<std::string> redis_endpoints = {"127.0.0.1:16379"};  // QIM_MAILBOX_REDIS (comma-separated)

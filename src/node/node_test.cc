@@ -6,11 +6,15 @@
 #include <mutex>
 #include <thread>
 
+#include <spdlog/sinks/ringbuffer_sink.h>
+
 #include "fanout/dispatch_plan.h"
 #include "log/testing/temp_dir.h"
 #include "log/testing/test_log.h"
+#include "mailbox/contract_store.h"
 #include "mailbox/message_codec.h"
 #include "mailbox/store_options.h"
+#include "mailbox/tests/backend_fixture.h"
 #include "node/testing_stores.h"
 
 namespace qim {
@@ -259,6 +263,68 @@ TEST_F(NodeTest, ANewEpochContinuesTheShardAndAnOlderOneRefuses) {
   Status s = stale.start();
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), Errc::kEpochAhead);
+}
+
+// Polls `done` (a condition, not a duration) until it holds or a minute has passed.
+template <typename F>
+bool eventually(F done) {
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+// An owner at epoch 1 keeps running while another takes the shard at epoch 2 (two stores over the same
+// data, each with its own frontier cache). Within the fence bound the stale worker stops the shard: a
+// critical log line and its metrics name the shard, both epochs and the bound.
+TEST_F(NodeTest, AStaleOwnerIsFencedAndItsShardStopsSayingWhy) {
+  auto clock = std::make_shared<ManualClock>(1'700'000'000'000);
+  BackendContext context;
+  context.shards = shards_;
+  context.clock = clock;
+  auto harness = test::memory_fixture().make_harness();
+  ASSERT_TRUE(harness.ok());
+  auto stale_backend = (*harness)->open(context);
+  auto owner_backend = (*harness)->open(context);
+  ASSERT_TRUE(stale_backend.ok() && owner_backend.ok());
+  ContractStore stale_store(std::move(*stale_backend), context, std::nullopt, FenceCheck{1000, 1'000'000});
+  ContractStore owner_store(std::move(*owner_backend), context, std::nullopt);
+
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(256);
+  NodeOptions stale_options = options(Epoch{1});
+  stale_options.logger = std::make_shared<spdlog::logger>("stale", sink);
+  MailboxNode stale(*log_, stale_store, nullptr, stale_options);
+  ASSERT_TRUE(stale.start().ok());
+  for (int i = 0; i < 3; ++i) dispatch(i);
+  ASSERT_TRUE(eventually([&] { return stale.metrics()[0].advanced == 3; }));
+  {
+    MailboxNode owner(*log_, owner_store, nullptr, options(Epoch{2}));
+    ASSERT_TRUE(owner.start().ok());
+    dispatch(3);
+    ASSERT_TRUE(owner.drain(60s).ok());
+  }
+  EXPECT_FALSE(stale.fatal()) << "not yet: no fence check is due";
+
+  clock->advance_ms(1000);
+  dispatch(4);
+  ASSERT_TRUE(eventually([&] { return stale.fatal().has_value(); }));
+  EXPECT_EQ(stale.fatal()->code(), Errc::kEpochAhead);
+  const std::string stopped = stale.metrics()[0].stopped;
+  for (const char* part : {"EpochAhead", "shard 0", "epoch 2", "epoch 1", "1000 ms"}) {
+    EXPECT_NE(stopped.find(part), std::string::npos) << part << " not in: " << stopped;
+  }
+  bool logged = false;
+  for (const auto& line : sink->last_formatted()) {
+    logged = logged || (line.find("critical") != std::string::npos &&
+                        line.find("shard 0: stopping: " + stopped) != std::string::npos);
+  }
+  EXPECT_TRUE(logged) << "no critical line for the fenced shard";
+  stale.stop();
+  auto w = owner_store.lane_watermarks(ShardId{0}, Epoch{2});
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ((*w)[0].epoch(), Epoch{2}) << "the stale owner never wrote past the new epoch";
 }
 
 TEST_F(NodeTest, RefusesBadOwnership) {

@@ -2,6 +2,7 @@
 // What a shard worker reports: how many records it took, how it finished them, and where it stands.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/mailbox_seq.h"
@@ -22,6 +23,9 @@ struct ShardMetrics {
   uint64_t paged_records = 0;  // records inside those pages
   uint64_t retries = 0;        // failed steps retried
   uint64_t lag = 0;            // records on the log not finished yet
+  // Empty while the worker runs; else the fatal error that stopped it (e.g. the EpochAhead of a stale
+  // owner fenced by a newer epoch, naming both epochs and the fence bound).
+  std::string stopped;
   double mean_page() const { return pages ? static_cast<double>(paged_records) / pages : 0.0; }
 };
 

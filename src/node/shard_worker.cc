@@ -71,6 +71,7 @@ ShardMetrics ShardWorker::metrics() const {
   {
     std::lock_guard lock(mu_);
     m = metrics_;
+    if (fatal_) m.stopped = fatal_->to_string();
   }
   if (auto end = log_.end_offset(options_.shard.value); end.ok()) {
     m.lag = end->value - std::min(end->value, finished_next_.load());

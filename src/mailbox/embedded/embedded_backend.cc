@@ -153,6 +153,21 @@ class EmbeddedBackend final : public StoreBackend {
     return std::optional(frontier);
   }
 
+  Result<std::vector<MailboxSeq>> read_frontiers(ShardId shard) override {
+    counters_.reads++;
+    // The shard's rows are the keys of its prefix, in ascending epoch order (big-endian epoch).
+    const std::string prefix = embedded::frontier_prefix(shard);
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator({}, handles_[kFrontier]));
+    std::vector<MailboxSeq> out;
+    for (it->Seek(prefix); it->Valid() && starts_with(it->key(), prefix); it->Next()) {
+      QIM_ASSIGN_OR_RETURN(MailboxSeq frontier,
+                           embedded::decode_frontier(view(it->key()), view(it->value())));
+      out.push_back(frontier);
+    }
+    QIM_RETURN_IF_ERROR(rocks_status(it->status(), "read frontiers"));
+    return out;
+  }
+
   // A blind max-merge, like a CQL cell written USING TIMESTAMP offset: a lower write never moves the
   // row back. expected_previous is not checked here: ContractStore checks the chain against its cached
   // frontier and RocksDB's directory lock guarantees no other writer.

@@ -65,6 +65,16 @@ class MemoryBackend final : public StoreBackend {
     return std::optional(*compose(Epoch{epoch}, Offset{offset}));
   }
 
+  Result<std::vector<MailboxSeq>> read_frontiers(ShardId shard) override {
+    std::lock_guard lock(mu_);
+    counters_.reads++;
+    std::vector<MailboxSeq> out;
+    if (auto it = frontiers_.find(shard.value); it != frontiers_.end()) {
+      for (const auto& [epoch, offset] : it->second) out.push_back(*compose(Epoch{epoch}, Offset{offset}));
+    }
+    return out;
+  }
+
   Status write_frontier(ShardId shard, Epoch epoch, MailboxSeq, MailboxSeq next) override {
     std::lock_guard lock(mu_);
     counters_.updates++;

@@ -99,11 +99,48 @@ class RedisBackend final : public StoreBackend {
     return std::optional(frontier);
   }
 
+  // Packed W holds only the highest epoch; the final W of every older epoch is in the history hash the
+  // frontier script fills when the epoch rises. Both in one pipeline (one round trip). They are not read
+  // atomically: an epoch can then appear in both (W, and the hash after a takeover in between), and
+  // the hash, written last, holds that epoch's final value, the higher one.
+  Result<std::vector<MailboxSeq>> read_frontiers(ShardId shard) override {
+    RedisInstance& inst = of_shard(shard);
+    counters_.reads++;
+    const std::array<RedisCommand, 2> commands = {RedisCommand{"GET", keys_.frontier(shard)},
+                                                  RedisCommand{"HGETALL", keys_.frontier_history(shard)}};
+    QIM_ASSIGN_OR_RETURN(auto replies, inst.run(commands));
+    QIM_ASSIGN_OR_RETURN(RedisReply current, reply_or_error(std::move(replies[0]), inst.endpoint()));
+    QIM_ASSIGN_OR_RETURN(RedisReply history, reply_or_error(std::move(replies[1]), inst.endpoint()));
+    if (history.kind != RedisReply::Kind::kArray || history.elements.size() % 2 != 0) {
+      return unexpected(inst.endpoint(), "HGETALL frontier history");
+    }
+    std::map<uint32_t, MailboxSeq> by_epoch;
+    for (size_t i = 0; i < history.elements.size(); i += 2) {
+      QIM_ASSIGN_OR_RETURN(MailboxSeq f, parse_seq_hex(history.elements[i + 1].str));
+      if (std::to_string(f.epoch().value) != history.elements[i].str) {
+        return Error(Errc::kCorruptEntry, "frontier history " + keys_.frontier_history(shard) + " field " +
+                                              history.elements[i].str + " holds " + f.to_string() +
+                                              " of another epoch");
+      }
+      by_epoch[f.epoch().value] = f;
+    }
+    if (!current.is_nil()) {
+      if (current.kind != RedisReply::Kind::kString) return unexpected(inst.endpoint(), "GET packed W");
+      QIM_ASSIGN_OR_RETURN(PackedWatermarks w, decode_packed_watermarks(current.str));
+      QIM_ASSIGN_OR_RETURN(MailboxSeq f, frontier_of(w));
+      auto& slot = by_epoch[f.epoch().value];
+      slot = std::max(slot, f);
+    }
+    std::vector<MailboxSeq> out;
+    for (const auto& [epoch, f] : by_epoch) out.push_back(f);
+    return out;
+  }
+
   Status write_frontier(ShardId shard, Epoch epoch, MailboxSeq expected_previous, MailboxSeq next) override {
     std::array<MailboxSeq, kLanes> expected;
     expected.fill(expected_previous);
     const ScriptCall call{RedisScript::kWriteFrontier,
-                          {keys_.frontier(shard)},
+                          {keys_.frontier(shard), keys_.frontier_history(shard)},
                           {std::to_string(epoch.value), encode_packed_lanes(expected),
                            encode_packed_watermarks(PackedWatermarks::uniform(next))}};
     QIM_RETURN_IF_ERROR(eval_one(of_shard(shard), call));

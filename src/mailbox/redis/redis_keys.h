@@ -4,6 +4,8 @@
 // the instance of the user's shard, so every script touches one instance only.
 //
 //   {p}w:{shard}                       packed W v2 (packed_watermarks.h)
+//   {p}wh:{shard}                      HASH: epoch (decimal) -> seq_hex of that epoch's final W, written
+//                                      by the frontier script when a higher epoch replaces packed W
 //   {p}id:{shard}:{epoch}:{dispatch}   dispatch identity, TTL 31 days: u64 digest, u64 canonical, manifest
 //   {p}mb:{user}                       ZSET: one member per entry, seq_hex(seq), score 0 (see below)
 //   {p}mv:{user}                       HASH: seq_hex(seq) -> u64 expiry ms + encode_message(...)
@@ -37,6 +39,7 @@ class RedisKeys {
 
   const std::string& prefix() const { return p_; }
   std::string frontier(ShardId shard) const { return p_ + "w:" + std::to_string(shard.value); }
+  std::string frontier_history(ShardId shard) const { return p_ + "wh:" + std::to_string(shard.value); }
   std::string identity(ShardId shard, Epoch epoch, const DispatchId& id) const {
     return p_ + "id:" + std::to_string(shard.value) + ":" + std::to_string(epoch.value) + ":" + id.str();
   }

@@ -87,6 +87,11 @@ if stored then
       .. lane_hex(stored, 1) .. ': W never moves back')
   end
   if c == 0 then return 0 end
+  if stored_epoch < epoch then
+    -- the epoch rises: stored is the old epoch's final W (it equals expected); readers bound that
+    -- epoch's entries by it, so keep it before packed W forgets it
+    redis.call('HSET', KEYS[2], stored_epoch, lane_hex(stored, 1))
+  end
 elseif expected ~= string.rep('\0', 512) then
   return redis.error_reply('QIM_GAP expected previous W ' .. lane_hex(expected, 1) .. ' but ' .. KEYS[1]
     .. ' holds none (zero)')

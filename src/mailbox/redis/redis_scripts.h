@@ -18,9 +18,10 @@ namespace qim {
 enum class RedisScript : uint8_t {
   // KEYS: identity. ARGV: value, ttl seconds. Returns the stored value, or nil after storing ARGV[1].
   kClaimIdentity,
-  // KEYS: packed W. ARGV: configured epoch, expected lanes (512 bytes), new packed W (516 bytes).
-  // Refuses QIM_EPOCH_AHEAD, QIM_GAP, QIM_NONUNIFORM, QIM_BACK, QIM_CORRUPT, QIM_INVARIANT; returns 1
-  // after writing, 0 if the new W equals the stored one.
+  // KEYS: packed W, frontier history. ARGV: configured epoch, expected lanes (512 bytes), new packed W
+  // (516 bytes). Refuses QIM_EPOCH_AHEAD, QIM_GAP, QIM_NONUNIFORM, QIM_BACK, QIM_CORRUPT, QIM_INVARIANT;
+  // returns 1 after writing, 0 if the new W equals the stored one. When the new W is of a higher epoch
+  // than the stored one, the stored W goes into the history hash (field: its epoch) first.
   kWriteFrontier,
   // KEYS: per entry its user's index, values, ledger and bucket proof keys. ARGV: key ttl ms, then per
   // entry: seq hex, value, ledger bucket field. Entries of several users in one call: the instance is

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "mailbox/dispatch.h"
 #include "mailbox/scylla/cql_cells.h"
 #include "mailbox/scylla/cql_status.h"
@@ -58,6 +60,9 @@ Status ScyllaFrontierBackend::prepare() {
   QIM_RETURN_IF_ERROR(prepare_into(frontier_read_,
                                    "SELECT epoch, frontier_offset, WRITETIME(frontier_offset) "
                                    "FROM {ks}.mailbox_shard_frontier WHERE shard = ? LIMIT 1"));
+  QIM_RETURN_IF_ERROR(prepare_into(frontier_list_,
+                                   "SELECT epoch, frontier_offset, WRITETIME(frontier_offset) "
+                                   "FROM {ks}.mailbox_shard_frontier WHERE shard = ?"));
   QIM_RETURN_IF_ERROR(
       prepare_into(frontier_write_,
                    "UPDATE {ks}.mailbox_shard_frontier USING TIMESTAMP ? SET frontier_offset = ? "
@@ -217,13 +222,10 @@ Status ScyllaFrontierBackend::write_proofs(Epoch epoch, const ProofMap& proofs,
   return {};
 }
 
-Result<std::optional<MailboxSeq>> ScyllaFrontierBackend::read_frontier(ShardId shard) {
-  counters_.reads++;
-  QIM_ASSIGN_OR_RETURN(cql::Rows rows, lift(session_.execute(frontier_read_, Values().int32(i32(shard.value)),
-                                                             plain_options()),
-                                            "read shard frontier"));
-  if (rows.empty()) return std::optional<MailboxSeq>();
-  const cql::Row row = rows[0];
+namespace {
+
+// One mailbox_shard_frontier row as the frontier it stands for; CorruptEntry if it fails its check.
+Result<MailboxSeq> decode_frontier_row(const cql::Row& row, ShardId shard) {
   QIM_ASSIGN_OR_RETURN(int32_t epoch, cell(row.get_i32(0), "mailbox_shard_frontier.epoch"));
   QIM_ASSIGN_OR_RETURN(int64_t offset, cell(row.get_i64(1), "mailbox_shard_frontier.frontier_offset"));
   QIM_ASSIGN_OR_RETURN(int64_t writetime, cell(row.get_i64(2), "WRITETIME(frontier_offset)"));
@@ -239,7 +241,34 @@ Result<std::optional<MailboxSeq>> ScyllaFrontierBackend::read_frontier(ShardId s
     return Error(Errc::kCorruptEntry, fmt::format("frontier of shard {}: epoch {} offset {} out of range",
                                                   shard.value, epoch, offset));
   }
-  return std::optional(*seq);
+  return *seq;
+}
+
+}  // namespace
+
+Result<std::optional<MailboxSeq>> ScyllaFrontierBackend::read_frontier(ShardId shard) {
+  counters_.reads++;
+  QIM_ASSIGN_OR_RETURN(cql::Rows rows, lift(session_.execute(frontier_read_, Values().int32(i32(shard.value)),
+                                                             plain_options()),
+                                            "read shard frontier"));
+  if (rows.empty()) return std::optional<MailboxSeq>();
+  QIM_ASSIGN_OR_RETURN(MailboxSeq frontier, decode_frontier_row(rows[0], shard));
+  return std::optional(frontier);
+}
+
+// The whole partition: one row per epoch the shard was ever finished at (a handful), highest first.
+Result<std::vector<MailboxSeq>> ScyllaFrontierBackend::read_frontiers(ShardId shard) {
+  counters_.reads++;
+  QIM_ASSIGN_OR_RETURN(cql::Rows rows, lift(session_.execute(frontier_list_, Values().int32(i32(shard.value)),
+                                                             plain_options()),
+                                            "read shard frontiers"));
+  std::vector<MailboxSeq> out;
+  for (const cql::Row row : rows) {
+    QIM_ASSIGN_OR_RETURN(MailboxSeq frontier, decode_frontier_row(row, shard));
+    out.push_back(frontier);
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
 }
 
 Status ScyllaFrontierBackend::write_frontier(ShardId shard, Epoch epoch, MailboxSeq, MailboxSeq next) {

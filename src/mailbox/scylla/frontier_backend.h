@@ -30,6 +30,7 @@ class ScyllaFrontierBackend : public StoreBackend {
                                                       const DispatchId& id) override;
   Status write_entries(ShardId shard, Epoch epoch, std::span<const MailboxEntry> entries) override;
   Result<std::optional<MailboxSeq>> read_frontier(ShardId shard) override;
+  Result<std::vector<MailboxSeq>> read_frontiers(ShardId shard) override;
   Status write_frontier(ShardId shard, Epoch epoch, MailboxSeq expected_previous, MailboxSeq next) override;
   Result<std::vector<MailboxEntry>> read_entries(const UserId& user, MailboxSeq after, MailboxSeq upto,
                                                  uint32_t limit) override;
@@ -70,8 +71,9 @@ class ScyllaFrontierBackend : public StoreBackend {
   Status register_bucket(const UserId& user, DayBucket bucket);
 
   LedgerCache cache_;
-  cql::Prepared frontier_read_, frontier_write_, identity_read_, identity_write_, entry_write_, entry_read_,
-      proof_write_, proof_read_, ledger_read_, ledger_add_, ledger_create_, ledger_sweep_;
+  cql::Prepared frontier_read_, frontier_list_, frontier_write_, identity_read_, identity_write_,
+      entry_write_, entry_read_, proof_write_, proof_read_, ledger_read_, ledger_add_, ledger_create_,
+      ledger_sweep_;
 };
 
 }  // namespace qim::scylla

@@ -88,9 +88,28 @@ Result<std::optional<MailboxSeq>> ScyllaLwtFormBackend::read_frontier(ShardId sh
   return lowest;
 }
 
+// The lane rows hold only the current epoch's W; older epochs' final frontiers are the rows of
+// mailbox_shard_frontier recorded when the epoch rose (below). Two reads: this form is the baseline only.
+Result<std::vector<MailboxSeq>> ScyllaLwtFormBackend::read_frontiers(ShardId shard) {
+  QIM_ASSIGN_OR_RETURN(std::vector<MailboxSeq> out, ScyllaFrontierBackend::read_frontiers(shard));
+  QIM_ASSIGN_OR_RETURN(auto current, read_frontier(shard));
+  if (current && !current->is_zero()) {
+    std::erase_if(out, [&](MailboxSeq f) { return f.epoch() >= current->epoch(); });
+    out.push_back(*current);
+  }
+  return out;
+}
+
 // Form A: a source row and a conditional W update per lane, 128 LWTs, all in flight at once.
 Status ScyllaLwtFormBackend::write_frontier(ShardId shard, Epoch epoch, MailboxSeq expected_previous,
                                             MailboxSeq next) {
+  if (!expected_previous.is_zero() && expected_previous.epoch() < epoch) {
+    // The first advance of a new epoch replaces the old epoch's W: keep that W (read from the lanes, so
+    // one the old epoch reached) as the old epoch's frontier row first. A blind max write: a retry after
+    // a lost race only raises it to a W the old epoch reached too.
+    QIM_RETURN_IF_ERROR(ScyllaFrontierBackend::write_frontier(shard, expected_previous.epoch(), MailboxSeq{},
+                                                              expected_previous));
+  }
   std::vector<cql::PendingResult> pending;
   for (uint32_t lane = 0; lane < kLanes; ++lane) {
     counters_.lwts += 2;

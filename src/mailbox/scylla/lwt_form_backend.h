@@ -20,6 +20,7 @@ class ScyllaLwtFormBackend final : public ScyllaFrontierBackend {
                                                        const DispatchIdentity& identity,
                                                        Offset observed) override;
   Result<std::optional<MailboxSeq>> read_frontier(ShardId shard) override;
+  Result<std::vector<MailboxSeq>> read_frontiers(ShardId shard) override;
   Status write_frontier(ShardId shard, Epoch epoch, MailboxSeq expected_previous, MailboxSeq next) override;
   Result<std::optional<MailboxSeq>> read_bucket_proof(const UserId& user, DayBucket bucket) override;
 

@@ -31,13 +31,16 @@ struct BackendLimits {
   std::optional<std::string> no_clock_identity_ttl;
   // Entry TTL does not follow BackendContext::clock (e.g. a server-side TTL counted in real time).
   std::optional<std::string> no_clock_entry_ttl;
+  // Only one backend may be open over the data at a time (so there can be no stale second owner).
+  std::optional<std::string> single_opener;
 };
 
 // One test's stored data.
 class BackendHarness {
  public:
   virtual ~BackendHarness() = default;
-  // Opens a backend over this harness's data. The backend it opened before must have been destroyed.
+  // Opens a backend over this harness's data. Unless the fixture has limits.single_opener, several may be
+  // open at once (an owner and a stale one); otherwise the backend it opened before must be destroyed.
   virtual Result<std::unique_ptr<StoreBackend>> open(const BackendContext& context) = 0;
   // Deletes every proof row of (user, bucket), through `backend` (the one this harness opened last).
   virtual Status drop_proof(StoreBackend& backend, const UserId& user, DayBucket bucket) = 0;

@@ -20,6 +20,13 @@ Status StoreSession::open(std::optional<uint32_t> page_max) {
   return {};
 }
 
+Result<std::unique_ptr<MailboxStore>> StoreSession::open_another(FenceCheck fence) {
+  if (fixture_.limits.single_opener) return Error(Errc::kInvalidArgument, *fixture_.limits.single_opener);
+  QIM_ASSIGN_OR_RETURN(std::unique_ptr<StoreBackend> backend, harness_->open(context_));
+  return std::unique_ptr<MailboxStore>(
+      std::make_unique<ContractStore>(std::move(backend), context_, std::nullopt, fence));
+}
+
 UserId user_in_shard(const ShardMap& shards, ShardId shard, int n) {
   for (int i = 0;; ++i) {
     UserId u = *UserId::parse("user" + std::to_string(i));

@@ -27,6 +27,9 @@ class StoreSession {
   // Drops the store (its in-flight table and frontier cache) and opens a new one over the same data.
   Status restart(std::optional<uint32_t> page_max = std::nullopt);
   MailboxStore& store() { return *store_; }
+  // Another store over the same data while this one stays open (a second owner or a stale one); only for
+  // fixtures without limits.single_opener.
+  Result<std::unique_ptr<MailboxStore>> open_another(FenceCheck fence);
   Status drop_proof(const UserId& user, DayBucket bucket) {
     return harness_->drop_proof(*backend_, user, bucket);
   }

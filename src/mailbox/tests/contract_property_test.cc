@@ -3,7 +3,8 @@
 // finishes them; sometimes it crashes between the entry writes and the frontier write (a restart, then
 // a replay from the last finished position), and sometimes a new owner takes the shard at the next
 // epoch. After every step the store must agree with the model: the frontier, every begin's canonical
-// offset, and each user's visible mailbox (every entry written at or below the frontier).
+// offset, and each user's visible mailbox: every entry written at or below its own epoch's frontier (an
+// entry an older owner wrote above its last frontier is never shown; the new owner writes it again).
 //
 // Runs are seeded; a failure prints its seed. QIM_PROPERTY_SEED=<n> replays one run,
 // QIM_PROPERTY_RUNS=<n> changes how many runs each backend does.
@@ -31,15 +32,22 @@ struct LogItem {
 // What the store should hold, computed from the rules of the contract alone.
 struct Model {
   std::map<std::pair<uint32_t, std::string>, uint64_t> canonical;  // (epoch, dispatch id) -> offset
-  MailboxSeq frontier;
+  MailboxSeq frontier;                                             // the highest epoch's frontier
+  std::map<uint32_t, MailboxSeq> frontiers;                        // epoch -> that epoch's last frontier
   std::map<UserId, std::map<MailboxSeq, Message>> written;  // every entry ever written, by user and seq
+
+  void advance(MailboxSeq to) {
+    frontier = to;
+    frontiers[to.epoch().value] = to;
+  }
 
   std::vector<MailboxEntry> visible(const UserId& user) const {
     std::vector<MailboxEntry> out;
     auto it = written.find(user);
     if (it == written.end()) return out;
     for (const auto& [seq, message] : it->second) {
-      if (seq <= frontier) out.push_back(MailboxEntry{user, seq, message});
+      auto f = frontiers.find(seq.epoch().value);
+      if (f != frontiers.end() && seq <= f->second) out.push_back(MailboxEntry{user, seq, message});
     }
     return out;
   }
@@ -174,7 +182,7 @@ class Simulation {
     EXPECT_EQ(done->frontier, expected);
     const uint64_t writes = (session_->store().op_counts() - before).frontier_writes;
     EXPECT_EQ(writes, expected != model_.frontier ? 1u : 0u) << "a page writes the frontier at most once";
-    model_.frontier = expected;
+    if (expected != model_.frontier) model_.advance(expected);
     committed_ += n;
   }
 

@@ -3,6 +3,8 @@
 // restart over the same stored data (the in-flight table is then empty).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "mailbox/store_options.h"
 #include "mailbox/tests/contract_helpers.h"
 
@@ -431,6 +433,160 @@ TEST_P(ContractTest, NewEpochEntriesSortAfterOldOnes) {
   EXPECT_EQ(seqs(bob_), (std::vector{seq_of(1, 900), seq_of(2, 901), seq_of(2, 902)}));
   EXPECT_EQ(seqs(bob_, seq_of(1, 900)), (std::vector{seq_of(2, 901), seq_of(2, 902)}));
   EXPECT_EQ(frontier(Epoch{2}), seq_of(2, 902));
+}
+
+// An owner at epoch 1 finished a and b, then began and wrote c and d but never finished them (it died,
+// or lost the shard). The owner at epoch 2 replays from the committed position: c and d again, then e.
+// Epoch 1's entries are visible only up to epoch 1's own frontier, so c and d are shown once, at epoch 2.
+TEST_P(ContractTest, EpochChangeHidesUnfinishedEntriesAndShowsEachMessageOnce) {
+  const auto a = to_bob("a", 1);
+  const auto b = to_bob("b", 2);
+  const auto c = to_bob("c", 3);
+  const auto d = to_bob("d", 4);
+  const auto e = to_bob("e", 5);
+  ASSERT_TRUE(is_ok(materialise(a, 10, MailboxSeq{}, Epoch{1})));
+  ASSERT_TRUE(is_ok(materialise(b, 11, seq_of(1, 10), Epoch{1})));
+  for (const auto* r : {&c, &d}) {
+    auto begun = begin(*r, r == &c ? 12 : 13, Epoch{1});
+    ASSERT_TRUE(is_ok(begun));
+    ASSERT_TRUE(begun->needs_entries);
+    ASSERT_TRUE(is_ok(write(*r, {}, Epoch{1})));
+  }
+  restart();  // the owner at epoch 2 takes the shard
+
+  ASSERT_TRUE(is_ok(materialise(c, 12, seq_of(1, 11), Epoch{2})));
+  ASSERT_TRUE(is_ok(materialise(d, 13, seq_of(2, 12), Epoch{2})));
+  ASSERT_TRUE(is_ok(materialise(e, 14, seq_of(2, 13), Epoch{2})));
+  restart();  // a fresh reader: no cache of either owner
+
+  const std::vector<MailboxSeq> expected = {seq_of(1, 10), seq_of(1, 11), seq_of(2, 12), seq_of(2, 13),
+                                            seq_of(2, 14)};
+  EXPECT_EQ(seqs(bob_), expected) << "epoch 1's unfinished 1:12 and 1:13 must not be shown";
+  EXPECT_EQ(seqs(alice_), expected);
+  std::vector<uint64_t> ids;
+  for (const auto& entry : mailbox(bob_)) ids.push_back(entry.message.id.value);
+  EXPECT_EQ(ids, (std::vector<uint64_t>{1, 2, 3, 4, 5})) << "every message exactly once";
+  EXPECT_EQ(frontier(Epoch{2}), seq_of(2, 14));
+
+  // Small pages across the epoch boundary: each entry once, in order, `more` exact.
+  for (uint32_t limit = 1; limit <= 6; ++limit) {
+    SCOPED_TRACE("limit " + std::to_string(limit));
+    std::vector<MailboxSeq> paged;
+    MailboxSeq after;
+    for (int guard = 0; guard < 10; ++guard) {
+      auto page = store().read_mailbox(MailboxQuery{bob_, after, limit});
+      ASSERT_TRUE(is_ok(page));
+      EXPECT_EQ(page->frontier, seq_of(2, 14));
+      EXPECT_LE(page->entries.size(), limit);
+      for (const auto& entry : page->entries) paged.push_back(entry.seq);
+      EXPECT_EQ(page->more, paged.size() < expected.size());
+      if (!page->more) break;
+      ASSERT_FALSE(page->entries.empty());
+      after = page->entries.back().seq;
+    }
+    EXPECT_EQ(paged, expected);
+  }
+  // A cursor inside epoch 1, even above its frontier, continues with epoch 2's entries.
+  EXPECT_EQ(seqs(bob_, seq_of(1, 10)), std::vector(expected.begin() + 1, expected.end()));
+  EXPECT_EQ(seqs(bob_, seq_of(1, 12)), std::vector(expected.begin() + 2, expected.end()));
+
+  // A cursor in the current epoch skips the older epochs: one entries read, as before there were two.
+  // (Redis reads entries with a Lua script, counted as a script.)
+  auto reads_of = [&](MailboxSeq after) -> uint64_t {
+    const OpCounts before = ops();
+    EXPECT_TRUE(is_ok(store().read_mailbox(MailboxQuery{bob_, after, 100})));
+    const OpCounts d = ops() - before;
+    return d.reads + d.scripts;
+  };
+  const uint64_t current_reads = reads_of(seq_of(2, 12));
+  EXPECT_EQ(reads_of(seq_of(1, 10)), current_reads + 1) << "one more entries read, for epoch 1 only";
+}
+
+// An owner at epoch 1 with a warm cache keeps finishing after the owner at epoch 2 wrote its frontier.
+// Within the fence bound (here 1000 ms by the injected clock) it gets EpochAhead; then it writes nothing.
+TEST_P(ContractTest, StaleOwnerIsFencedWithinTheTimeBound) {
+  SKIP_IF_LIMITED(single_opener);
+  auto stale = session_->open_another(FenceCheck{1000, 1'000'000});
+  ASSERT_TRUE(is_ok(stale));
+  auto owner = session_->open_another(FenceCheck{});
+  ASSERT_TRUE(is_ok(owner));
+  MailboxStore& old_owner = **stale;
+  MailboxSeq w1;
+  for (uint64_t i = 0; i < 3; ++i) {  // warm cache: the old owner last read the stored frontier now
+    ASSERT_TRUE(is_ok(test::materialise(old_owner, kShard, Epoch{1}, to_bob("w" + std::to_string(i), i),
+                                        Offset{10 + i}, w1)));
+    w1 = seq_of(1, 10 + i);
+  }
+  const int64_t takeover_ms = clock_->now_ms();
+  ASSERT_TRUE(is_ok(test::materialise(**owner, kShard, Epoch{2}, to_bob("n0", 100), Offset{13}, w1)));
+
+  int finished_after_takeover = 0;
+  std::optional<Error> fenced;
+  for (uint64_t i = 0; i < 20 && !fenced; ++i) {
+    clock_->advance_ms(100);
+    auto done = test::materialise(old_owner, kShard, Epoch{1}, to_bob("s" + std::to_string(i), 200 + i),
+                                  Offset{13 + i}, w1);
+    if (done.ok()) {
+      w1 = seq_of(1, 13 + i);
+      ++finished_after_takeover;
+    } else {
+      ASSERT_EQ(done.code(), Errc::kEpochAhead) << done.error().to_string();
+      fenced = done.error();
+      EXPECT_LE(clock_->now_ms() - takeover_ms, 1000) << "fenced within the time bound";
+    }
+  }
+  ASSERT_TRUE(fenced) << "the stale owner was never fenced";
+  EXPECT_LE(finished_after_takeover, 9);
+  EXPECT_NE(fenced->message().find("epoch 2"), std::string::npos) << fenced->message();
+  EXPECT_NE(fenced->message().find("epoch 1"), std::string::npos) << fenced->message();
+  EXPECT_NE(fenced->message().find("1000 ms"), std::string::npos) << fenced->message();
+
+  // From now on it writes nothing: every step refuses before touching the store.
+  const auto late = to_bob("late", 300);
+  EXPECT_TRUE(
+      fails_with(old_owner.begin_dispatch(kShard, Epoch{1}, late.identity, Offset{40}), Errc::kEpochAhead));
+  EXPECT_TRUE(fails_with(
+      old_owner.finish_dispatch(kShard, Epoch{1}, late.identity.id, uniform_advances(w1, seq_of(1, 40))),
+      Errc::kEpochAhead));
+  restart();  // a fresh reader
+  EXPECT_EQ(frontier(Epoch{2}), seq_of(2, 13));
+  std::vector<MailboxSeq> want;
+  for (uint64_t i = 0; i < 3; ++i) want.push_back(seq_of(1, 10 + i));
+  for (int i = 0; i < finished_after_takeover; ++i) want.push_back(seq_of(1, 13 + static_cast<uint64_t>(i)));
+  want.push_back(seq_of(2, 13));
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(seqs(bob_), want);
+}
+
+// The same with the page bound: at most `every_pages` frontier writes between two checks.
+TEST_P(ContractTest, StaleOwnerIsFencedWithinThePageBound) {
+  SKIP_IF_LIMITED(single_opener);
+  auto stale = session_->open_another(FenceCheck{3'600'000, 3});
+  ASSERT_TRUE(is_ok(stale));
+  auto owner = session_->open_another(FenceCheck{});
+  ASSERT_TRUE(is_ok(owner));
+  MailboxStore& old_owner = **stale;
+  ASSERT_TRUE(
+      is_ok(test::materialise(old_owner, kShard, Epoch{1}, to_bob("w", 1), Offset{10}, MailboxSeq{})));
+  MailboxSeq w1 = seq_of(1, 10);
+  ASSERT_TRUE(is_ok(test::materialise(**owner, kShard, Epoch{2}, to_bob("n0", 100), Offset{11}, w1)));
+  int finished_after_takeover = 0;
+  std::optional<Error> fenced;
+  for (uint64_t i = 0; i < 10 && !fenced; ++i) {
+    auto done = test::materialise(old_owner, kShard, Epoch{1}, to_bob("s" + std::to_string(i), 200 + i),
+                                  Offset{11 + i}, w1);
+    if (done.ok()) {
+      w1 = seq_of(1, 11 + i);
+      ++finished_after_takeover;
+    } else {
+      ASSERT_EQ(done.code(), Errc::kEpochAhead) << done.error().to_string();
+      fenced = done.error();
+    }
+  }
+  ASSERT_TRUE(fenced) << "the stale owner was never fenced";
+  EXPECT_LE(finished_after_takeover, 2) << "3 pages since its last check, one of them before the takeover";
+  EXPECT_NE(fenced->message().find("3 pages"), std::string::npos) << fenced->message();
+  EXPECT_TRUE(fails_with(old_owner.lane_watermarks(kShard, Epoch{1}), Errc::kEpochAhead));
 }
 
 // --- Crashes and restarts ---------------------------------------------------------------------------

@@ -39,6 +39,7 @@ BackendFixture embedded_fixture() {
   BackendFixture f;
   f.name = "embedded";
   f.property_runs = 10;  // each run restarts RocksDB about 20 times
+  f.limits.single_opener = "RocksDB's directory lock admits one process: no stale owner can write";
   f.make_harness = []() -> Result<std::unique_ptr<BackendHarness>> {
     std::string pattern = ::testing::TempDir() + "qim-embedded-XXXXXX";
     if (mkdtemp(pattern.data()) == nullptr) {

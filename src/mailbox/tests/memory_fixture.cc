@@ -28,6 +28,7 @@ class BackendView final : public StoreBackend {
     return t_.write_entries(shard, epoch, entries);
   }
   Result<std::optional<MailboxSeq>> read_frontier(ShardId shard) override { return t_.read_frontier(shard); }
+  Result<std::vector<MailboxSeq>> read_frontiers(ShardId shard) override { return t_.read_frontiers(shard); }
   Status write_frontier(ShardId shard, Epoch epoch, MailboxSeq expected_previous, MailboxSeq next) override {
     return t_.write_frontier(shard, epoch, expected_previous, next);
   }

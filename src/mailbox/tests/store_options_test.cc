@@ -27,6 +27,16 @@ TEST(StoreOptions, DefaultsToTheEmbeddedStore) {
   EXPECT_EQ(o->backend, "embedded");
   EXPECT_EQ(o->shard_count, 16u);
   EXPECT_FALSE(o->page_max.has_value());
+  EXPECT_EQ(o->fence_check_ms, 1000);
+  EXPECT_EQ(o->fence_check_pages, 256u);
+}
+
+TEST(StoreOptions, FenceCheckBoundsAreRead) {
+  auto o = store_options_from_env(
+      env_of({{"QIM_MAILBOX_FENCE_CHECK_MS", "250"}, {"QIM_MAILBOX_FENCE_CHECK_PAGES", "8"}}));
+  ASSERT_TRUE(o.ok()) << o.error().to_string();
+  EXPECT_EQ(o->fence_check_ms, 250);
+  EXPECT_EQ(o->fence_check_pages, 8u);
 }
 
 TEST(StoreOptions, BadValuesAreConfigErrorsNamingTheVariable) {
@@ -39,6 +49,10 @@ TEST(StoreOptions, BadValuesAreConfigErrorsNamingTheVariable) {
       {"QIM_CQL_KEYSPACE", "bad-name"},
       {"QIM_CQL_RF", "9"},
       {"QIM_MAILBOX_REDIS_PREFIX", "a b"},
+      {"QIM_MAILBOX_FENCE_CHECK_MS", "0"},
+      {"QIM_MAILBOX_FENCE_CHECK_MS", "1s"},
+      {"QIM_MAILBOX_FENCE_CHECK_PAGES", "0"},
+      {"QIM_MAILBOX_FENCE_CHECK_PAGES", "2000000"},
   };
   for (const auto& [var, value] : bad) {
     auto o = store_options_from_env(env_of({{var, value}}));
