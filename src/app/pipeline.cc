@@ -47,6 +47,10 @@ Status Pipeline::start() {
     o.shards = config_.owned_shards;
     o.epoch = config_.epoch;
     o.logger = child("node");
+    o.clock = config_.store.clock;
+    o.retention.interval = config_.retention_sweep_interval;
+    o.retention.batch = config_.retention_sweep_batch;
+    o.retention.logger = child("retention");
     o.on_fatal = [this](const Error& e) {
       if (on_fatal_) on_fatal_(e);
     };
@@ -149,6 +153,20 @@ std::string Pipeline::prometheus() const {
     family("qim_node_paged_records_total", "counter", "Records inside those pages", paged);
     family("qim_node_frontier_offset", "gauge", "Mailbox-log offset of the shard frontier", frontier);
     family("qim_node_lag", "gauge", "Records on the mailbox log not finished yet", lag);
+    const RetentionMetrics r = node_->retention_metrics();
+    family("qim_retention_rounds_total", "counter", "Retention sweep rounds run", {{"", r.rounds}});
+    family("qim_retention_users_swept_total", "counter", "Users whose retention sweep succeeded",
+           {{"", r.users_swept}});
+    family("qim_retention_buckets_expired_total", "counter", "Day buckets the retention sweep expired",
+           {{"", r.buckets_expired}});
+    family("qim_retention_errors_total", "counter",
+           "Failed retention sweeps or listings (e.g. missing proof)", {{"", r.errors}});
+    family("qim_retention_passes_total", "counter", "Complete retention passes over the owned shards",
+           {{"", r.passes}});
+    family("qim_retention_last_round_users", "gauge", "Users the last retention round swept",
+           {{"", r.last_round_users}});
+    family("qim_retention_last_round_timestamp_ms", "gauge",
+           "Store-clock time the last retention round ended", {{"", static_cast<uint64_t>(r.last_round_ms)}});
   }
   const OpCounts ops = store_->op_counts();
   family("qim_store_ops_total", "counter", "Mailbox store operations by kind",
