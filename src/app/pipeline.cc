@@ -16,8 +16,9 @@ Result<std::unique_ptr<Pipeline>> Pipeline::open(const AppConfig& config, Pipeli
   QIM_RETURN_IF_ERROR(embedded_log::make_dirs(config.data_dir));
   p->logger_->info("opening the outbox log ({} partitions) and the mailbox log ({} shards) in {}",
                    config.outbox_partitions, config.shards, config.data_dir);
-  QIM_ASSIGN_OR_RETURN(p->outbox_, open_log(config.log, "outbox", config.outbox_partitions,
-                                            p->child("outbox-log"), config.store.clock));
+  QIM_ASSIGN_OR_RETURN(p->outbox_,
+                       open_log(config.log, "outbox", config.outbox_partitions, p->child("outbox-log"),
+                                config.store.clock, config.store.outbox_retention()));
   QIM_ASSIGN_OR_RETURN(p->mailbox_log_, open_log(config.log, "mailbox", config.shards,
                                                  p->child("mailbox-log"), config.store.clock));
   p->logger_->info("opening the {} mailbox store", config.store.backend);
@@ -70,6 +71,8 @@ Status Pipeline::start() {
   if (roles_.fanout) {
     FanoutOptions o;
     o.chunk_entries = config_.chunk_entries;
+    o.outbox_retention_ms = config_.store.outbox_retention();
+    o.clock = config_.store.clock;
     o.consumer.logger = child("fanout");
     QIM_ASSIGN_OR_RETURN(ShardMap shards, ShardMap::create(config_.shards));
     fanout_ = std::make_unique<Fanout>(*outbox_, *mailbox_log_, shards, std::move(o));
@@ -186,6 +189,13 @@ std::string Pipeline::prometheus() const {
   if (!appends.empty()) {
     family("qim_log_appends_total", "counter", "Records made durable by the embedded log", appends);
     family("qim_log_group_commits_total", "counter", "Embedded log writer batches", commits);
+  }
+  if (auto* e = dynamic_cast<EmbeddedLog*>(outbox_.get())) {
+    family("qim_log_retention_segments_deleted_total", "counter",
+           "Embedded log segments deleted by retention (QIM_OUTBOX_RETENTION_MS)",
+           {{"{log=\"outbox\"}", e->stats().segments_deleted}});
+    family("qim_log_retention_records_deleted_total", "counter", "Records in those segments",
+           {{"{log=\"outbox\"}", e->stats().records_deleted}});
   }
   return out;
 }
