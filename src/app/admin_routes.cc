@@ -41,6 +41,12 @@ AdminResponse replay(Pipeline& pipeline, const std::string& query) {
   } else {
     for (uint32_t p = 0; p < pipeline.outbox().partition_count(); ++p) partitions.push_back(p);
   }
+  for (uint32_t p : partitions) {  // all or nothing: every partition is checked before any replays
+    auto end = pipeline.outbox().end_offset(p);
+    if (!end.ok()) return {400, end.error().to_string() + "\n"};
+    if (Status s = pipeline.fanout()->check_replay(p, std::min(Offset{*offset}, *end)); !s.ok())
+      return {400, s.error().to_string() + "\n"};
+  }
   std::string out;
   for (uint32_t p : partitions) {
     auto end = pipeline.outbox().end_offset(p);

@@ -110,6 +110,14 @@ Result<AppConfig> app_config_from_env(const EnvLookup& getenv) {
     QIM_ASSIGN_OR_RETURN(uint64_t ms, parse_uint("QIM_DRAIN_TIMEOUT_MS", *v, 100, 3'600'000));
     c.drain_timeout = std::chrono::milliseconds(ms);
   }
+  if (auto v = getenv("QIM_RETENTION_SWEEP_INTERVAL_MS")) {
+    QIM_ASSIGN_OR_RETURN(uint64_t ms, parse_uint("QIM_RETENTION_SWEEP_INTERVAL_MS", *v, 100, kDayMs));
+    c.retention_sweep_interval = std::chrono::milliseconds(ms);
+  }
+  if (auto v = getenv("QIM_RETENTION_SWEEP_BATCH")) {
+    QIM_ASSIGN_OR_RETURN(uint64_t n, parse_uint("QIM_RETENTION_SWEEP_BATCH", *v, 1, 100'000));
+    c.retention_sweep_batch = static_cast<uint32_t>(n);
+  }
   if (auto v = getenv("QIM_LOG_LEVEL")) {
     QIM_ASSIGN_OR_RETURN(std::string level,
                          one_of("QIM_LOG_LEVEL", *v, {"trace", "debug", "info", "warn", "error"}));

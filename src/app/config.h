@@ -13,6 +13,8 @@
 //   QIM_DELIVERY_MODE         hybrid       hybrid | push | pull (pull: the node notifies nobody)
 //   QIM_FANOUT_CHUNK_ENTRIES  256          recipients per chunk of a dispatch record
 //   QIM_DRAIN_TIMEOUT_MS      60000        how long a clean shutdown may take to drain
+//   QIM_RETENTION_SWEEP_INTERVAL_MS  60000  time between two rounds of the owner's retention sweep
+//   QIM_RETENTION_SWEEP_BATCH        1000   users swept per round at most
 //   QIM_LOG_LEVEL             info         trace | debug | info | warn | error
 //   plus the store's (mailbox/store_options.h) and the gateway's (gateway/gateway_options.h) variables.
 
@@ -40,6 +42,8 @@ struct AppConfig {
   std::string delivery_mode = "hybrid";
   uint32_t chunk_entries = 256;
   std::chrono::milliseconds drain_timeout{60'000};
+  std::chrono::milliseconds retention_sweep_interval{60'000};
+  uint32_t retention_sweep_batch = 1000;
   spdlog::level::level_enum log_level = spdlog::level::info;
 };
 

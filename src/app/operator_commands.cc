@@ -87,9 +87,11 @@ int run_replay_fanout(const EnvLookup& env, const ReplayRequest& request) {
     return kExitOk;
   }
   if (Status s = check_instance_exists(*config); !s.ok()) return fail("qim replay-fanout", s.error());
-  auto outbox = open_log(config->log, "outbox", config->outbox_partitions, nullptr);
+  auto outbox = open_log(config->log, "outbox", config->outbox_partitions, nullptr, config->store.clock,
+                         config->store.outbox_retention());
   if (!outbox.ok()) return fail("qim replay-fanout: opening the outbox log", outbox.error());
-  auto positions = rewind_fanout(**outbox, request.partitions, Offset{request.from});
+  const ReplayLimit limit{config->store.clock->now_ms(), config->store.outbox_retention()};
+  auto positions = rewind_fanout(**outbox, request.partitions, Offset{request.from}, kFanoutGroup, limit);
   if (!positions.ok()) return fail("qim replay-fanout", positions.error());
   for (const auto& p : *positions) {
     fmt::print("outbox partition {}: fanout will replay from offset {} ({} records) at the next start\n",

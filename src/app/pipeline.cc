@@ -16,8 +16,9 @@ Result<std::unique_ptr<Pipeline>> Pipeline::open(const AppConfig& config, Pipeli
   QIM_RETURN_IF_ERROR(embedded_log::make_dirs(config.data_dir));
   p->logger_->info("opening the outbox log ({} partitions) and the mailbox log ({} shards) in {}",
                    config.outbox_partitions, config.shards, config.data_dir);
-  QIM_ASSIGN_OR_RETURN(p->outbox_, open_log(config.log, "outbox", config.outbox_partitions,
-                                            p->child("outbox-log"), config.store.clock));
+  QIM_ASSIGN_OR_RETURN(p->outbox_,
+                       open_log(config.log, "outbox", config.outbox_partitions, p->child("outbox-log"),
+                                config.store.clock, config.store.outbox_retention()));
   QIM_ASSIGN_OR_RETURN(p->mailbox_log_, open_log(config.log, "mailbox", config.shards,
                                                  p->child("mailbox-log"), config.store.clock));
   p->logger_->info("opening the {} mailbox store", config.store.backend);
@@ -47,6 +48,10 @@ Status Pipeline::start() {
     o.shards = config_.owned_shards;
     o.epoch = config_.epoch;
     o.logger = child("node");
+    o.clock = config_.store.clock;
+    o.retention.interval = config_.retention_sweep_interval;
+    o.retention.batch = config_.retention_sweep_batch;
+    o.retention.logger = child("retention");
     o.on_fatal = [this](const Error& e) {
       if (on_fatal_) on_fatal_(e);
     };
@@ -66,6 +71,8 @@ Status Pipeline::start() {
   if (roles_.fanout) {
     FanoutOptions o;
     o.chunk_entries = config_.chunk_entries;
+    o.outbox_retention_ms = config_.store.outbox_retention();
+    o.clock = config_.store.clock;
     o.consumer.logger = child("fanout");
     QIM_ASSIGN_OR_RETURN(ShardMap shards, ShardMap::create(config_.shards));
     fanout_ = std::make_unique<Fanout>(*outbox_, *mailbox_log_, shards, std::move(o));
@@ -152,6 +159,20 @@ std::string Pipeline::prometheus() const {
     family("qim_node_lag", "gauge", "Records on the mailbox log not finished yet", lag);
     family("qim_node_shard_stopped", "gauge",
            "1 once the shard worker stopped on a fatal error (e.g. fenced)", stopped);
+    const RetentionMetrics r = node_->retention_metrics();
+    family("qim_retention_rounds_total", "counter", "Retention sweep rounds run", {{"", r.rounds}});
+    family("qim_retention_users_swept_total", "counter", "Users whose retention sweep succeeded",
+           {{"", r.users_swept}});
+    family("qim_retention_buckets_expired_total", "counter", "Day buckets the retention sweep expired",
+           {{"", r.buckets_expired}});
+    family("qim_retention_errors_total", "counter",
+           "Failed retention sweeps or listings (e.g. missing proof)", {{"", r.errors}});
+    family("qim_retention_passes_total", "counter", "Complete retention passes over the owned shards",
+           {{"", r.passes}});
+    family("qim_retention_last_round_users", "gauge", "Users the last retention round swept",
+           {{"", r.last_round_users}});
+    family("qim_retention_last_round_timestamp_ms", "gauge",
+           "Store-clock time the last retention round ended", {{"", static_cast<uint64_t>(r.last_round_ms)}});
   }
   const OpCounts ops = store_->op_counts();
   family("qim_store_ops_total", "counter", "Mailbox store operations by kind",
@@ -171,6 +192,13 @@ std::string Pipeline::prometheus() const {
   if (!appends.empty()) {
     family("qim_log_appends_total", "counter", "Records made durable by the embedded log", appends);
     family("qim_log_group_commits_total", "counter", "Embedded log writer batches", commits);
+  }
+  if (auto* e = dynamic_cast<EmbeddedLog*>(outbox_.get())) {
+    family("qim_log_retention_segments_deleted_total", "counter",
+           "Embedded log segments deleted by retention (QIM_OUTBOX_RETENTION_MS)",
+           {{"{log=\"outbox\"}", e->stats().segments_deleted}});
+    family("qim_log_retention_records_deleted_total", "counter", "Records in those segments",
+           {{"{log=\"outbox\"}", e->stats().records_deleted}});
   }
   return out;
 }

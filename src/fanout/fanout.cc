@@ -74,13 +74,20 @@ void Fanout::stop() {
   consumer_.stop();
 }
 
-Status Fanout::replay_from(uint32_t partition, Offset next) {
+Status Fanout::check_replay(uint32_t partition, Offset next) {
   QIM_ASSIGN_OR_RETURN(Offset end, outbox_.end_offset(partition));
   if (next > end) {
     return Error(Errc::kInvalidArgument, "outbox partition " + std::to_string(partition) + " ends at " +
                                              std::to_string(end.value) + "; cannot replay from " +
                                              std::to_string(next.value));
   }
+  if (!options_.outbox_retention_ms) return {};
+  const int64_t now = options_.clock ? options_.clock->now_ms() : SystemClock().now_ms();
+  return check_replay_horizon(outbox_, partition, next, ReplayLimit{now, *options_.outbox_retention_ms});
+}
+
+Status Fanout::replay_from(uint32_t partition, Offset next) {
+  QIM_RETURN_IF_ERROR(check_replay(partition, next));
   logger().info("fanout: replay of outbox partition {} from offset {} requested", partition, next.value);
   return consumer_.seek(partition, next);
 }
@@ -125,7 +132,8 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
 }
 
 Result<std::vector<ConsumerPosition>> rewind_fanout(Log& outbox, std::span<const uint32_t> partitions,
-                                                    Offset next, const std::string& group) {
+                                                    Offset next, const std::string& group,
+                                                    std::optional<ReplayLimit> limit) {
   std::vector<uint32_t> chosen(partitions.begin(), partitions.end());
   if (chosen.empty()) chosen = all_partitions(outbox);
   std::vector<ConsumerPosition> out;
@@ -133,6 +141,12 @@ Result<std::vector<ConsumerPosition>> rewind_fanout(Log& outbox, std::span<const
     if (p >= outbox.partition_count()) {
       return Error(Errc::kInvalidArgument, "the outbox has no partition " + std::to_string(p) + " (" +
                                                std::to_string(outbox.partition_count()) + " partitions)");
+    }
+  }
+  if (limit) {  // every partition is checked before any position moves
+    for (uint32_t p : chosen) {
+      QIM_ASSIGN_OR_RETURN(Offset end, outbox.end_offset(p));
+      QIM_RETURN_IF_ERROR(check_replay_horizon(outbox, p, std::min(next, end), *limit));
     }
   }
   for (uint32_t p : chosen) {

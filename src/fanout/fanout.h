@@ -9,11 +9,14 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/sharding.h"
+#include "fanout/replay_horizon.h"
 #include "log/consumer.h"
 #include "log/log.h"
 
@@ -25,6 +28,10 @@ struct FanoutOptions {
   // How the Outbox is consumed: group, partitions (empty: all), batch size, commit interval, logger.
   ConsumerOptions consumer{.group = kFanoutGroup, .poll_wait = std::chrono::milliseconds(100)};
   uint32_t chunk_entries = 256;  // QIM_FANOUT_CHUNK_ENTRIES: recipients per chunk
+  // QIM_OUTBOX_RETENTION_MS: a replay from a record older than this is refused (fanout/replay_horizon.h).
+  // nullopt: no horizon (tests only).
+  std::optional<int64_t> outbox_retention_ms;
+  std::shared_ptr<const Clock> clock;  // for the horizon; the system clock if null
 };
 
 struct FanoutMetrics {
@@ -46,8 +53,11 @@ class Fanout {
   // Handles every Outbox record present now, then stops (clean shutdown). Timeout past `limit`.
   Status drain(std::chrono::milliseconds limit, const std::function<void(uint64_t remaining)>& progress = {});
   void stop();
-  // Replays a running fanout from `next` (earlier) on one Outbox partition.
+  // Replays a running fanout from `next` (earlier) on one Outbox partition. InvalidArgument for a `next`
+  // beyond the end, below the start, or before the retention horizon (check_replay, nothing changed).
   Status replay_from(uint32_t partition, Offset next);
+  // What replay_from checks, without replaying (so a replay of several partitions is all or nothing).
+  Status check_replay(uint32_t partition, Offset next);
   FanoutMetrics metrics() const;
 
  private:
@@ -64,8 +74,10 @@ class Fanout {
 
 // For a stopped instance: moves the fanout group's committed position of each of `partitions` (empty =
 // all) of the Outbox back to `next` (capped at each partition's end), so the next start replays from there.
-// Returns the positions written. InvalidArgument for an unknown partition.
+// Returns the positions written. InvalidArgument for an unknown partition, or (with a limit) for a
+// partition whose position would fall before the retention horizon: then no position is written.
 Result<std::vector<ConsumerPosition>> rewind_fanout(Log& outbox, std::span<const uint32_t> partitions,
-                                                    Offset next, const std::string& group = kFanoutGroup);
+                                                    Offset next, const std::string& group = kFanoutGroup,
+                                                    std::optional<ReplayLimit> limit = std::nullopt);
 
 }  // namespace qim

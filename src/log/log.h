@@ -49,6 +49,8 @@ class Log {
                                               std::chrono::milliseconds wait) = 0;
   // The offset the next append to `partition` will get.
   virtual Result<Offset> end_offset(uint32_t partition) = 0;
+  // The first offset still kept: records below it were deleted by the log's retention (0 if none was).
+  virtual Result<Offset> start_offset(uint32_t) { return Offset{0}; }
 
   // Consumer positions: `next` is the first offset the group has not finished.
   virtual Status commit(const std::string& group, uint32_t partition, Offset next) = 0;

@@ -5,6 +5,7 @@
 #include <spdlog/logger.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,10 @@ bool log_is_single_process(const LogOptions& options);
 // Opens (creating if needed) the log `name` ("outbox", "mailbox") with `partitions` partitions. Config for
 // an unknown or unbuilt backend, or a partition count that differs from the existing log's; Io or
 // CorruptEntry when the embedded log cannot be opened or recovered.
+// With `retention_ms` the log deletes records older than that (whole segments, embedded/embedded_log.h).
 Result<std::unique_ptr<Log>> open_log(const LogOptions& options, const std::string& name, uint32_t partitions,
                                       std::shared_ptr<spdlog::logger> logger,
-                                      std::shared_ptr<const Clock> clock = nullptr);
+                                      std::shared_ptr<const Clock> clock = nullptr,
+                                      std::optional<int64_t> retention_ms = std::nullopt);
 
 }  // namespace qim

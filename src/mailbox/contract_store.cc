@@ -381,4 +381,11 @@ Result<SweepOutcome> ContractStore::sweep_retention(const UserId& user) {
   return out;
 }
 
+Result<std::vector<UserId>> ContractStore::list_retention_users(ShardId shard, const std::string& after,
+                                                                uint32_t limit) {
+  QIM_RETURN_IF_ERROR(context_.shards.check(shard));
+  if (limit == 0 || limit > 1000) return invalid("retention user listing limit must be 1..1000");
+  return backend_->list_ledger_users(shard, after, limit);
+}
+
 }  // namespace qim

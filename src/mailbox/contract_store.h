@@ -45,6 +45,8 @@ class ContractStore final : public MailboxStore {
                                              const DispatchId& dispatch_id) override;
   Result<uint64_t> gc_completed_dispatches() override { return backend_->gc_completed_dispatches(); }
   Result<SweepOutcome> sweep_retention(const UserId& user) override;
+  Result<std::vector<UserId>> list_retention_users(ShardId shard, const std::string& after,
+                                                   uint32_t limit) override;
   OpCounts op_counts() const override { return backend_->counters().snapshot(); }
 
  private:

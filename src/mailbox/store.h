@@ -156,6 +156,13 @@ class MailboxStore {
   // without a proof stops the sweep (ProofMissing) and the trim stays where the proofs allow.
   virtual Result<SweepOutcome> sweep_retention(const UserId& user) = 0;
 
+  // The users of `shard` with a retention ledger (the ones sweep_retention has work for), ascending by
+  // id, strictly after `after` (empty: from the first), at most `limit`: fewer than `limit` means the
+  // listing is complete. A user once listed stays listed. InvalidArgument for a shard outside the map or
+  // a limit outside 1..1000.
+  virtual Result<std::vector<UserId>> list_retention_users(ShardId shard, const std::string& after,
+                                                           uint32_t limit) = 0;
+
   // Operations issued so far, by kind.
   virtual OpCounts op_counts() const = 0;
 };

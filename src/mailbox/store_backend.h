@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -91,6 +92,13 @@ class StoreBackend {
   // (compare-and-set); Invariant if it changed meanwhile.
   virtual Status commit_sweep(const UserId& user, const RetentionLedger& seen, MailboxSeq new_trim,
                               std::span<const DayBucket> expired) = 0;
+
+  // The users of `shard` that have a retention ledger, in ascending byte order of their ids, strictly
+  // after `after` (empty: from the first), at most `limit` (one read). A user is listed from the write
+  // that first registers a bucket in its ledger (write_entries), on the same cached path, and is never
+  // unlisted: a user whose ledger has emptied stays listed and its sweep finds nothing to do.
+  virtual Result<std::vector<UserId>> list_ledger_users(ShardId shard, const std::string& after,
+                                                        uint32_t limit) = 0;
 
   virtual Result<uint64_t> gc_completed_dispatches() = 0;
 

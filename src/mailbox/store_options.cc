@@ -115,8 +115,8 @@ Result<StoreOptions> store_options_from_env(const EnvLookup& getenv) {
 }
 
 Status check_identity_ttl_covers_replays(const StoreOptions& o) {
-  const int64_t outbox = o.outbox_retention_ms.value_or(7 * kDayMs);
-  const int64_t dispatch = o.dispatch_retention_ms.value_or(1 * kDayMs);
+  const int64_t outbox = o.outbox_retention();
+  const int64_t dispatch = o.dispatch_retention_ms.value_or(kDefaultDispatchRetentionMs);
   if (outbox + dispatch >= kDispatchIdentityTtlSeconds * 1000) {
     return Error(Errc::kConfig, "QIM_OUTBOX_RETENTION_MS (" + std::to_string(outbox) +
                                     ") + QIM_DISPATCH_RETENTION_MS (" + std::to_string(dispatch) +

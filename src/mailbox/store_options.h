@@ -15,16 +15,19 @@
 namespace qim {
 
 inline constexpr int64_t kDispatchIdentityTtlSeconds = 31 * 86'400;  // DISPATCH_IDENTITY_TTL_SECONDS
+inline constexpr int64_t kDefaultOutboxRetentionMs = 7 * kDayMs;     // QIM_OUTBOX_RETENTION_MS
+inline constexpr int64_t kDefaultDispatchRetentionMs = 1 * kDayMs;   // QIM_DISPATCH_RETENTION_MS
 
 struct StoreOptions {
-  std::string backend = "embedded";              // QIM_MAILBOX_STORE_BACKEND
-  std::string data_dir = "qim-data/mailbox";     // embedded: QIM_DATA_DIR/mailbox
-  uint32_t shard_count = 16;                     // QIM_SHARDS
-  int64_t retention_ms = 30 * kDayMs;            // QIM_MAILBOX_RETENTION_MS
-  std::optional<uint32_t> page_max;              // QIM_MAILBOX_FINISH_PAGE_MAX
-  int64_t fence_check_ms = 1000;                 // QIM_MAILBOX_FENCE_CHECK_MS (see FenceCheck)
-  uint32_t fence_check_pages = 256;              // QIM_MAILBOX_FENCE_CHECK_PAGES
-  std::optional<int64_t> outbox_retention_ms;    // QIM_OUTBOX_RETENTION_MS (checked on scylla)
+  std::string backend = "embedded";            // QIM_MAILBOX_STORE_BACKEND
+  std::string data_dir = "qim-data/mailbox";   // embedded: QIM_DATA_DIR/mailbox
+  uint32_t shard_count = 16;                   // QIM_SHARDS
+  int64_t retention_ms = 30 * kDayMs;          // QIM_MAILBOX_RETENTION_MS
+  std::optional<uint32_t> page_max;            // QIM_MAILBOX_FINISH_PAGE_MAX
+  int64_t fence_check_ms = 1000;               // QIM_MAILBOX_FENCE_CHECK_MS (see FenceCheck)
+  uint32_t fence_check_pages = 256;            // QIM_MAILBOX_FENCE_CHECK_PAGES
+  std::optional<int64_t> outbox_retention_ms;  // QIM_OUTBOX_RETENTION_MS (enforced; checked on scylla)
+  int64_t outbox_retention() const { return outbox_retention_ms.value_or(kDefaultOutboxRetentionMs); }
   std::optional<int64_t> dispatch_retention_ms;  // QIM_DISPATCH_RETENTION_MS (checked on scylla)
   std::vector<std::string> redis_endpoints = {"127.0.0.1:16379"};  // QIM_MAILBOX_REDIS (comma-separated)
   std::string redis_key_prefix = "qim:";  // QIM_MAILBOX_REDIS_PREFIX: one key namespace per deployment

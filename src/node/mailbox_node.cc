@@ -73,6 +73,10 @@ Status MailboxNode::start() {
       if (auto e = raw->fatal(); e && options_.on_fatal) options_.on_fatal(*e);
     });
   }
+  RetentionSweepOptions sweep = options_.retention;
+  if (!sweep.logger) sweep.logger = options_.logger;
+  sweeper_ = std::make_unique<RetentionSweeper>(store_, options_.shards, options_.clock, std::move(sweep));
+  sweeper_->start();
   return {};
 }
 
@@ -103,6 +107,7 @@ Status MailboxNode::drain(std::chrono::milliseconds limit, const std::function<v
 }
 
 void MailboxNode::stop() {
+  if (sweeper_) sweeper_->stop();
   for (auto& w : workers_) w->request_stop();
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
@@ -121,6 +126,10 @@ std::vector<ShardMetrics> MailboxNode::metrics() const {
   std::vector<ShardMetrics> out;
   for (const auto& w : workers_) out.push_back(w->metrics());
   return out;
+}
+
+RetentionMetrics MailboxNode::retention_metrics() const {
+  return sweeper_ ? sweeper_->metrics() : RetentionMetrics{};
 }
 
 Result<std::vector<ShardId>> parse_shard_set(const std::string& text, uint32_t shard_count) {

@@ -14,6 +14,7 @@
 #include "delivery/notifier.h"
 #include "log/log.h"
 #include "mailbox/store.h"
+#include "node/retention_sweeper.h"
 #include "node/shard_metrics.h"
 #include "node/shard_worker.h"
 
@@ -30,6 +31,9 @@ struct NodeOptions {
   std::chrono::milliseconds retry_min{20};
   std::chrono::milliseconds retry_max{5000};
   std::chrono::milliseconds commit_interval{1000};
+  // The owned shards' retention sweep (node/retention_sweeper.h); its logger defaults to `logger`.
+  RetentionSweepOptions retention;
+  std::shared_ptr<const Clock> clock;  // the store's clock (schedules the sweep); the system clock if null
   // Called once, from a worker thread, when a worker stops on a fatal error (the process should exit).
   std::function<void(const Error&)> on_fatal;
   std::shared_ptr<spdlog::logger> logger;  // silent if null
@@ -43,9 +47,9 @@ class MailboxNode {
   MailboxNode(const MailboxNode&) = delete;
   MailboxNode& operator=(const MailboxNode&) = delete;
 
-  // Reads every owned shard's frontier, then starts the workers. Config for epoch 0 or no shards or a
-  // shard the mailbox log does not have; EpochAhead (fail closed) or Invariant from a shard's init. Nothing
-  // is started on error.
+  // Reads every owned shard's frontier, then starts the workers and the retention sweeper. Config for epoch 0
+  // or no shards or a shard the mailbox log does not have; EpochAhead (fail closed) or Invariant from a
+  // shard's init. Nothing is started on error.
   Status start();
   // Finishes every record the log holds now, then stops. Timeout past `limit` (stopped anyway).
   Status drain(std::chrono::milliseconds limit, const std::function<void(uint64_t remaining)>& progress = {});
@@ -53,6 +57,8 @@ class MailboxNode {
   // The first fatal error of any worker, if one stopped.
   std::optional<Error> fatal() const;
   std::vector<ShardMetrics> metrics() const;
+  // The retention sweeper's counters (all zero before start()).
+  RetentionMetrics retention_metrics() const;
   // The store's page limit the workers use.
   uint32_t page_limit() const { return store_.finish_page_limit(); }
 
@@ -63,6 +69,7 @@ class MailboxNode {
   NodeOptions options_;
   std::vector<std::unique_ptr<ShardWorker>> workers_;
   std::vector<std::thread> threads_;
+  std::unique_ptr<RetentionSweeper> sweeper_;
 };
 
 // Parses "0-15", "3", "0-3,8,10-11" into shards, each below `shard_count`, sorted and without repeats.

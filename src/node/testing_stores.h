@@ -47,6 +47,10 @@ class FlakyStore final : public MailboxStore {
   }
   Result<uint64_t> gc_completed_dispatches() override { return inner_.gc_completed_dispatches(); }
   Result<SweepOutcome> sweep_retention(const UserId& user) override { return inner_.sweep_retention(user); }
+  Result<std::vector<UserId>> list_retention_users(ShardId shard, const std::string& after,
+                                                   uint32_t limit) override {
+    return inner_.list_retention_users(shard, after, limit);
+  }
   OpCounts op_counts() const override { return inner_.op_counts(); }
 
  private:

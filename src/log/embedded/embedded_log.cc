@@ -73,6 +73,20 @@ Result<std::unique_ptr<EmbeddedLog>> EmbeddedLog::open(EmbeddedLogOptions option
     QIM_RETURN_IF_ERROR(log->recover_partition(*p));
     log->partitions_.push_back(std::move(p));
   }
+  if (log->options_.retention_ms) {
+    QIM_RETURN_IF_ERROR(log->enforce_retention());  // a log reopened after a long stop starts trimmed
+    log->retention_ = std::thread([raw = log.get()] {
+      std::unique_lock lock(raw->retention_mu_);
+      while (!raw->retention_cv_.wait_for(lock, raw->options_.retention_check_interval,
+                                          [raw] { return raw->retention_stop_; })) {
+        lock.unlock();
+        if (auto r = raw->enforce_retention(); !r.ok()) {
+          raw->options_.logger->error("{} log: retention: {}", raw->options_.name, r.error().to_string());
+        }
+        lock.lock();
+      }
+    });
+  }
   log->writer_ = std::thread([raw = log.get()] { raw->writer_loop(); });
   return log;
 }
@@ -235,6 +249,7 @@ Status EmbeddedLog::write_frames(Partition& p, std::vector<Pending*>& pendings, 
     std::vector<embedded_log::IndexEntry> index;
     bool fresh;
     uint64_t last_index_pos;
+    bool written = false;  // holds a record of this batch (its max timestamp becomes now_ms)
   };
   std::vector<Touched> touched;
   auto active = p.segments.back();  // only this thread changes `segments`
@@ -280,6 +295,7 @@ Status EmbeddedLog::write_frames(Partition& p, std::vector<Pending*>& pendings, 
     embedded_log::append_frame(buf, offset, now_ms, pending->key, pending->value);
     t->size += bytes;
     t->end_offset = offset + 1;
+    t->written = true;
     pending->result = Offset{offset};
   }
   if (status.ok()) status = flush(touched.back());
@@ -302,6 +318,7 @@ Status EmbeddedLog::write_frames(Partition& p, std::vector<Pending*>& pendings, 
       t.seg->size = t.size;
       t.seg->end_offset = t.end_offset;
       t.seg->index.insert(t.seg->index.end(), t.index.begin(), t.index.end());
+      if (t.written) t.seg->max_timestamp_ms = std::max(t.seg->max_timestamp_ms, now_ms);
       if (t.fresh) p.segments.push_back(t.seg);
     }
     p.durable_end = p.next_offset;
@@ -322,14 +339,19 @@ Result<std::vector<LogRecord>> EmbeddedLog::read(uint32_t partition_id, Offset f
                                              ": offset " + std::to_string(from.value) +
                                              " is beyond the end " + std::to_string(p->durable_end));
   }
-  if (from.value < p->segments.front()->base) {
-    return Error(Errc::kNotFound, options_.name + " log partition " + std::to_string(partition_id) +
-                                      ": offset " + std::to_string(from.value) + " is below the first kept " +
-                                      std::to_string(p->segments.front()->base));
-  }
+  auto below_start = [&](uint64_t offset) {
+    return Error(Errc::kExpiredCursor,
+                 options_.name + " log partition " + std::to_string(partition_id) + ": offset " +
+                     std::to_string(offset) + " is below the log start " +
+                     std::to_string(p->segments.front()->base) +
+                     " (older records were deleted by the log's retention); resume at the start or later");
+  };
+  if (from.value < p->segments.front()->base) return below_start(from.value);
   p->cv.wait_for(lock, wait, [&] { return p->durable_end > from.value || closed_for_readers_.load(); });
   uint64_t next = from.value;
   while (next < p->durable_end && out.size() < max) {
+    // Retention may have deleted segments while the lock was released.
+    if (next < p->segments.front()->base) return below_start(next);
     const uint64_t limit = p->durable_end;
     auto it = std::upper_bound(p->segments.begin(), p->segments.end(), next,
                                [](uint64_t o, const std::shared_ptr<Segment>& s) { return o < s->base; });
@@ -357,6 +379,54 @@ Result<Offset> EmbeddedLog::end_offset(uint32_t partition_id) {
   return Offset{p->durable_end};
 }
 
+Result<Offset> EmbeddedLog::start_offset(uint32_t partition_id) {
+  QIM_ASSIGN_OR_RETURN(Partition * p, partition(partition_id));
+  std::lock_guard lock(p->mu);
+  return Offset{p->segments.front()->base};
+}
+
+Result<uint64_t> EmbeddedLog::enforce_retention() {
+  if (!options_.retention_ms) return uint64_t{0};
+  const int64_t horizon = options_.clock->now_ms() - *options_.retention_ms;
+  uint64_t deleted = 0;
+  std::optional<Error> first_error;
+  for (auto& part : partitions_) {
+    Partition& p = *part;
+    std::vector<std::shared_ptr<Segment>> gone;
+    {
+      std::lock_guard lock(p.mu);
+      // Sealed segments only (never the last, which the writer appends to), oldest first, each only if
+      // every record in it was appended before the horizon.
+      size_t n = 0;
+      while (n + 1 < p.segments.size() && p.segments[n]->max_timestamp_ms < horizon) ++n;
+      gone.assign(p.segments.begin(), p.segments.begin() + static_cast<std::ptrdiff_t>(n));
+      p.segments.erase(p.segments.begin(), p.segments.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+    if (gone.empty()) continue;
+    // Readers holding a segment keep its file open; unlinking only removes the name.
+    uint64_t records = 0;
+    for (const auto& seg : gone) {
+      records += seg->end_offset - seg->base;
+      std::error_code ec;
+      std::filesystem::remove(seg->file.path(), ec);
+      if (ec && !first_error) {
+        first_error = Error(Errc::kIo, "cannot delete " + seg->file.path() + ": " + ec.message());
+      }
+    }
+    if (Status s = embedded_log::sync_dir(p.dir); !s.ok() && !first_error) first_error = s.error();
+    deleted += gone.size();
+    segments_deleted_ += gone.size();
+    records_deleted_ += records;
+    options_.logger->info(
+        "{} log: partition {}: retention deleted {} segment(s), offsets {}..{} ({} records "
+        "older than {} ms); the log now starts at {}",
+        options_.name, p.id, gone.size(), gone.front()->base, gone.back()->end_offset - 1, records,
+        *options_.retention_ms, gone.back()->end_offset);
+  }
+  if (first_error) return *first_error;
+  return deleted;
+}
+
 Status EmbeddedLog::commit(const std::string& group, uint32_t partition_id, Offset next) {
   QIM_ASSIGN_OR_RETURN(Offset end, end_offset(partition_id));
   if (next > end) {
@@ -377,6 +447,12 @@ Result<std::optional<Offset>> EmbeddedLog::committed(const std::string& group, u
 
 void EmbeddedLog::close() {
   {
+    std::lock_guard lock(retention_mu_);
+    retention_stop_ = true;
+  }
+  retention_cv_.notify_all();
+  if (retention_.joinable()) retention_.join();
+  {
     std::lock_guard lock(queue_mu_);
     closing_ = true;
   }
@@ -390,7 +466,8 @@ void EmbeddedLog::close() {
 }
 
 EmbeddedLogStats EmbeddedLog::stats() const {
-  return EmbeddedLogStats{appends_.load(), batches_.load(), syncs_.load()};
+  return EmbeddedLogStats{appends_.load(), batches_.load(), syncs_.load(), segments_deleted_.load(),
+                          records_deleted_.load()};
 }
 
 }  // namespace qim

@@ -6,6 +6,10 @@
 //   <dir>/p<N>/<base>.log       segment files of partition N (frames: log/embedded/frame.h)
 //   <dir>/consumers/<group>.offsets   committed positions, replaced atomically
 //
+// With a retention period, whole sealed segments whose records are all older than it (by append time)
+// are deleted: at open, then every retention_check_interval. The active segment is never deleted, so a
+// partition keeps at least its latest records. A read below the new start is ExpiredCursor.
+//
 // Appends go through one writer thread that takes every append queued since its last batch, writes them,
 // fdatasyncs each touched segment once (group commit) and only then publishes the records to readers and
 // calls the callbacks: a reader never sees a record that a crash could take back, so a record's offset (and
@@ -36,14 +40,18 @@ struct EmbeddedLogOptions {
   uint32_t partitions = 1;   // fixed at creation; reopening with another count is a Config error
   uint64_t segment_bytes = 64ull << 20;
   size_t max_record_bytes = 1 << 20;
-  std::shared_ptr<const Clock> clock;      // append timestamps; SystemClock if null
+  std::shared_ptr<const Clock> clock;   // append timestamps and retention; SystemClock if null
+  std::optional<int64_t> retention_ms;  // nullopt: keep every record (QIM_OUTBOX_RETENTION_MS)
+  std::chrono::milliseconds retention_check_interval{60'000};
   std::shared_ptr<spdlog::logger> logger;  // recovery and failures; silent if null
 };
 
 struct EmbeddedLogStats {
-  uint64_t appends = 0;  // records made durable
-  uint64_t batches = 0;  // writer batches (group commits)
-  uint64_t syncs = 0;    // fdatasync calls on segments
+  uint64_t appends = 0;           // records made durable
+  uint64_t batches = 0;           // writer batches (group commits)
+  uint64_t syncs = 0;             // fdatasync calls on segments
+  uint64_t segments_deleted = 0;  // sealed segments deleted by retention
+  uint64_t records_deleted = 0;   // records in them
   double mean_batch() const { return batches ? static_cast<double>(appends) / batches : 0.0; }
 };
 
@@ -59,12 +67,15 @@ class EmbeddedLog final : public Log {
   uint32_t partition_count() const override { return options_.partitions; }
   // Errors (unknown partition, oversize record, closed log) also arrive through `done`.
   void append(uint32_t partition, std::string key, std::string value, AppendCallback done) override;
-  // Only durable records are returned. InvalidArgument for `from` beyond end_offset(); an empty vector
-  // after `wait`, or at once when the log is closing.
+  // Only durable records are returned. InvalidArgument for `from` beyond end_offset(); ExpiredCursor for
+  // `from` below start_offset() (deleted by retention); an empty vector after `wait`, or at once when the
+  // log is closing.
   Result<std::vector<LogRecord>> read(uint32_t partition, Offset from, size_t max,
                                       std::chrono::milliseconds wait) override;
   // The offset after the last durable record (Kafka's high watermark).
   Result<Offset> end_offset(uint32_t partition) override;
+  // The first offset still kept (retention moves it on).
+  Result<Offset> start_offset(uint32_t partition) override;
   // Any position up to end_offset() may be committed, also an earlier one (that is how a replay starts).
   Status commit(const std::string& group, uint32_t partition, Offset next) override;
   Result<std::optional<Offset>> committed(const std::string& group, uint32_t partition) override;
@@ -74,6 +85,11 @@ class EmbeddedLog final : public Log {
   // the destructor calls it.
   void close();
   EmbeddedLogStats stats() const;
+  // Deletes, in every partition, the sealed segments from the oldest on whose records are all older than
+  // the retention period (a newer segment stops it: the log stays contiguous); logs one line per partition
+  // that lost segments. Returns the number of segments deleted; 0 without a retention period. Io if a file
+  // cannot be removed (the segment is then already out of the log).
+  Result<uint64_t> enforce_retention();
 
  private:
   struct Pending {
@@ -115,8 +131,12 @@ class EmbeddedLog final : public Log {
   bool closing_ = false;        // guarded by queue_mu_
   std::atomic<bool> closed_for_readers_{false};
   std::thread writer_;
+  std::thread retention_;  // runs enforce_retention() every retention_check_interval
+  std::mutex retention_mu_;
+  std::condition_variable retention_cv_;
+  bool retention_stop_ = false;  // guarded by retention_mu_
 
-  std::atomic<uint64_t> appends_{0}, batches_{0}, syncs_{0};
+  std::atomic<uint64_t> appends_{0}, batches_{0}, syncs_{0}, segments_deleted_{0}, records_deleted_{0};
 };
 
 }  // namespace qim

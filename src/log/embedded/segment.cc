@@ -45,6 +45,7 @@ Result<ScanResult> scan_segment(Segment& seg, size_t max_body_bytes,
   QIM_ASSIGN_OR_RETURN(out.file_bytes, seg.file.size());
   out.end_offset = seg.base;
   seg.index.clear();
+  seg.max_timestamp_ms = 0;
   std::string buf;
   uint64_t buf_pos = 0;  // file position of buf[0]
   size_t at = 0;         // parse position inside buf
@@ -74,6 +75,7 @@ Result<ScanResult> scan_segment(Segment& seg, size_t max_body_bytes,
       break;
     }
     seg.note_frame(out.end_offset, pos);
+    seg.max_timestamp_ms = std::max(seg.max_timestamp_ms, v.record.timestamp_ms);
     out.end_offset++;
     out.records++;
     at += v.size;

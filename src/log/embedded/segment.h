@@ -29,8 +29,9 @@ struct Segment {
   uint64_t base = 0;  // offset of the first record
   File file;
   // Published state: bytes and records a reader may rely on (the writer publishes after fsync).
-  uint64_t size = 0;        // bytes of whole frames
-  uint64_t end_offset = 0;  // offset after the last record
+  uint64_t size = 0;             // bytes of whole frames
+  uint64_t end_offset = 0;       // offset after the last record
+  int64_t max_timestamp_ms = 0;  // the latest append time of its records (retention deletes by it)
   std::vector<IndexEntry> index;
 
   // The index entry at or before `offset` (the segment start if none).
@@ -53,7 +54,8 @@ struct ScanResult {
 };
 
 // Scans `seg` from the start, checking each frame's checksum and that offsets run on from seg.base, and
-// fills seg.index. `progress` is called now and then with bytes scanned (long scans show progress).
+// fills seg.index and seg.max_timestamp_ms. `progress` is called now and then with bytes scanned (long scans
+// show progress).
 Result<ScanResult> scan_segment(Segment& seg, size_t max_body_bytes,
                                 const std::function<void(uint64_t scanned, uint64_t total)>& progress);
 

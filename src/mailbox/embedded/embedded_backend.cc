@@ -24,7 +24,16 @@ namespace {
 
 using embedded::rocks_status;
 
-enum Family : size_t { kDefault, kIdentity, kFrontier, kEntries, kProofs, kLedger, kFamilyCount };
+enum Family : size_t {
+  kDefault,
+  kIdentity,
+  kFrontier,
+  kEntries,
+  kProofs,
+  kLedger,
+  kLedgerUsers,
+  kFamilyCount
+};
 
 // Registered (user, day) pairs are cached so the hot path does not read the ledger once per entry
 // (ADR-0022 keeps the same cache on Scylla). Only this process writes the ledger (RocksDB locks the
@@ -85,6 +94,7 @@ class EmbeddedBackend final : public StoreBackend {
         {rocksdb::kDefaultColumnFamilyName, {}},          {std::string(embedded::kIdentityFamily), {}},
         {std::string(embedded::kFrontierFamily), merged}, {std::string(embedded::kEntriesFamily), entries},
         {std::string(embedded::kProofsFamily), merged},   {std::string(embedded::kLedgerFamily), {}},
+        {std::string(embedded::kLedgerUsersFamily), {}},
     };
     std::vector<rocksdb::ColumnFamilyHandle*> handles;
     rocksdb::DB* db = nullptr;
@@ -235,6 +245,22 @@ class EmbeddedBackend final : public StoreBackend {
     return {};
   }
 
+  Result<std::vector<UserId>> list_ledger_users(ShardId shard, const std::string& after,
+                                                uint32_t limit) override {
+    counters_.reads++;
+    const std::string prefix = embedded::ledger_users_prefix(shard);
+    const std::string from = embedded::ledger_user_key(shard, after);
+    std::vector<UserId> out;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator({}, handles_[kLedgerUsers]));
+    for (it->Seek(from); it->Valid() && starts_with(it->key(), prefix) && out.size() < limit; it->Next()) {
+      if (view(it->key()) == from) continue;  // strictly after the cursor
+      out.push_back(UserId::unchecked(std::string(view(it->key()).substr(prefix.size()))));
+    }
+    QIM_RETURN_IF_ERROR(
+        rocks_status(it->status(), "list ledger users of shard " + std::to_string(shard.value)));
+    return out;
+  }
+
   // Removes identity rows past their 31-day expiry (reads already treat them as absent).
   Result<uint64_t> gc_completed_dispatches() override {
     // Scan without the identity lock so claims go on meanwhile; then, under it, delete only the rows
@@ -321,10 +347,16 @@ class EmbeddedBackend final : public StoreBackend {
       live.insert(std::upper_bound(live.begin(), live.end(), b), b);
     }
     for (const auto& [user_str, ledger] : changed) {
-      QIM_RETURN_IF_ERROR(
-          rocks_status(batch.Put(handles_[kLedger], embedded::ledger_key(UserId::unchecked(user_str)),
-                                 embedded::ledger_value(ledger)),
-                       "batch ledger"));
+      const UserId user = UserId::unchecked(user_str);
+      QIM_RETURN_IF_ERROR(rocks_status(
+          batch.Put(handles_[kLedger], embedded::ledger_key(user), embedded::ledger_value(ledger)),
+          "batch ledger"));
+      // Listed for the shard owner's sweep, on the same cache miss as the ledger row (an idempotent put).
+      counters_.inserts++;
+      QIM_RETURN_IF_ERROR(rocks_status(
+          batch.Put(handles_[kLedgerUsers],
+                    embedded::ledger_user_key(context_.shards.shard_of(user), user_str), rocksdb::Slice()),
+          "batch ledger user"));
     }
     return {};
   }

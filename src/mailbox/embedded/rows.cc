@@ -192,4 +192,14 @@ Result<RetentionLedger> decode_ledger(std::string_view value) {
   return ledger;
 }
 
+std::string ledger_users_prefix(ShardId shard) {
+  return frontier_prefix(shard);  // the same 4 big-endian bytes
+}
+
+std::string ledger_user_key(ShardId shard, std::string_view user) {
+  std::string k = ledger_users_prefix(shard);
+  k.append(user);
+  return k;
+}
+
 }  // namespace qim::embedded

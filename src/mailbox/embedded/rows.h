@@ -9,6 +9,7 @@
 //   entries   user | seq u64                            expires_ms | message (message_codec.h)
 //   proofs    user | day u64 | epoch u32                seq u64 (merge: monotonic max)
 //   ledger    user                                      trim u64 | bucket count u32 | day i64 ...
+//   ledger_users  shard u32 | user bytes                 (empty): the users of a shard with a ledger
 //
 // `user` is a length byte and the user id, so one user's rows never interleave with another's.
 
@@ -32,6 +33,7 @@ inline constexpr std::string_view kFrontierFamily = "frontier";
 inline constexpr std::string_view kEntriesFamily = "entries";
 inline constexpr std::string_view kProofsFamily = "proofs";
 inline constexpr std::string_view kLedgerFamily = "ledger";
+inline constexpr std::string_view kLedgerUsersFamily = "ledger_users";
 
 // A u64 as the 8 little-endian bytes the max merge operator combines (frontier offsets, proof seqs).
 std::string u64_value(uint64_t v);
@@ -67,5 +69,9 @@ std::string proof_key(const UserId& user, DayBucket day, Epoch epoch);
 std::string ledger_key(const UserId& user);
 std::string ledger_value(const RetentionLedger& ledger);
 Result<RetentionLedger> decode_ledger(std::string_view value);
+
+// The user's raw bytes follow the shard (no length byte), so a shard's users list in byte order.
+std::string ledger_users_prefix(ShardId shard);
+std::string ledger_user_key(ShardId shard, std::string_view user);
 
 }  // namespace qim::embedded

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <set>
 #include <tuple>
 
 namespace qim {
@@ -51,6 +52,9 @@ class MemoryBackend final : public StoreBackend {
         counters_.updates++;
         ledger.live_buckets.insert(
             std::upper_bound(ledger.live_buckets.begin(), ledger.live_buckets.end(), b), b);
+        if (ledger_users_[context_.shards.shard_of(e.user).value].insert(e.user.str()).second) {
+          counters_.inserts++;
+        }
       }
     }
     return {};
@@ -129,6 +133,19 @@ class MemoryBackend final : public StoreBackend {
     return {};
   }
 
+  Result<std::vector<UserId>> list_ledger_users(ShardId shard, const std::string& after,
+                                                uint32_t limit) override {
+    std::lock_guard lock(mu_);
+    counters_.reads++;
+    std::vector<UserId> out;
+    auto it = ledger_users_.find(shard.value);
+    if (it == ledger_users_.end()) return out;
+    for (auto u = it->second.upper_bound(after); u != it->second.end() && out.size() < limit; ++u) {
+      out.push_back(UserId::unchecked(*u));
+    }
+    return out;
+  }
+
   Result<uint64_t> gc_completed_dispatches() override { return uint64_t{0}; }
   OpCounters& counters() override { return counters_; }
 
@@ -153,6 +170,7 @@ class MemoryBackend final : public StoreBackend {
   std::map<std::pair<std::string, int64_t>, std::map<uint32_t, uint64_t>>
       proofs_;  // (user, day) -> epoch -> seq
   std::map<std::string, RetentionLedger> ledgers_;
+  std::map<uint32_t, std::set<std::string>> ledger_users_;  // shard -> users with a ledger
 };
 
 }  // namespace

@@ -69,16 +69,17 @@ class RedisBackend final : public StoreBackend {
     // server long), all calls for one instance in one pipeline: one round trip per instance.
     std::map<size_t, std::vector<ScriptCall>> batches;  // instance -> calls
     for (const auto& e : entries) {
-      auto& batch = batches[instance_index(context_.shards.shard_of(e.user))];
-      if (batch.empty() || batch.back().args.size() >= 1 + 3 * kEntriesPerScript) {
+      const ShardId user_shard = context_.shards.shard_of(e.user);
+      auto& batch = batches[instance_index(user_shard)];
+      if (batch.empty() || batch.back().args.size() >= 1 + 4 * kEntriesPerScript) {
         batch.push_back(ScriptCall{RedisScript::kPutEntries, {}, {std::to_string(ttl_ms)}});
       }
       ScriptCall& call = batch.back();
       const DayBucket day = day_bucket_of(e.message.server_time_ms);
       call.keys.insert(call.keys.end(), {keys_.index(e.user), keys_.values(e.user), keys_.ledger(e.user),
-                                         keys_.proof(e.user, day)});
-      call.args.insert(call.args.end(),
-                       {seq_hex(e.seq), encode_entry_value(e.message, expires), bucket_field(day)});
+                                         keys_.proof(e.user, day), keys_.ledger_users(user_shard)});
+      call.args.insert(call.args.end(), {seq_hex(e.seq), encode_entry_value(e.message, expires),
+                                         bucket_field(day), e.user.str()});
     }
     for (const auto& [index, batch] : batches) {
       RedisInstance& inst = *instances_[index];
@@ -215,6 +216,21 @@ class RedisBackend final : public StoreBackend {
     }
     QIM_RETURN_IF_ERROR(eval_one(of_user(user), call));
     return {};
+  }
+
+  Result<std::vector<UserId>> list_ledger_users(ShardId shard, const std::string& after,
+                                                uint32_t limit) override {
+    RedisInstance& inst = of_shard(shard);
+    counters_.reads++;
+    QIM_ASSIGN_OR_RETURN(RedisReply reply, run_one(inst, {"ZRANGEBYLEX", keys_.ledger_users(shard),
+                                                          after.empty() ? "-" : "(" + after, "+", "LIMIT",
+                                                          "0", std::to_string(limit)}));
+    if (reply.kind != RedisReply::Kind::kArray)
+      return unexpected(inst.endpoint(), "ZRANGEBYLEX ledger users");
+    std::vector<UserId> out;
+    out.reserve(reply.elements.size());
+    for (const auto& e : reply.elements) out.push_back(UserId::unchecked(e.str));
+    return out;
   }
 
   // Identities expire by their 31-day TTL; nothing else is kept per dispatch.

@@ -11,6 +11,7 @@
 //   {p}mv:{user}                       HASH: seq_hex(seq) -> u64 expiry ms + encode_message(...)
 //   {p}pf:{user}:{day}                 ZSET: the bucket proof, only the highest seq_hex kept
 //   {p}lg:{user}                       HASH: the ledger: "trim" -> seq_hex, "b{day}" -> "1" per live bucket
+//   {p}lu:{shard}                      ZSET: the users of the shard with a ledger, score 0 (byte order)
 //
 // mailbox_seq carries the epoch in its top 16 bits, so most seqs are above 2^53 and a ZSET score (a
 // double) would round them. Members are therefore fixed-width big-endian hex with score 0: Redis orders
@@ -49,6 +50,7 @@ class RedisKeys {
     return p_ + "pf:" + user.str() + ":" + std::to_string(day.value);
   }
   std::string ledger(const UserId& user) const { return p_ + "lg:" + user.str(); }
+  std::string ledger_users(ShardId shard) const { return p_ + "lu:" + std::to_string(shard.value); }
 
  private:
   std::string p_;

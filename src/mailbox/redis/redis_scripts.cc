@@ -101,20 +101,21 @@ return 1
 )lua";
 
 constexpr std::string_view kPutEntries = R"lua(
-local n = #KEYS / 4
-if n < 1 or #KEYS ~= 4 * n or #ARGV ~= 1 + 3 * n then
+local n = #KEYS / 5
+if n < 1 or #KEYS ~= 5 * n or #ARGV ~= 1 + 4 * n then
   return redis.error_reply('QIM_INVARIANT put_entries got ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
 local refreshed = {}
 for i = 1, n do
-  local index, values, ledger, proof = KEYS[4 * i - 3], KEYS[4 * i - 2], KEYS[4 * i - 1], KEYS[4 * i]
-  local hex, value, bucket = ARGV[3 * i - 1], ARGV[3 * i], ARGV[3 * i + 1]
+  local index, values, ledger, proof, users = KEYS[5 * i - 4], KEYS[5 * i - 3], KEYS[5 * i - 2], KEYS[5 * i - 1], KEYS[5 * i]
+  local hex, value, bucket, user = ARGV[4 * i - 2], ARGV[4 * i - 1], ARGV[4 * i], ARGV[4 * i + 1]
   redis.call('ZADD', index, 0, hex)
   redis.call('HSET', values, hex, value)
   -- the bucket proof keeps only its highest member: equal scores order bytewise, i.e. by seq
   redis.call('ZADD', proof, 0, hex)
   redis.call('ZREMRANGEBYRANK', proof, 0, -2)
-  redis.call('HSET', ledger, bucket, '1')
+  -- a bucket new to the ledger lists the user for the shard owner's sweep (once per user and day)
+  if redis.call('HSET', ledger, bucket, '1') == 1 then redis.call('ZADD', users, 0, user) end
   if not refreshed[index] then
     redis.call('PEXPIRE', index, ARGV[1])
     redis.call('PEXPIRE', values, ARGV[1])

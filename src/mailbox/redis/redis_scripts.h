@@ -23,8 +23,9 @@ enum class RedisScript : uint8_t {
   // returns 1 after writing, 0 if the new W equals the stored one. When the new W is of a higher epoch
   // than the stored one, the stored W goes into the history hash (field: its epoch) first.
   kWriteFrontier,
-  // KEYS: per entry its user's index, values, ledger and bucket proof keys. ARGV: key ttl ms, then per
-  // entry: seq hex, value, ledger bucket field. Entries of several users in one call: the instance is
+  // KEYS: per entry its user's index, values, ledger and bucket proof keys and its shard's ledger-users
+  // set. ARGV: key ttl ms, then per entry: seq hex, value, ledger bucket field, user id (listed in the
+  // set when the bucket is new to the ledger). Entries of several users in one call: the instance is
   // addressed directly, so any keys on it may meet in a script. Returns the number of entries upserted.
   kPutEntries,
   // KEYS: index, values. ARGV: lex min, lex max, limit, now ms. Returns [hex, value, ...] of at most

@@ -100,6 +100,11 @@ Status ScyllaFrontierBackend::prepare() {
       prepare_into(ledger_create_,
                    "INSERT INTO {ks}.mailbox_retention_meta (user_id, live_buckets, trim_seq) "
                    "VALUES (?, ?, ?) IF NOT EXISTS"));
+  QIM_RETURN_IF_ERROR(prepare_into(ledger_user_write_,
+                                   "INSERT INTO {ks}.mailbox_retention_user (shard, user_id) VALUES (?, ?)"));
+  QIM_RETURN_IF_ERROR(prepare_into(ledger_users_read_,
+                                   "SELECT user_id FROM {ks}.mailbox_retention_user WHERE shard = ? "
+                                   "AND user_id > ? LIMIT ?"));
   return prepare_into(ledger_sweep_,
                       "UPDATE {ks}.mailbox_retention_meta SET trim_seq = ?, live_buckets = live_buckets - ? "
                       "WHERE user_id = ? IF trim_seq = ? AND live_buckets = ?");
@@ -413,17 +418,45 @@ Status ScyllaFrontierBackend::register_bucket(const UserId& user, DayBucket buck
         cql::Rows added,
         lift(session_.execute(ledger_add_, Values().bigint_list(one).text(user.str()), lwt_options()),
              "register retention bucket"));
-    if (added.applied() == true) return {};
+    if (added.applied() == true) return list_ledger_user(user);
     counters_.lwts++;
     QIM_ASSIGN_OR_RETURN(
         cql::Rows created,
         lift(session_.execute(ledger_create_, Values().text(user.str()).bigint_list(one).bigint(0),
                               lwt_options()),
              "create retention ledger"));
-    if (created.applied() == true) return {};
+    if (created.applied() == true) return list_ledger_user(user);
   }
   return Error(Errc::kTransport, fmt::format("could not register retention bucket {} of {} after 3 attempts",
                                              bucket.value, user.str()));
+}
+
+// After the ledger registration, on the same once-per-(user, day) path: a plain idempotent insert. A
+// failure fails write_entries, so the record is replayed and the user listed before anything is visible.
+Status ScyllaFrontierBackend::list_ledger_user(const UserId& user) {
+  counters_.inserts++;
+  return done(session_.execute(ledger_user_write_,
+                               Values().int32(i32(context_.shards.shard_of(user).value)).text(user.str()),
+                               plain_options()),
+              "list retention user");
+}
+
+Result<std::vector<UserId>> ScyllaFrontierBackend::list_ledger_users(ShardId shard, const std::string& after,
+                                                                     uint32_t limit) {
+  counters_.reads++;
+  QIM_ASSIGN_OR_RETURN(
+      cql::Rows rows,
+      lift(session_.execute(ledger_users_read_,
+                            Values().int32(i32(shard.value)).text(after).int32(static_cast<int32_t>(limit)),
+                            plain_options()),
+           "list retention users"));
+  std::vector<UserId> out;
+  out.reserve(rows.size());
+  for (const cql::Row row : rows) {
+    QIM_ASSIGN_OR_RETURN(auto user, cell(row.get_text(0), "mailbox_retention_user.user_id"));
+    out.push_back(UserId::unchecked(std::string(user)));
+  }
+  return out;
 }
 
 }  // namespace qim::scylla

@@ -38,6 +38,8 @@ class ScyllaFrontierBackend : public StoreBackend {
   Result<std::optional<MailboxSeq>> read_bucket_proof(const UserId& user, DayBucket bucket) override;
   Status commit_sweep(const UserId& user, const RetentionLedger& seen, MailboxSeq new_trim,
                       std::span<const DayBucket> expired) override;
+  Result<std::vector<UserId>> list_ledger_users(ShardId shard, const std::string& after,
+                                                uint32_t limit) override;
   Result<uint64_t> gc_completed_dispatches() override { return uint64_t{0}; }  // TTL does it (ADR-0022 s3)
   OpCounters& counters() override { return counters_; }
 
@@ -69,11 +71,12 @@ class ScyllaFrontierBackend : public StoreBackend {
   Result<MailboxEntry> decode_entry(const UserId& user, const cql::Row& row) const;
   Status register_buckets(const ProofMap& proofs, int64_t now);
   Status register_bucket(const UserId& user, DayBucket bucket);
+  Status list_ledger_user(const UserId& user);
 
   LedgerCache cache_;
   cql::Prepared frontier_read_, frontier_list_, frontier_write_, identity_read_, identity_write_,
       entry_write_, entry_read_, proof_write_, proof_read_, ledger_read_, ledger_add_, ledger_create_,
-      ledger_sweep_;
+      ledger_sweep_, ledger_user_write_, ledger_users_read_;
 };
 
 }  // namespace qim::scylla

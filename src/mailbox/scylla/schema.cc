@@ -32,6 +32,10 @@ const std::vector<const char*> kTables = {
     // The per-user retention ledger: live day buckets and the trim. LWT only.
     R"(CREATE TABLE IF NOT EXISTS {ks}.mailbox_retention_meta (
          user_id text PRIMARY KEY, live_buckets set<bigint>, trim_seq bigint))",
+    // The users of a shard with a retention ledger, for the shard owner's sweep: written (plain, idempotent)
+    // with each ledger registration, paged in user_id order. Never deleted.
+    R"(CREATE TABLE IF NOT EXISTS {ks}.mailbox_retention_user (
+         shard int, user_id text, PRIMARY KEY (shard, user_id)))",
     R"(CREATE TABLE IF NOT EXISTS {ks}.qim_schema_version (component text PRIMARY KEY, version int))",
 };
 

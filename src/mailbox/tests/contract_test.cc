@@ -844,6 +844,44 @@ TEST_P(RetentionTest, SweepNeverSkipsABucketWithoutProof) {
   EXPECT_TRUE(fails_with(store().read_mailbox(MailboxQuery{bob_, seq_of(1, 11), 10}), Errc::kProofMissing));
 }
 
+// The shard owner's sweep finds its users through this listing: every user with a ledger, in id order,
+// paged by cursor, read through a fresh store; users of another shard are not listed.
+TEST_P(RetentionTest, RetentionUsersListTheShardsLedgers) {
+  ASSERT_TRUE(is_ok(materialise(record("d13", 13, {{carol_}}), 13, seq_of(1, 12))));
+  restart();
+  std::vector<std::string> expected = {alice_.str(), bob_.str(), carol_.str()};
+  std::sort(expected.begin(), expected.end());
+  const OpCounts before = ops();
+  auto all = store().list_retention_users(kShard, "", 10);
+  ASSERT_TRUE(is_ok(all));
+  EXPECT_EQ((ops() - before).reads, 1u) << "one listing is one read";
+  std::vector<std::string> got;
+  for (const auto& u : *all) got.push_back(u.str());
+  EXPECT_EQ(got, expected);
+
+  std::vector<std::string> paged;
+  std::string cursor;
+  for (int round = 0; round < 5; ++round) {
+    auto page = store().list_retention_users(kShard, cursor, 2);
+    ASSERT_TRUE(is_ok(page));
+    for (const auto& u : *page) paged.push_back(u.str());
+    if (page->size() < 2) break;
+    cursor = page->back().str();
+  }
+  EXPECT_EQ(paged, expected) << "pages follow the cursor, strictly after it";
+
+  auto other = store().list_retention_users(ShardId{1}, "", 10);
+  ASSERT_TRUE(is_ok(other));
+  EXPECT_TRUE(other->empty()) << "no user of shard 1 has a ledger";
+
+  // A sweep never unlists a user (a user whose ledger empties stays listed; its sweep finds nothing).
+  expire_first_day();
+  ASSERT_TRUE(is_ok(store().sweep_retention(alice_)));
+  auto after_sweep = store().list_retention_users(kShard, "", 10);
+  ASSERT_TRUE(is_ok(after_sweep));
+  EXPECT_EQ(after_sweep->size(), 3u);
+}
+
 TEST_P(RetentionTest, TtlExpiryOnlyWidensAGap) {
   SKIP_IF_LIMITED(no_clock_entry_ttl);
   // Past the first day's entry TTL (written at 01:00, live retention + 1 day), before its second.
@@ -974,6 +1012,9 @@ TEST_P(BadInputTest, ReadsAndHousekeeping) {
   EXPECT_TRUE(
       fails_with(store().dispatch_progress(kShard, Epoch{kMaxEpoch + 1}, id), Errc::kInvalidArgument));
   EXPECT_TRUE(fails_with(store().sweep_retention(UserId{}), Errc::kInvalidArgument));
+  EXPECT_TRUE(fails_with(store().list_retention_users(ShardId{2}, "", 10), Errc::kInvalidArgument));
+  EXPECT_TRUE(fails_with(store().list_retention_users(kShard, "", 0), Errc::kInvalidArgument));
+  EXPECT_TRUE(fails_with(store().list_retention_users(kShard, "", 1001), Errc::kInvalidArgument));
 }
 
 std::string fixture_name(const ::testing::TestParamInfo<BackendFixture>& info) {

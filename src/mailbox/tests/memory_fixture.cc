@@ -44,6 +44,10 @@ class BackendView final : public StoreBackend {
                       std::span<const DayBucket> expired) override {
     return t_.commit_sweep(user, seen, new_trim, expired);
   }
+  Result<std::vector<UserId>> list_ledger_users(ShardId shard, const std::string& after,
+                                                uint32_t limit) override {
+    return t_.list_ledger_users(shard, after, limit);
+  }
   Result<uint64_t> gc_completed_dispatches() override { return t_.gc_completed_dispatches(); }
   OpCounters& counters() override { return t_.counters(); }
 
