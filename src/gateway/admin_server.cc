@@ -34,9 +34,11 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
     auto q = target.find('?');
     std::string path(target.substr(0, q));
     std::string query(q == std::string_view::npos ? "" : target.substr(q + 1));
-    AdminResponse out = route(req.method_string(), path, query, req.body());
+    std::string allow;
+    AdminResponse out = route(req.method_string(), path, query, req.body(), allow);
     auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(out.status), 11);
     res->set(http::field::server, "qim-admin");
+    if (!allow.empty()) res->set(http::field::allow, allow);
     res->set(http::field::content_type,
              path == "/metrics" ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain; charset=utf-8");
     res->keep_alive(false);
@@ -48,17 +50,23 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
     });
   }
 
+  // The answer to one request. A known path asked with another method is 405 with `allow` set to the
+  // methods it takes (RFC 9110 section 15.5.6), so a POST to a read-only route never looks like success.
   AdminResponse route(beast::string_view method, const std::string& path, const std::string& query,
-                      const std::string& body) {
-    if (path == "/healthz") return {200, "ok\n"};
-    if (path == "/metrics") return {200, (*metrics_)()};
-    bool path_known = false;
+                      const std::string& body, std::string& allow) {
+    if (path == "/healthz" || path == "/metrics") {
+      if (method != "GET") {
+        allow = "GET";
+        return {405, "method not allowed: " + path + " takes GET\n"};
+      }
+      return path == "/healthz" ? AdminResponse{200, "ok\n"} : AdminResponse{200, (*metrics_)()};
+    }
     for (const auto& r : *routes_) {
       if (r.path != path) continue;
-      path_known = true;
       if (method == r.method) return r.handler(query, body);
+      if (allow.find(r.method) == std::string::npos) allow += (allow.empty() ? "" : ", ") + r.method;
     }
-    if (path_known) return {405, "method not allowed\n"};
+    if (!allow.empty()) return {405, "method not allowed: " + path + " takes " + allow + "\n"};
     return {404, "not found: " + path + "\n"};
   }
 

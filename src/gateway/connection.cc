@@ -74,7 +74,8 @@ void Connection::on_upgrade_request(beast::error_code ec) {
   ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
   ws_.set_option(websocket::stream_base::decorator(
       [](websocket::response_type& res) { res.set(http::field::server, "qim-gateway"); }));
-  ws_.read_message_max(ctx_.options.max_frame_bytes);
+  // The frame size is enforced by do_read, not by Beast: Beast's own refusal closes with a bare 1009.
+  ws_.read_message_max(0);
   ws_.async_accept(upgrade_->release(),
                    [self = shared_from_this()](beast::error_code ec) { self->on_accept(ec); });
 }
@@ -96,6 +97,7 @@ void Connection::refuse_upgrade(http::status status, std::string why) {
 void Connection::on_accept(beast::error_code ec) {
   if (ec) return;
   accepted_ = true;
+  ws_.next_layer().start_frames();
   ctx_.metrics.connections.Increment();
   ctx_.metrics.connections_total.Increment();
   ctx_.registry.add_open(id_, shared_from_this());
@@ -110,35 +112,70 @@ void Connection::on_accept(beast::error_code ec) {
 }
 
 void Connection::do_read() {
-  ws_.async_read(in_, [self = shared_from_this()](beast::error_code ec, size_t n) { self->on_read(ec, n); });
+  // One message is read piece by piece, never more than one byte over the frame limit: then it is refused
+  // with a reason (Beast's read_message_max would close with a bare 1009).
+  const size_t room = ctx_.options.max_frame_bytes + 1 - std::min(in_.size(), ctx_.options.max_frame_bytes);
+  ws_.async_read_some(in_, room,
+                      [self = shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
 }
 
-void Connection::on_read(beast::error_code ec, size_t bytes) {
+void Connection::on_read(beast::error_code ec) {
   if (ec) {
-    // Closed by the peer, by us, or refused by Beast (e.g. a frame over read_message_max: close 1009).
+    // Closed by the peer, by us, or by Beast after a protocol error (its close frame got a reason from
+    // CloseReasonStream).
     auth_timer_.cancel();
     return;
   }
   if (input_closed_) return;
+  if (in_.size() > ctx_.options.max_frame_bytes) {
+    in_.consume(in_.size());
+    ctx_.metrics.frames_in.Increment();
+    close_after_flush(websocket::close_code::too_big,
+                      "frame over " + std::to_string(ctx_.options.max_frame_bytes) + " bytes");
+    return;
+  }
+  if (!ws_.is_message_done()) {
+    do_read();
+    return;
+  }
   std::string text = beast::buffers_to_string(in_.data());
-  in_.consume(bytes);
+  in_.consume(in_.size());
+  handle_message(std::move(text));
+  if (!input_closed_) do_read();
+}
+
+void Connection::handle_message(std::string text) {
   ctx_.metrics.frames_in.Increment();
   if (!bucket_.take(Clock::now())) {
+    // Dropped unread; its ref is looked for only in a small frame, so a flood stays cheap.
     send_error(
-        "", WireCode::kRateLimited,
+        ws_.got_text() ? ctx_.parsers.take()->peek_ref(text) : std::string(), WireCode::kRateLimited,
         "over " + std::to_string(ctx_.options.max_frames_per_second) + " frames per second; frame dropped");
   } else if (!ws_.got_text()) {
-    send_error("", WireCode::kBadFrame, "binary frames are not part of the protocol; send JSON text frames");
-    if (!principal_) close_after_flush(websocket::close_code::policy_error, "the first frame must be AUTH");
+    if (!principal_) {
+      refuse_before_auth("", "a binary frame");
+    } else {
+      send_error("", WireCode::kBadFrame,
+                 "binary frames are not part of the protocol; send JSON text frames");
+    }
   } else {
     handle_frame(text);
   }
-  if (!input_closed_) do_read();
+}
+
+void Connection::refuse_before_auth(const std::string& ref, std::string_view what) {
+  send_error(ref, WireCode::kUnauthenticated, "the first frame must be AUTH, not " + std::string(what));
+  close_after_flush(websocket::close_code::policy_error, "the first frame must be AUTH");
 }
 
 void Connection::handle_frame(std::string_view text) {
   auto parsed = ctx_.parsers.take()->parse(text, FrameLimits{ctx_.options.max_body_bytes});
   if (auto* err = std::get_if<FrameError>(&parsed)) {
+    // Before AUTH only a refused AUTH frame hears its own error; anything else is UNAUTHENTICATED.
+    if (!principal_ && !err->auth) {
+      refuse_before_auth(err->ref, "a refused frame (" + err->message + ")");
+      return;
+    }
     send_error(err->ref, err->code, err->message);
     if (!principal_) close_after_flush(websocket::close_code::policy_error, "the first frame must be AUTH");
     return;
@@ -149,8 +186,7 @@ void Connection::handle_frame(std::string_view text) {
     return;
   }
   if (!principal_) {
-    send_error(frame.ref, WireCode::kUnauthenticated, "the first frame must be AUTH");
-    close_after_flush(websocket::close_code::policy_error, "the first frame must be AUTH");
+    refuse_before_auth(frame.ref, "another frame");
     return;
   }
   if (ctx_.deps.clock->now_ms() >= principal_->expires_at_ms) {

@@ -4,9 +4,9 @@
 // gateway's pool and post their answer back; SEND acknowledgements come back from the log's callback the
 // same way, so every write happens on the strand.
 //
-// Bounds: frame size (read_message_max: a larger frame closes with 1009), frame rate (token bucket: a
-// frame over it gets RATE_LIMITED), outbound queue (over it the connection is closed with 1013 and the
-// client SYNCs from its cursor), AUTH within auth_timeout_ms.
+// Bounds: frame size (read piece by piece up to max_frame_bytes: a larger frame closes with 1009 and a
+// reason), frame rate (token bucket: a frame over it gets RATE_LIMITED with its ref), outbound queue (over it
+// the connection is closed with 1013 and the client SYNCs from its cursor), AUTH within auth_timeout_ms.
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -21,6 +21,7 @@
 #include <string>
 
 #include "auth/token.h"
+#include "gateway/close_reason_stream.h"
 #include "gateway/protocol/client_frame.h"
 #include "gateway/send_dedup.h"
 #include "gateway/token_bucket.h"
@@ -44,14 +45,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void shutdown(std::string reason);
 
  private:
-  using Ws = boost::beast::websocket::stream<boost::beast::tcp_stream>;
+  using Ws = boost::beast::websocket::stream<CloseReasonStream>;
   using Clock = std::chrono::steady_clock;
 
   void on_upgrade_request(boost::beast::error_code ec);
   void refuse_upgrade(boost::beast::http::status status, std::string why);
   void on_accept(boost::beast::error_code ec);
   void do_read();
-  void on_read(boost::beast::error_code ec, size_t bytes);
+  void on_read(boost::beast::error_code ec);
+  void handle_message(std::string text);
   void handle_frame(std::string_view text);
   void handle_auth(const std::string& ref, const AuthFrame& f);
   void handle_send(const std::string& ref, SendFrame f);
@@ -63,6 +65,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void run_blocking(std::function<std::string()> read);
 
   void send_error(const std::string& ref, WireCode code, std::string_view message);
+  // UNAUTHENTICATED naming what came instead of AUTH, then a close (1008).
+  void refuse_before_auth(const std::string& ref, std::string_view what);
   void enqueue(std::shared_ptr<const std::string> frame);
   void write_next();
   void close_after_flush(boost::beast::websocket::close_code code, std::string reason);

@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <charconv>
+#include <unordered_set>
 
 namespace qim {
 
@@ -155,13 +156,62 @@ Parsed read_frame(const object& o, const FrameLimits& limits) {
   std::string_view type;
   if (o.at_key("type").get(t) != simdjson::SUCCESS || t.get_string().get(type) != simdjson::SUCCESS)
     return FrameError{WireCode::kBadFrame, "a frame needs a string field 'type'", {}};
-  if (type == "AUTH") return read_auth(o);
+  if (type == "AUTH") {
+    auto auth = read_auth(o);
+    if (auto* e = std::get_if<FrameError>(&auth)) e->auth = true;
+    return auth;
+  }
   if (type == "SEND") return read_send(o, limits);
   if (type == "SYNC") return read_sync(o);
   if (type == "HISTORY") return read_history(o);
   if (type == "PING") return ClientFrame{{}, PingFrame{}};
   std::string shown(type.substr(0, 32));
   return FrameError{WireCode::kUnknownType, "unknown frame type '" + shown + "'", {}};
+}
+
+// The DOM parser refuses a number that does not fit in 64 bits as a whole-document error. This second,
+// bounded pass (the frame is already within max_frame_bytes) finds the top-level field holding it, so the
+// client hears which field is wrong rather than "not valid JSON", and reads the frame's ref on the way.
+// `field` stays empty when no top-level field holds the number.
+struct BadNumber {
+  std::string field;
+  std::string ref;
+};
+BadNumber find_bad_number(std::string_view text) {
+  BadNumber out;
+  simdjson::padded_string padded(text);
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document doc;
+  simdjson::ondemand::object o;
+  if (parser.iterate(padded).get(doc) != simdjson::SUCCESS || doc.get_object().get(o) != simdjson::SUCCESS)
+    return out;
+  for (auto field : o) {
+    std::string_view key;
+    simdjson::ondemand::value value;
+    simdjson::ondemand::json_type type;
+    if (field.unescaped_key().get(key) != simdjson::SUCCESS ||
+        field.value().get(value) != simdjson::SUCCESS || value.type().get(type) != simdjson::SUCCESS)
+      break;
+    if (key == "ref" && type == simdjson::ondemand::json_type::string) {
+      std::string_view ref;
+      if (value.get_string().get(ref) == simdjson::SUCCESS && ref.size() <= kMaxRefBytes) out.ref = ref;
+      continue;
+    }
+    if (type != simdjson::ondemand::json_type::number || !out.field.empty()) continue;
+    simdjson::ondemand::number n;
+    if (value.get_number().get(n) != simdjson::SUCCESS) out.field = std::string(key.substr(0, 32));
+  }
+  return out;
+}
+
+// The first top-level key that appears more than once. Two JSON parsers may disagree on which of two
+// `to` fields counts (first or last), so a frame with a repeated key is refused rather than guessed at.
+std::optional<std::string_view> repeated_key(const object& o) {
+  std::unordered_set<std::string_view> seen;
+  for (auto field : o) {
+    if (!seen.insert(field.key).second) return field.key;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -176,15 +226,29 @@ FrameParser::~FrameParser() = default;
 std::variant<ClientFrame, FrameError> FrameParser::parse(std::string_view text, const FrameLimits& limits) {
   element root;
   // parse() copies into its padded buffer when needed; it validates UTF-8 and nesting depth itself.
-  if (impl_->parser.parse(text.data(), text.size()).get(root) != simdjson::SUCCESS)
+  if (auto err = impl_->parser.parse(text.data(), text.size()).get(root); err != simdjson::SUCCESS) {
+    if (err == simdjson::NUMBER_ERROR || err == simdjson::NUMBER_OUT_OF_RANGE) {
+      BadNumber bad = find_bad_number(text);
+      if (!bad.field.empty()) {
+        return FrameError{
+            WireCode::kInvalidArgument,
+            "field " + quoted(std::string_view(bad.field)) + " holds a number that does not fit in 64 bits",
+            bad.ref};
+      }
+    }
+    if (err == simdjson::UTF8_ERROR)
+      return FrameError{WireCode::kBadFrame, "the frame is not valid UTF-8", {}};
     return FrameError{WireCode::kBadFrame, "the frame is not valid JSON", {}};
+  }
   object o;
   if (root.get_object().get(o) != simdjson::SUCCESS)
     return FrameError{WireCode::kBadFrame, "a frame must be a JSON object", {}};
 
+  // A repeated "ref" makes the ref itself ambiguous: then the error carries none.
   std::string ref;
+  const auto repeated = repeated_key(o);
   element r;
-  if (o.at_key("ref").get(r) == simdjson::SUCCESS) {
+  if (repeated != "ref" && o.at_key("ref").get(r) == simdjson::SUCCESS) {
     std::string_view s;
     if (r.get_string().get(s) != simdjson::SUCCESS || s.size() > kMaxRefBytes) {
       return FrameError{WireCode::kInvalidArgument,
@@ -193,9 +257,25 @@ std::variant<ClientFrame, FrameError> FrameParser::parse(std::string_view text, 
     }
     ref = std::string(s);
   }
-  auto parsed = read_frame(o, limits);
+  auto parsed = repeated ? Parsed(FrameError{WireCode::kInvalidArgument,
+                                             "field " + quoted(repeated->substr(0, 32)) +
+                                                 " appears more than once; every key must be unique",
+                                             {}})
+                         : read_frame(o, limits);
   std::visit([&](auto& f) { f.ref = ref; }, parsed);
   return parsed;
+}
+
+std::string FrameParser::peek_ref(std::string_view text) {
+  if (text.size() > kMaxPeekBytes) return {};
+  element root;
+  object o;
+  if (impl_->parser.parse(text.data(), text.size()).get(root) != simdjson::SUCCESS ||
+      root.get_object().get(o) != simdjson::SUCCESS || repeated_key(o) == "ref")
+    return {};
+  std::string_view s;
+  if (o.at_key("ref").get_string().get(s) != simdjson::SUCCESS || s.size() > kMaxRefBytes) return {};
+  return std::string(s);
 }
 
 }  // namespace qim

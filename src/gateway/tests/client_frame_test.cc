@@ -88,6 +88,41 @@ TEST_F(ClientFrameTest, ASenderFieldIsRefusedNotIgnored) {
             WireCode::kForbidden);
 }
 
+TEST_F(ClientFrameTest, ANumberBeyond64BitsIsAnInvalidArgumentNamingTheField) {
+  auto after = error(R"({"type":"SYNC","ref":"r","after":18446744073709551616})");
+  EXPECT_EQ(after.code, WireCode::kInvalidArgument) << after.message;
+  EXPECT_NE(after.message.find("'after'"), std::string::npos) << after.message;
+  EXPECT_EQ(after.ref, "r");
+  auto before = error(R"({"type":"HISTORY","conversation":"d:a:b","before":-99999999999999999999})");
+  EXPECT_EQ(before.code, WireCode::kInvalidArgument) << before.message;
+  EXPECT_NE(before.message.find("'before'"), std::string::npos) << before.message;
+  // A number nobody can place is still a bad frame.
+  EXPECT_EQ(error(R"({"type":"PING","x":[18446744073709551616]})").code, WireCode::kBadFrame);
+}
+
+TEST_F(ClientFrameTest, ARepeatedKeyIsRefusedNamingTheKey) {
+  auto to = error(R"({"type":"SEND","ref":"r","client_msg_id":"c","to":"b","to":"mallory","body":"x"})");
+  EXPECT_EQ(to.code, WireCode::kInvalidArgument);
+  EXPECT_NE(to.message.find("'to'"), std::string::npos) << to.message;
+  EXPECT_EQ(to.ref, "r");
+  EXPECT_EQ(error(R"({"type":"PING","type":"SEND"})").code, WireCode::kInvalidArgument);
+  auto ref = error(R"({"type":"PING","ref":"a","ref":"b"})");
+  EXPECT_EQ(ref.code, WireCode::kInvalidArgument);
+  EXPECT_EQ(ref.ref, "");  // which ref would it be?
+  // The same key in a nested (ignored) object is not a repeat at the top level.
+  EXPECT_TRUE(std::holds_alternative<PingFrame>(frame(R"({"type":"PING","x":{"k":1},"y":{"k":2}})").body));
+}
+
+TEST_F(ClientFrameTest, PeekRefReadsTheRefOfSmallFramesOnly) {
+  EXPECT_EQ(parser_.peek_ref(R"({"type":"SEND","ref":"s9","body":"x"})"), "s9");
+  EXPECT_EQ(parser_.peek_ref(R"({"type":"PING"})"), "");
+  EXPECT_EQ(parser_.peek_ref(R"({"ref":7})"), "");
+  EXPECT_EQ(parser_.peek_ref(R"({"ref":"a","ref":"b"})"), "");
+  EXPECT_EQ(parser_.peek_ref("not json"), "");
+  std::string big = R"({"ref":"big","pad":")" + std::string(kMaxPeekBytes, 'x') + R"("})";
+  EXPECT_EQ(parser_.peek_ref(big), "");
+}
+
 TEST_F(ClientFrameTest, DeeplyNestedInputIsAnErrorNotACrash) {
   std::string deep(100000, '[');
   EXPECT_EQ(error(deep).code, WireCode::kBadFrame);
