@@ -239,9 +239,10 @@ void ShardWorker::recover_after_failure(const Error& error) {
     if (auto visible = rebuild_visible(covered); visible) {
       notifier_->entries_visible(options_.shard, before, w_, *visible);
     } else {
-      logger_.warn("shard {}: cannot tell which entries the frontier move {} -> {} made visible; reporting "
-                   "the range as unknown (clients SYNC)",
-                   options_.shard.value, before.to_string(), w_.to_string());
+      logger_.warn(
+          "shard {}: cannot tell which entries the frontier move {} -> {} made visible; reporting "
+          "the range as unknown (clients SYNC)",
+          options_.shard.value, before.to_string(), w_.to_string());
       notifier_->range_unknown(options_.shard, before, w_);
     }
   }
