@@ -135,6 +135,14 @@ std::string Pipeline::prometheus() const {
     family("qim_fanout_dispatches_total", "counter", "Dispatch records appended", {{"", f.dispatches}});
     family("qim_fanout_skipped_total", "counter", "Outbox records fanout could not use", {{"", f.skipped}});
   }
+  if (fan_in_) {
+    family("qim_delivery_dropped_entries_total", "counter",
+           "Visible entries the notification queue could not hand on (their ranges went on as unknown)",
+           {{"", fan_in_->dropped_entries()}});
+    family("qim_delivery_unknown_ranges_total", "counter",
+           "Frontier ranges handed to the gateway as unknown (its clients were told to SYNC)",
+           {{"", fan_in_->unknown_ranges_delivered()}});
+  }
   if (archiver_) {
     family("qim_archiver_messages_total", "counter", "Messages written to history",
            {{"", archiver_->metrics().messages}});

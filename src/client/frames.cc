@@ -135,7 +135,9 @@ Result<ServerFrame> parse_server_frame(std::string_view text) {
   f.duplicate = boolean(o, "duplicate");
   read_entries(o, "entries", f.entries);
   read_entries(o, "messages", f.entries);
+  f.from = u64(o, "from");
   f.frontier = u64(o, "frontier").value_or(0);
+  f.reason = str(o, "reason");
   f.trim = u64(o, "trim").value_or(0);
   f.gap_through = u64(o, "gap_through");
   f.more = boolean(o, "more");

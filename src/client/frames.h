@@ -36,7 +36,7 @@ struct Entry {
 };
 
 struct ServerFrame {
-  std::string type;  // AUTH_OK, SEND_ACK, DELIVER, SYNC_PAGE, HISTORY_PAGE, ERROR, PONG
+  std::string type;  // AUTH_OK, SEND_ACK, DELIVER, SYNC_NEEDED, SYNC_PAGE, HISTORY_PAGE, ERROR, PONG
   std::string ref;
   std::string raw;  // the frame's JSON text
   // ERROR
@@ -54,7 +54,11 @@ struct ServerFrame {
   bool duplicate = false;
   // DELIVER, SYNC_PAGE (entries), HISTORY_PAGE (messages, as entries with seq 0)
   std::vector<Entry> entries;
-  uint64_t frontier = 0;
+  // DELIVER: the frame holds every entry of the mailbox in (from, frontier]; absent from an older server.
+  std::optional<uint64_t> from;
+  uint64_t frontier = 0;  // DELIVER, SYNC_PAGE
+  // SYNC_NEEDED
+  std::string reason;
   uint64_t trim = 0;
   std::optional<uint64_t> gap_through;
   bool more = false;

@@ -29,10 +29,11 @@ struct ListenRequest {
   std::optional<uint64_t> count;     // stop after this many messages (synced and pushed together)
   std::chrono::seconds timeout{60};  // stop after this long in any case
 };
-// SYNCs from `after` until `more` is false, then prints pushed DELIVER entries as they come (in pull
-// mode it polls SYNC instead), skipping entries at or below the cursor. Ends with "cursor=<seq>", the
-// highest seq printed (or `after`), for a later `listen --after`. Returns 3 if `count` was set and not
-// reached before the timeout.
+// The client loop of docs/protocol.md (client::MailboxFollower): SYNCs from `after` until `more` is
+// false, then prints pushed DELIVER entries as they come, SYNCing again when a push does not continue
+// what was printed or the gateway sends SYNC_NEEDED (in pull mode it polls SYNC instead); every entry is
+// printed once, in seq order. Ends with "cursor=<seq>", the highest seq printed (or `after`), for a later
+// `listen --after`. Returns 3 if `count` was set and not reached before the timeout.
 int run_listen(const ListenRequest& r, std::ostream& out, std::ostream& err);
 
 struct HistoryRequest {

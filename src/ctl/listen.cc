@@ -1,6 +1,7 @@
 #include <ostream>
 #include <thread>
 
+#include "client/mailbox_feed.h"
 #include "ctl/commands.h"
 #include "ctl/format.h"
 
@@ -12,91 +13,54 @@ using Clock = std::chrono::steady_clock;
 // How often pull mode asks again; pushes make this unnecessary in the other modes.
 constexpr std::chrono::milliseconds kPullInterval{500};
 
-// The client's loop of docs/protocol.md: keep the highest seq seen, print only what is above it.
-class Listener {
- public:
-  Listener(const ListenRequest& r, client::Client& c, std::ostream& out)
-      : r_(r), client_(c), out_(out), cursor_(r.after) {}
-
-  uint64_t cursor() const { return cursor_; }
-  uint64_t printed() const { return printed_; }
-  bool done() const { return r_.count && printed_ >= *r_.count; }
-
-  // Prints the entries above the cursor until `count` is reached; the rest are left for a later resume.
-  void take(const std::vector<client::Entry>& entries) {
-    for (const auto& e : entries) {
-      if (done()) return;
-      if (e.seq <= cursor_) continue;  // a push and a SYNC page may overlap
-      out_ << entry_line(e) << '\n' << std::flush;
-      cursor_ = e.seq;
-      ++printed_;
-    }
-  }
-
-  // SYNC from the cursor until `more` is false (or `count` is reached).
-  Status catch_up() {
-    while (!done()) {
-      QIM_ASSIGN_OR_RETURN(auto page, client_.sync(cursor_));
-      take(page.entries);
-      if (!page.more || page.entries.empty()) return ok_status();
-    }
-    return ok_status();
-  }
-
-  // The next pushed DELIVER (or unsolicited ERROR, e.g. an expired token) within `wait`; Timeout if none.
-  Status next_push(std::chrono::milliseconds wait) {
-    auto frame = client_.wait_for(
-        [](const client::ServerFrame& f) {
-          return f.type == "DELIVER" || (f.type == "ERROR" && f.ref.empty());
-        },
-        wait);
-    if (!frame.ok()) return frame.error();
-    if (frame->type == "ERROR") return Error(Errc::kTransport, frame->code + ": " + frame->message);
-    take(frame->entries);
-    return ok_status();
-  }
-
- private:
-  const ListenRequest& r_;
-  client::Client& client_;
-  std::ostream& out_;
-  uint64_t cursor_;
-  uint64_t printed_ = 0;
-};
-
 std::chrono::milliseconds until(Clock::time_point deadline) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
 }
 
 }  // namespace
 
+// The client loop of docs/protocol.md (client::MailboxFollower): SYNC from the cursor, then pushes, with a
+// SYNC again whenever a push does not continue what was shown or the gateway says SYNC_NEEDED.
 int run_listen(const ListenRequest& r, std::ostream& out, std::ostream& err) {
   const auto deadline = Clock::now() + r.timeout;
   auto session = open_session(r.connection);
   if (!session.ok()) return fail(err, session.error());
   const std::string mode = session->auth_ok.delivery;
-  Listener listener(r, *session->client, out);
-  // The cursor is printed on every way out, so a later `listen --after` resumes after what was shown.
+  client::MailboxFeed::Options options;
+  options.cursor = r.after;
+  options.sync_allowed = mode != "push";  // push mode refuses SYNC: there is nothing to catch up from
+  client::MailboxFollower follower(*session->client, options);
+  uint64_t cursor = r.after;  // the last seq printed: a later `listen --after` resumes after it
+  uint64_t printed = 0;
+  auto done = [&] { return r.count && printed >= *r.count; };
   auto finish = [&](int code) {
-    out << "cursor=" << listener.cursor() << '\n';
+    out << "cursor=" << cursor << '\n';
     return code;
   };
 
-  if (mode != "push") {  // push mode refuses SYNC: there is nothing to catch up from
-    if (auto s = listener.catch_up(); !s.ok()) return finish(fail(err, "sync", s.error()));
-  }
-  while (!listener.done() && until(deadline).count() > 0) {
-    if (mode == "pull") {
+  follower.start();
+  while (!done() && until(deadline).count() > 0) {
+    if (mode == "pull" && !follower.feed().syncing()) {
       std::this_thread::sleep_for(std::min(kPullInterval, until(deadline)));
-      if (auto s = listener.catch_up(); !s.ok()) return finish(fail(err, "sync", s.error()));
+      follower.resync();
       continue;
     }
-    auto s = listener.next_push(until(deadline));
-    if (!s.ok() && s.error().code() != Errc::kTimeout) return finish(fail(err, "listen", s.error()));
+    auto shown = follower.next(until(deadline));
+    if (!shown.ok()) {
+      if (shown.error().code() == Errc::kTimeout) continue;
+      return finish(fail(err, "listen", shown.error()));
+    }
+    // Entries beyond `count` are left for a later resume from the printed cursor.
+    for (const auto& e : *shown) {
+      if (done()) break;
+      out << entry_line(e) << '\n' << std::flush;
+      cursor = e.seq;
+      ++printed;
+    }
   }
-  if (r.count && !listener.done()) {
-    err << "qimctl: listen timed out after " << r.timeout.count() << " s with " << listener.printed()
-        << " of " << *r.count << " messages\n";
+  if (r.count && !done()) {
+    err << "qimctl: listen timed out after " << r.timeout.count() << " s with " << printed << " of "
+        << *r.count << " messages\n";
     return finish(3);
   }
   return finish(0);

@@ -1,13 +1,19 @@
 #pragma once
 // The in-process fan-in of delivery notifications: every shard worker reports here, and one delivery thread
-// hands the batches, in the order they arrived, to the downstream notifiers (the gateway's, in `qim up`).
-// A worker therefore never waits on a slow gateway: past `max_queued_entries` a batch is dropped and
-// counted instead, which is safe because pushes are best effort (a client that misses one SYNCs).
+// hands the reports, in the order they arrived, to the downstream notifiers (the gateway's, in `qim up`).
+// A worker therefore never waits on a slow gateway. Past `max_queued_entries` a report's entries are
+// dropped, but never silently: the dropped ranges of a shard collapse into one "range unknown" report at
+// the place in that shard's chain where they belong, so the downstream still sees every move of every
+// shard's frontier, in order, and knows which ones it cannot push (its clients SYNC).
+//
+// Memory stays bounded: queued entries are at most `max_queued_entries` (a report without entries counts
+// as one), and a shard has at most one collapsed marker behind each of its queued reports.
 
 #include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "delivery/notifier.h"
@@ -23,31 +29,41 @@ class FanInNotifier final : public DeliveryNotifier {
   FanInNotifier(const FanInNotifier&) = delete;
   FanInNotifier& operator=(const FanInNotifier&) = delete;
 
-  void entries_visible(ShardId shard, MailboxSeq frontier, std::span<const MailboxEntry> entries) override;
+  // Thread-safe; never blocks on the downstream.
+  void entries_visible(ShardId shard, MailboxSeq from, MailboxSeq to,
+                       std::span<const MailboxEntry> entries) override;
+  void range_unknown(ShardId shard, MailboxSeq from, MailboxSeq to) override;
   // Returns once everything queued before the call has been handed downstream.
   void flush();
 
   uint64_t delivered_entries() const;
-  uint64_t dropped_entries() const;
+  uint64_t dropped_entries() const;           // entries not handed on (their ranges went on as unknown)
+  uint64_t unknown_ranges_delivered() const;  // "range unknown" reports handed downstream
 
  private:
-  struct Batch {
+  struct Item {
     ShardId shard;
-    MailboxSeq frontier;
+    MailboxSeq from, to;
+    bool unknown = false;
     std::vector<MailboxEntry> entries;
   };
+  void push_locked(Item item);
   void run();
 
   std::vector<DeliveryNotifier*> downstream_;
   size_t max_queued_entries_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Batch> queue_;
+  std::deque<Item> queue_;
+  uint64_t popped_ = 0;  // items taken off the front so far: item number n sits at queue_[n - popped_]
+  // Per shard, the number of its last queued item (to extend a trailing "range unknown" marker).
+  std::unordered_map<uint32_t, uint64_t> last_item_;
   size_t queued_entries_ = 0;
-  bool busy_ = false;  // the thread is handing a batch downstream
+  bool busy_ = false;  // the thread is handing an item downstream
   bool stopping_ = false;
   uint64_t delivered_ = 0;
   uint64_t dropped_ = 0;
+  uint64_t unknown_delivered_ = 0;
   std::thread thread_;
 };
 

@@ -16,14 +16,24 @@ MailboxEntry entry(const std::string& user, uint64_t seq) {
   return e;
 }
 
+MailboxSeq seq(uint64_t raw) {
+  return MailboxSeq::from_raw(raw);
+}
+
 class Recorder final : public DeliveryNotifier {
  public:
-  void entries_visible(ShardId shard, MailboxSeq frontier, std::span<const MailboxEntry> entries) override {
+  void entries_visible(ShardId shard, MailboxSeq, MailboxSeq to,
+                       std::span<const MailboxEntry> entries) override {
     std::lock_guard lock(mu);
-    for (const auto& e : entries) seen.push_back({shard.value, frontier.raw(), e.seq.raw()});
+    for (const auto& e : entries) seen.push_back({shard.value, to.raw(), e.seq.raw()});
+  }
+  void range_unknown(ShardId shard, MailboxSeq from, MailboxSeq to) override {
+    std::lock_guard lock(mu);
+    unknown.push_back({shard.value, from.raw(), to.raw()});
   }
   std::mutex mu;
   std::vector<std::array<uint64_t, 3>> seen;
+  std::vector<std::array<uint64_t, 3>> unknown;  // shard, from, to
 };
 
 TEST(FanInNotifierTest, HandsEveryBatchToEveryDownstreamInArrivalOrder) {
@@ -31,9 +41,9 @@ TEST(FanInNotifierTest, HandsEveryBatchToEveryDownstreamInArrivalOrder) {
   {
     FanInNotifier fan_in({&a, &b});
     std::vector<MailboxEntry> first{entry("u1", 5), entry("u2", 5)};
-    fan_in.entries_visible(ShardId{1}, MailboxSeq::from_raw(5), first);
+    fan_in.entries_visible(ShardId{1}, seq(0), seq(5), first);
     std::vector<MailboxEntry> second{entry("u3", 9)};
-    fan_in.entries_visible(ShardId{2}, MailboxSeq::from_raw(9), second);
+    fan_in.entries_visible(ShardId{2}, seq(0), seq(9), second);
     fan_in.flush();
     EXPECT_EQ(fan_in.delivered_entries(), 3u);
   }
@@ -45,30 +55,59 @@ TEST(FanInNotifierTest, HandsEveryBatchToEveryDownstreamInArrivalOrder) {
 // A downstream that blocks until released, to fill the queue behind it.
 class Blocking final : public DeliveryNotifier {
  public:
-  void entries_visible(ShardId, MailboxSeq, std::span<const MailboxEntry> entries) override {
+  void entries_visible(ShardId shard, MailboxSeq from, MailboxSeq to,
+                       std::span<const MailboxEntry> entries) override {
     entered.count_down();
     release.wait();
     calls += entries.size();
+    inner.entries_visible(shard, from, to, entries);
+  }
+  void range_unknown(ShardId shard, MailboxSeq from, MailboxSeq to) override {
+    inner.range_unknown(shard, from, to);
   }
   std::latch entered{1};
   std::latch release{1};
   size_t calls = 0;
+  Recorder inner;
 };
 
-TEST(FanInNotifierTest, AFullQueueDropsAndCountsInsteadOfBlockingTheWorker) {
+// Over its bound the fan-in drops entries but not the fact: the dropped ranges of a shard reach the
+// downstream as one "range unknown" report, in chain order, so a gateway can tell its clients to SYNC.
+TEST(FanInNotifierTest, AFullQueueSignalsTheDroppedRangesInsteadOfBlockingOrStayingSilent) {
   Blocking slow;
   FanInNotifier fan_in({&slow}, 2);
   std::vector<MailboxEntry> one{entry("u", 1)};
-  fan_in.entries_visible(ShardId{0}, MailboxSeq::from_raw(1), one);
-  slow.entered.wait();  // the delivery thread holds the first batch
-  fan_in.entries_visible(ShardId{0}, MailboxSeq::from_raw(2), one);
-  fan_in.entries_visible(ShardId{0}, MailboxSeq::from_raw(3), one);
-  fan_in.entries_visible(ShardId{0}, MailboxSeq::from_raw(4), one);  // over the bound of 2 queued
-  EXPECT_EQ(fan_in.dropped_entries(), 1u);
+  fan_in.entries_visible(ShardId{0}, seq(0), seq(1), one);
+  slow.entered.wait();  // the delivery thread holds the first report
+  fan_in.entries_visible(ShardId{0}, seq(1), seq(2), one);
+  fan_in.entries_visible(ShardId{0}, seq(2), seq(3), one);
+  fan_in.entries_visible(ShardId{0}, seq(3), seq(4), one);  // over the bound of 2 queued
+  fan_in.entries_visible(ShardId{1}, seq(0), seq(7), one);  // another shard: its own marker
+  fan_in.entries_visible(ShardId{0}, seq(4), seq(5), one);  // collapses into shard 0's marker
+  EXPECT_EQ(fan_in.dropped_entries(), 3u);
   slow.release.count_down();
   fan_in.flush();
   EXPECT_EQ(fan_in.delivered_entries(), 3u);
   EXPECT_EQ(slow.calls, 3u);
+  EXPECT_EQ(fan_in.unknown_ranges_delivered(), 2u);
+  const std::vector<std::array<uint64_t, 3>> want{{0, 3, 5}, {1, 0, 7}};
+  EXPECT_EQ(slow.inner.unknown, want);
+}
+
+// A range the node itself could not attribute is handed on as such, in order with the other reports.
+TEST(FanInNotifierTest, ARangeUnknownFromTheNodeIsHandedOnInOrder) {
+  Recorder r;
+  {
+    FanInNotifier fan_in({&r});
+    std::vector<MailboxEntry> one{entry("u", 1)};
+    fan_in.entries_visible(ShardId{3}, seq(0), seq(1), one);
+    fan_in.range_unknown(ShardId{3}, seq(1), seq(6));
+    fan_in.flush();
+    EXPECT_EQ(fan_in.unknown_ranges_delivered(), 1u);
+  }
+  EXPECT_EQ(r.seen.size(), 1u);
+  const std::vector<std::array<uint64_t, 3>> want{{3, 1, 6}};
+  EXPECT_EQ(r.unknown, want);
 }
 
 }  // namespace

@@ -9,6 +9,20 @@
 
 namespace qim {
 
+namespace {
+
+// The gateway's options are checked before it starts; a count outside the map's range falls back to one
+// shard, which only makes a break's SYNC_NEEDED reach more users than needed.
+ShardMap shard_map(uint32_t shard_count) {
+  auto m = ShardMap::create(shard_count);
+  return m.ok() ? *m : *ShardMap::create(1);
+}
+
+}  // namespace
+
+ConnectionRegistry::ConnectionRegistry(bool push_enabled, uint32_t shard_count, GatewayMetrics& metrics)
+    : push_(push_enabled), shards_(shard_map(shard_count)), metrics_(metrics) {}
+
 void ConnectionRegistry::add_open(uint64_t id, const std::shared_ptr<Connection>& c) {
   std::lock_guard lock(mu_);
   open_[id] = c;
@@ -16,7 +30,18 @@ void ConnectionRegistry::add_open(uint64_t id, const std::shared_ptr<Connection>
 
 void ConnectionRegistry::add_user(const UserId& user, uint64_t id, const std::shared_ptr<Connection>& c) {
   std::lock_guard lock(mu_);
-  by_user_[user.str()].emplace_back(id, c);
+  auto [it, fresh] = by_user_.try_emplace(user.str());
+  UserState& u = it->second;
+  if (fresh) {
+    // The registration point: every entry up to the chain's current end is the SYNC's to return, every
+    // later one comes as a push. Another device of a user already registered keeps the user's point,
+    // which is at or below this one, so the new device's SYNC covers it too.
+    u.shard = shards_.shard_of(user);
+    const Chain& chain = chains_[u.shard.value];
+    u.generation = chain.generation;
+    u.sent_through = chain.end;
+  }
+  u.connections.emplace_back(id, c);
 }
 
 void ConnectionRegistry::remove(const UserId* user, uint64_t id) {
@@ -25,8 +50,8 @@ void ConnectionRegistry::remove(const UserId* user, uint64_t id) {
   if (user == nullptr) return;
   auto it = by_user_.find(user->str());
   if (it == by_user_.end()) return;
-  std::erase_if(it->second, [id](const auto& slot) { return slot.first == id; });
-  if (it->second.empty()) by_user_.erase(it);
+  std::erase_if(it->second.connections, [id](const auto& slot) { return slot.first == id; });
+  if (it->second.connections.empty()) by_user_.erase(it);
 }
 
 std::vector<std::shared_ptr<Connection>> ConnectionRegistry::all_open() const {
@@ -38,27 +63,86 @@ std::vector<std::shared_ptr<Connection>> ConnectionRegistry::all_open() const {
   return out;
 }
 
-void ConnectionRegistry::entries_visible(ShardId, MailboxSeq, std::span<const MailboxEntry> entries) {
-  if (!push_ || entries.empty()) return;
+void ConnectionRegistry::break_locked(ShardId shard, Chain& chain, MailboxSeq restart_at,
+                                      std::vector<std::shared_ptr<Connection>>& resync) {
+  chain.generation++;
+  chain.start = restart_at;
+  for (auto& [user, state] : by_user_) {
+    if (state.shard != shard) continue;
+    for (const auto& [id, weak] : state.connections) {
+      if (auto c = weak.lock()) resync.push_back(std::move(c));
+    }
+  }
+}
+
+void ConnectionRegistry::send_sync_needed(const std::vector<std::shared_ptr<Connection>>& resync,
+                                          const std::string& reason) {
+  if (resync.empty()) return;
+  auto frame = std::make_shared<const std::string>(encode_sync_needed(reason));
+  for (const auto& c : resync) c->push(frame);
+  metrics_.sync_needed.Increment(static_cast<double>(resync.size()));
+}
+
+void ConnectionRegistry::entries_visible(ShardId shard, MailboxSeq from, MailboxSeq to,
+                                         std::span<const MailboxEntry> entries) {
+  if (!push_) return;
   // Entries of one user keep their order (the worker reports them ascending), so pushes arrive in seq order.
   std::map<std::string, std::vector<MailboxEntry>> per_user;
   for (const auto& e : entries) per_user[e.user.str()].push_back(e);
 
-  for (auto& [user, list] : per_user) {
-    std::vector<std::shared_ptr<Connection>> targets;
-    {
-      std::lock_guard lock(mu_);
+  std::vector<std::shared_ptr<Connection>> resync;
+  std::vector<std::pair<std::shared_ptr<const std::string>, std::vector<std::shared_ptr<Connection>>>> sends;
+  std::string reason;
+  {
+    std::lock_guard lock(mu_);
+    Chain& chain = chains_[shard.value];
+    if (!chain.end) {
+      chain.start = from;  // the first report of this shard: the chain starts here
+    } else if (*chain.end != from) {
+      reason = "shard " + std::to_string(shard.value) + ": pushes missing between " + chain.end->to_string() +
+               " and " + from.to_string();
+      break_locked(shard, chain, from, resync);
+    }
+    chain.end = to;
+    for (auto& [user, list] : per_user) {
       auto it = by_user_.find(user);
       if (it == by_user_.end()) continue;
-      for (const auto& [id, weak] : it->second) {
+      UserState& u = it->second;
+      const bool ours = u.shard == shard;  // always, unless the deployment's shard count differs
+      const MailboxSeq sent_from =
+          ours && u.generation == chain.generation && u.sent_through ? *u.sent_through : chain.start;
+      if (ours) {
+        u.generation = chain.generation;
+        u.sent_through = to;
+      }
+      std::vector<std::shared_ptr<Connection>> targets;
+      for (const auto& [id, weak] : u.connections) {
         if (auto c = weak.lock()) targets.push_back(std::move(c));
       }
+      if (targets.empty()) continue;
+      metrics_.entries_pushed.Increment(static_cast<double>(list.size() * targets.size()));
+      sends.emplace_back(std::make_shared<const std::string>(encode_deliver(list, sent_from, to)),
+                         std::move(targets));
     }
-    if (targets.empty()) continue;
-    auto frame = std::make_shared<const std::string>(encode_deliver(list));
-    for (auto& c : targets) c->push(frame);
-    metrics_.entries_pushed.Increment(static_cast<double>(list.size() * targets.size()));
   }
+  // Queued in the order of the reports: a SYNC_NEEDED before the pushes that follow the break.
+  send_sync_needed(resync, reason);
+  for (auto& [frame, targets] : sends) {
+    for (auto& c : targets) c->push(frame);
+  }
+}
+
+void ConnectionRegistry::range_unknown(ShardId shard, MailboxSeq from, MailboxSeq to) {
+  if (!push_) return;
+  std::vector<std::shared_ptr<Connection>> resync;
+  {
+    std::lock_guard lock(mu_);
+    Chain& chain = chains_[shard.value];
+    break_locked(shard, chain, to, resync);
+    chain.end = to;
+  }
+  send_sync_needed(resync, "shard " + std::to_string(shard.value) + ": entries in (" + from.to_string() +
+                               ", " + to.to_string() + "] could not be pushed");
 }
 
 }  // namespace qim

@@ -1,15 +1,29 @@
 #pragma once
 // The live connections of a gateway, by user, and the push side of hybrid delivery: the MailboxNode's
 // notifier lands here and each visible entry is queued to every live connection (every device) of its
-// user. Pushes are best effort: the mailbox stays the truth, a client that missed one SYNCs.
+// user. The mailbox stays the truth; what the registry adds is that a client can always tell whether it
+// holds everything (docs/protocol.md "Delivery"):
+//
+// - Per shard it follows the chain of reported frontier ranges. Per user with live connections it keeps
+//   the point of that chain up to which the user has been sent every entry: set at registration (AUTH) to
+//   the chain's current end, moved by each DELIVER. A DELIVER carries `from` (that point) and `frontier`
+//   (the report's end): it holds every entry of the mailbox in (from, frontier]. Work per report is
+//   O(entries): users without entries in it are not touched (their point stays valid while the chain is
+//   unbroken, because no entry of theirs went by).
+// - A break in a shard's chain (a report whose `from` is not the previous end, or a range reported
+//   unknown) sends SYNC_NEEDED to every live connection of that shard's users and starts a new chain;
+//   points of the old chain are no longer trusted. That costs O(users with connections), and only on a
+//   break.
 
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "core/sharding.h"
 #include "delivery/notifier.h"
 
 namespace qim {
@@ -19,24 +33,48 @@ class GatewayMetrics;
 
 class ConnectionRegistry final : public DeliveryNotifier {
  public:
-  ConnectionRegistry(bool push_enabled, GatewayMetrics& metrics) : push_(push_enabled), metrics_(metrics) {}
+  // `shard_count`: how users map to shards (the deployment's), to find the users of a broken shard.
+  ConnectionRegistry(bool push_enabled, uint32_t shard_count, GatewayMetrics& metrics);
 
-  // Every open connection (for stop()), and the authenticated ones by user (for pushes).
+  // Every open connection (for stop()), and the authenticated ones by user (for pushes). Thread-safe.
   void add_open(uint64_t id, const std::shared_ptr<Connection>& c);
+  // Registers an authenticated connection; from now on it gets its user's pushes (and SYNC_NEEDED).
   void add_user(const UserId& user, uint64_t id, const std::shared_ptr<Connection>& c);
   void remove(const UserId* user, uint64_t id);
   std::vector<std::shared_ptr<Connection>> all_open() const;
 
-  // Called on a shard worker thread: groups entries by user, encodes one DELIVER per user, queues it to
-  // each of that user's connections (their strands do the writing). Never blocks on a connection.
-  void entries_visible(ShardId shard, MailboxSeq frontier, std::span<const MailboxEntry> entries) override;
+  // Called on the delivery thread: groups entries by user, encodes one DELIVER per user, queues it to
+  // each of that user's connections (their strands do the writing). Never blocks on a connection. A
+  // report that does not continue the shard's chain first sends SYNC_NEEDED (see above).
+  void entries_visible(ShardId shard, MailboxSeq from, MailboxSeq to,
+                       std::span<const MailboxEntry> entries) override;
+  // Sends SYNC_NEEDED to every live connection of the shard's users and restarts the shard's chain at `to`.
+  void range_unknown(ShardId shard, MailboxSeq from, MailboxSeq to) override;
 
  private:
+  struct Chain {
+    std::optional<MailboxSeq> end;  // the last reported `to`; none before the first report
+    MailboxSeq start;               // every move of the shard since this point was reported here
+    uint64_t generation = 0;        // bumped on each break: older users' points are void
+  };
+  struct UserState {
+    ShardId shard;
+    std::vector<std::pair<uint64_t, std::weak_ptr<Connection>>> connections;
+    uint64_t generation = 0;
+    std::optional<MailboxSeq> sent_through;  // every entry up to here was sent (in this generation)
+  };
+  // Breaks `shard`'s chain and collects the live connections of its users.
+  void break_locked(ShardId shard, Chain& chain, MailboxSeq restart_at,
+                    std::vector<std::shared_ptr<Connection>>& resync);
+  void send_sync_needed(const std::vector<std::shared_ptr<Connection>>& resync, const std::string& reason);
+
   const bool push_;
+  const ShardMap shards_;
   GatewayMetrics& metrics_;
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, std::weak_ptr<Connection>> open_;
-  std::unordered_map<std::string, std::vector<std::pair<uint64_t, std::weak_ptr<Connection>>>> by_user_;
+  std::unordered_map<std::string, UserState> by_user_;
+  std::unordered_map<uint32_t, Chain> chains_;
 };
 
 }  // namespace qim

@@ -25,7 +25,7 @@ struct GatewayContext {
         deps(std::move(d)),
         mode(m),
         dedup(options.dedup_capacity, options.dedup_window_ms),
-        registry(mode != DeliveryMode::kPull, metrics),
+        registry(mode != DeliveryMode::kPull, deps.shard_count, metrics),
         blocking(options.blocking_threads) {}
 
   const GatewayOptions options;

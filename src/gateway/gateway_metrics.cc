@@ -32,6 +32,8 @@ GatewayMetrics::GatewayMetrics()
       sends_failed(counter(*registry_, "qim_gateway_sends_failed_total", "SENDs whose Outbox append failed")),
       entries_pushed(
           counter(*registry_, "qim_gateway_entries_pushed_total", "Mailbox entries pushed in DELIVER")),
+      sync_needed(counter(*registry_, "qim_gateway_sync_needed_total",
+                          "SYNC_NEEDED frames queued: pushes a connection cannot get, so it SYNCs")),
       send_ack_seconds(prometheus::BuildHistogram()
                            .Name("qim_gateway_send_ack_seconds")
                            .Help("From a SEND's arrival to its SEND_ACK being queued")

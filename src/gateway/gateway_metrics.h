@@ -30,6 +30,7 @@ class GatewayMetrics {
   prometheus::Counter& sends_duplicate;  // answered from the idempotency table
   prometheus::Counter& sends_failed;
   prometheus::Counter& entries_pushed;  // DELIVER entries queued to connections
+  prometheus::Counter& sync_needed;     // SYNC_NEEDED frames queued (a break in a shard's delivery chain)
   prometheus::Histogram& send_ack_seconds;
 
   prometheus::Counter& errors(WireCode code) { return *errors_[static_cast<size_t>(code)]; }

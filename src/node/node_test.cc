@@ -26,13 +26,15 @@ constexpr uint32_t kShards = 4;
 
 class Recorder final : public DeliveryNotifier {
  public:
-  void entries_visible(ShardId, MailboxSeq frontier, std::span<const MailboxEntry> entries) override {
+  void entries_visible(ShardId, MailboxSeq, MailboxSeq frontier,
+                       std::span<const MailboxEntry> entries) override {
     std::lock_guard lock(mu_);
     for (const auto& e : entries) {
       EXPECT_LE(e.seq, frontier);
       seen_.push_back(e);
     }
   }
+  void range_unknown(ShardId, MailboxSeq, MailboxSeq) override {}  // delivery_report_test.cc checks these
   std::vector<MailboxEntry> seen() {
     std::lock_guard lock(mu_);
     return seen_;
@@ -148,7 +150,8 @@ TEST_F(NodeTest, CatchUpGoesRecordByRecordThenPages) {
 // when it comes back: they must then be finished in full pages.
 class GateOnFirst final : public DeliveryNotifier {
  public:
-  void entries_visible(ShardId, MailboxSeq, std::span<const MailboxEntry>) override {
+  void range_unknown(ShardId, MailboxSeq, MailboxSeq) override {}
+  void entries_visible(ShardId, MailboxSeq, MailboxSeq, std::span<const MailboxEntry>) override {
     if (first_) {
       first_ = false;
       entered.count_down();

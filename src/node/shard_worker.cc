@@ -183,6 +183,7 @@ bool ShardWorker::step() {
   backoff_ = options_.retry_min;
   head_ += n;
   finished_next_ = page.back().offset.value + 1;
+  const MailboxSeq before = w_;
   w_ = result->frontier;
   {
     std::lock_guard lock(mu_);
@@ -198,8 +199,9 @@ bool ShardWorker::step() {
       metrics_.paged_records += n;
     }
   }
-  if (notifier_ != nullptr && !result->visible.empty()) {
-    notifier_->entries_visible(options_.shard, w_, result->visible);
+  // Every move is reported, with or without entries, so the receiver sees the shard's chain unbroken.
+  if (notifier_ != nullptr && w_ != before) {
+    notifier_->entries_visible(options_.shard, before, w_, result->visible);
   }
   if (first < catch_up_end_ && std::chrono::steady_clock::now() >= next_progress_) {
     next_progress_ = std::chrono::steady_clock::now() + std::chrono::seconds(5);
@@ -212,28 +214,66 @@ bool ShardWorker::step() {
 
 void ShardWorker::recover_after_failure(const Error& error) {
   // The failed step may have moved the frontier after all (an uncertain write that landed): take W from the
-  // store again and drop what it already covers. Entries finished that way are not pushed; clients SYNC.
+  // store again and drop what it already covers. What that move made visible is still reported: rebuilt
+  // from the dropped records when the store can say which of them advanced, else as a range unknown, so
+  // the gateways tell their clients to SYNC instead of leaving a hole behind a later push.
   auto watermarks = store_.lane_watermarks(options_.shard, options_.epoch);
   if (!watermarks.ok()) {
     if (classify(watermarks.error()) == ErrorAction::kFatal) set_fatal(watermarks.error());
     return;
   }
   const MailboxSeq stored = (*watermarks)[0];
+  const MailboxSeq before = w_;
   if (stored != w_) {
     logger_.info("shard {}: after {}: frontier reloaded {} -> {}", options_.shard.value,
                  errc_name(error.code()), w_.to_string(), stored.to_string());
     w_ = stored;
   }
-  uint64_t dropped = 0;
+  const size_t first = head_;
   while (head_ < queue_.size() && w_.epoch() == options_.epoch && queue_[head_].offset <= w_.offset()) {
     finished_next_ = queue_[head_].offset.value + 1;
     ++head_;
-    ++dropped;
+  }
+  const uint64_t dropped = head_ - first;
+  if (notifier_ != nullptr && w_ != before) {
+    const std::span<const QueuedRecord> covered(queue_.data() + first, dropped);
+    if (auto visible = rebuild_visible(covered); visible) {
+      notifier_->entries_visible(options_.shard, before, w_, *visible);
+    } else {
+      logger_.warn(
+          "shard {}: cannot tell which entries the frontier move {} -> {} made visible; reporting "
+          "the range as unknown (clients SYNC)",
+          options_.shard.value, before.to_string(), w_.to_string());
+      notifier_->range_unknown(options_.shard, before, w_);
+    }
   }
   std::lock_guard lock(mu_);
   metrics_.frontier = w_;
   metrics_.records += dropped;
   metrics_.advanced += dropped;
+}
+
+std::optional<std::vector<MailboxEntry>> ShardWorker::rebuild_visible(std::span<const QueuedRecord> covered) {
+  // The move ends at the last record that advanced: it must be among the covered ones, or the move is not
+  // ours to explain.
+  if (covered.empty() || w_.epoch() != options_.epoch || covered.back().offset != w_.offset()) {
+    return std::nullopt;
+  }
+  std::vector<MailboxEntry> out;
+  for (const QueuedRecord& q : covered) {
+    if (!q.record.ok()) continue;  // undecodable: skipped, it has no entries
+    // A record's entries sit at compose(epoch, canonical offset): this record made some visible only if it
+    // was the dispatch's first observation. Anything the store cannot answer leaves the move unexplained.
+    auto progress = store_.dispatch_progress(options_.shard, options_.epoch, q.record->identity.id);
+    if (!progress.ok()) return std::nullopt;
+    if (progress->canonical_offset != q.offset) continue;  // a repeat: its entries were visible before
+    auto seq = compose(options_.epoch, q.offset);
+    if (!seq.ok()) return std::nullopt;
+    for (const auto& chunk : q.record->chunks) {
+      for (const auto& user : chunk) out.push_back(MailboxEntry{user, *seq, q.record->message});
+    }
+  }
+  return out;
 }
 
 }  // namespace qim

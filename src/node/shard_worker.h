@@ -4,8 +4,9 @@
 // are finished one by one; after that, when the store's page limit is above 1, the worker takes the first
 // record and the records already queued behind it (never waiting to fill a page) and finishes them as one
 // page. W is always the frontier the store returned. After each move the worker tells the notifier which
-// entries became visible, and now and then commits its log position (for observation: on restart the
-// frontier, not the position, says where to resume).
+// entries became visible (every move, as a range (from, to]; a move after an uncertain write whose entries
+// it cannot name is reported as a range unknown), and now and then commits its log position (for observation:
+// on restart the frontier, not the position, says where to resume).
 
 #include <spdlog/logger.h>
 
@@ -57,6 +58,9 @@ class ShardWorker {
   // One step: the next page (or single record) materialised; false if the worker must stop.
   bool step();
   void recover_after_failure(const Error& error);
+  // The entries made visible by a move of the frontier over `covered` (the records it passed, in order),
+  // rebuilt from the records and the store's dispatch progress; nullopt if that cannot be said for sure.
+  std::optional<std::vector<MailboxEntry>> rebuild_visible(std::span<const QueuedRecord> covered);
   void maybe_commit(bool force);
   bool pause(std::chrono::milliseconds d);
   void set_fatal(const Error& error);

@@ -152,6 +152,23 @@ std::vector<Entry> collect_delivered(Client& c, size_t count, std::chrono::milli
   return out;
 }
 
+std::vector<Entry> follow(client::MailboxFollower& f, size_t count, std::chrono::milliseconds timeout) {
+  std::vector<Entry> out;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (out.size() < count) {
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    auto shown = f.next(left);
+    if (!shown.ok()) {
+      EXPECT_EQ(shown.code(), Errc::kTimeout) << shown.error().to_string();
+      break;
+    }
+    for (auto& e : *shown) out.push_back(std::move(e));
+  }
+  return out;
+}
+
 double metric(const QimProcess& qim, const std::string& sample) {
   std::string text = http_request(qim.admin_port(), "GET", "/metrics");
   std::istringstream in(text);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "client/client.h"
+#include "client/mailbox_feed.h"
 #include "e2e/qim_process.h"
 
 namespace qim::e2e {
@@ -52,6 +53,9 @@ std::vector<Entry> sync_until(Client& c, const std::function<bool(const std::vec
                               uint64_t after = 0);
 // DELIVERed entries until `count` arrived or `timeout` passed.
 std::vector<Entry> collect_delivered(Client& c, size_t count, std::chrono::milliseconds timeout);
+// What the client loop of docs/protocol.md (a started MailboxFollower) shows, until `count` entries were
+// shown or `timeout` passed; fails the test on an error other than a timeout.
+std::vector<Entry> follow(client::MailboxFollower& f, size_t count, std::chrono::milliseconds timeout);
 
 // Value of a Prometheus sample "name{labels} value" in /metrics, 0 if absent.
 double metric(const QimProcess& qim, const std::string& sample);

@@ -149,11 +149,16 @@ TEST(E2E, S05_OfflineDelivery) {
   EXPECT_EQ(entries[0].body, "while you were out");
 }
 
-// 6. order: 100 messages A->B arrive in send order with strictly increasing sequences.
+// 6. order: 100 messages A->B arrive in send order with strictly increasing sequences; a device running
+// the client loop of docs/protocol.md shows each exactly once, in order.
 TEST(E2E, S06_Order) {
   auto& qim = shared_qim();
   const auto a = user("s06", "a"), b = user("s06", "b");
   auto bob = login(qim, b);
+  auto bob_loop = login(qim, b, "loop");
+  ASSERT_TRUE(bob_loop);
+  client::MailboxFollower follower(*bob_loop, {});
+  follower.start();
   auto alice = login(qim, a);
   for (int i = 0; i < 100; ++i)
     alice->send_text(client::send_frame(b, "m" + std::to_string(i), std::to_string(i)));
@@ -163,7 +168,10 @@ TEST(E2E, S06_Order) {
   auto synced = sync_all(*bob);
   ASSERT_TRUE(synced);
   ASSERT_EQ(synced->size(), 100u);
-  for (const auto* list : {&pushed, &*synced}) {
+  auto shown = follow(follower, 100, kWait);
+  ASSERT_EQ(shown.size(), 100u);
+  EXPECT_TRUE(follow(follower, 1, kQuiet).empty()) << "the loop showed an entry twice";
+  for (const auto* list : {&pushed, &*synced, &shown}) {
     for (int i = 0; i < 100; ++i) EXPECT_EQ((*list)[i].body, std::to_string(i));
     expect_strictly_increasing(*list);
   }

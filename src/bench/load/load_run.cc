@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "auth/token.h"
+#include "client/mailbox_feed.h"
 
 namespace qim::load {
 
@@ -79,15 +80,35 @@ struct LoadRun::Shared {
     }
   }
 
-  void on_receiver_frame(std::string_view text) {
-    auto f = client::parse_server_frame(text);
-    if (!f.ok() || f->type != "DELIVER") return;
-    for (const auto& e : f->entries) {
+  // A receiver runs the client loop of docs/protocol.md (client::MailboxFeed): a message counts as
+  // delivered when the loop shows it, by push or by the SYNC a gap triggers.
+  struct Receiver {
+    client::Client* client = nullptr;
+    std::mutex mu;
+    std::optional<client::MailboxFeed> feed;  // guarded by mu
+  };
+
+  void act(Receiver& r, client::MailboxFeed::Actions a) {
+    if (a.send) r.client->send_text(std::move(*a.send));
+    if (a.error) {
+      errors.fetch_add(1);
+      std::lock_guard lock(error_mu);
+      if (first_error.empty()) first_error = a.error->message();
+    }
+    for (const auto& e : a.show) {
       uint64_t i = 0;
       if (!index_of(e.client_msg_id, i) || i >= capacity) continue;
       int64_t expected = 0;
       if (deliver_ns[i].compare_exchange_strong(expected, now_ns())) delivered.fetch_add(1);
     }
+  }
+
+  void on_receiver_frame(Receiver& r, std::string_view text) {
+    auto f = client::parse_server_frame(text);
+    if (!f.ok()) return;
+    std::lock_guard lock(r.mu);
+    if (!r.feed->wants(*f)) return;
+    act(r, r.feed->on_frame(*f));
   }
 };
 
@@ -156,7 +177,15 @@ Result<std::unique_ptr<LoadRun>> LoadRun::connect(const LoadOptions& options, ui
     if (sender) {
       (*c)->set_on_frame([shared](std::string_view f) { shared->on_sender_frame(f); });
     } else {
-      (*c)->set_on_frame([shared](std::string_view f) { shared->on_receiver_frame(f); });
+      auto receiver = std::make_shared<Shared::Receiver>();
+      receiver->client = c->get();
+      client::MailboxFeed::Options fo;
+      fo.sync_allowed = ok->delivery != "push";
+      receiver->feed.emplace(fo);
+      (*c)->set_on_frame([shared, receiver](std::string_view f) { shared->on_receiver_frame(*receiver, f); });
+      // The first SYNC also returns what was pushed before the callback was in place.
+      std::lock_guard lock(receiver->mu);
+      shared->act(*receiver, receiver->feed->start());
     }
     return c;
   };

@@ -55,10 +55,16 @@ std::string encode_send_ack(std::string_view ref, const SendAck& ack) {
   return w.end_object().take();
 }
 
-std::string encode_deliver(std::span<const MailboxEntry> entries) {
+std::string encode_deliver(std::span<const MailboxEntry> entries, MailboxSeq from, MailboxSeq frontier) {
   auto w = start("DELIVER", {});
   write_entries(w, entries);
+  w.key("from").uint64_as_string(from.raw());
+  w.key("frontier").uint64_as_string(frontier.raw());
   return w.end_object().take();
+}
+
+std::string encode_sync_needed(std::string_view reason) {
+  return start("SYNC_NEEDED", {}).field("reason", reason).end_object().take();
 }
 
 std::string encode_sync_page(std::string_view ref, const MailboxPage& page) {

@@ -24,7 +24,10 @@ struct SendAck {
 
 std::string encode_auth_ok(std::string_view ref, const Principal& who, std::string_view delivery_mode);
 std::string encode_send_ack(std::string_view ref, const SendAck& ack);
-std::string encode_deliver(std::span<const MailboxEntry> entries);
+// A push: `entries` are every entry of the recipient's mailbox with seq in (from, frontier].
+std::string encode_deliver(std::span<const MailboxEntry> entries, MailboxSeq from, MailboxSeq frontier);
+// The server could not push some entries of the recipient's mailbox: the client must SYNC from its cursor.
+std::string encode_sync_needed(std::string_view reason);
 std::string encode_sync_page(std::string_view ref, const MailboxPage& page);
 std::string encode_history_page(std::string_view ref, const ConversationId& conversation,
                                 const HistoryPage& page);

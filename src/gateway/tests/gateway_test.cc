@@ -142,6 +142,13 @@ class GatewayTest : public ::testing::Test {
                    body};
   }
 
+  // Reports `entries` to the gateway as the next move of shard 0's frontier (a chained range).
+  void notify(const std::vector<MailboxEntry>& entries) {
+    const MailboxSeq to = std::max(entries.back().seq, MailboxSeq::from_raw(chain_end_.raw() + 1));
+    gateway_->notifier().entries_visible(ShardId{0}, chain_end_, to, entries);
+    chain_end_ = to;
+  }
+
   std::string admin_get(const std::string& path) {
     namespace net = boost::asio;
     namespace http = boost::beast::http;
@@ -163,6 +170,7 @@ class GatewayTest : public ::testing::Test {
   std::unique_ptr<MailboxStore> store_;
   std::unique_ptr<Gateway> gateway_;
   std::map<uint32_t, uint64_t> next_offset_;
+  MailboxSeq chain_end_;
 };
 
 TEST_F(GatewayTest, AuthAcceptsAValidTokenAndRefusesOthersWithClearErrors) {
@@ -330,7 +338,7 @@ TEST_F(GatewayTest, PushesVisibleEntriesToEveryDeviceOfTheirUserOnly) {
   auto bob_laptop = login("bob", "laptop");
   auto carol = login("carol");
   auto entries = materialise(message(7, "alice", "bob", "hey"), {"bob"});
-  gateway_->notifier().entries_visible(ShardId{0}, entries[0].seq, entries);
+  notify(entries);
   for (auto* c : {bob_phone.get(), bob_laptop.get()}) {
     auto d = c->wait_type("DELIVER", kWait);
     ASSERT_TRUE(d.ok()) << d.error().to_string();
@@ -488,7 +496,7 @@ TEST_F(GatewayTest, ASlowConsumerIsClosedWithAClearReason) {
   auto bob = login("bob");
   auto entries = materialise(message(9, "alice", "bob", "x"), {"bob"});
   // More pushes in one burst than the queue holds: the connection cannot drain them that fast.
-  for (int i = 0; i < 2000; ++i) gateway_->notifier().entries_visible(ShardId{0}, entries[0].seq, entries);
+  for (int i = 0; i < 2000; ++i) notify(entries);
   EXPECT_EQ(bob->wait_type("never", kWait).code(), Errc::kTransport);
   EXPECT_EQ(bob->close_code(), 1013);
   EXPECT_NE(bob->close_reason().find("slow consumer"), std::string::npos);
@@ -498,7 +506,7 @@ TEST_F(GatewayTest, ASlowConsumerIsAlsoBoundedInBytes) {
   start([](GatewayOptions& o) { o.max_outbound_bytes = o.max_frame_bytes; });
   auto bob = login("bob");
   auto entries = materialise(message(9, "alice", "bob", std::string(1000, 'x').c_str()), {"bob"});
-  for (int i = 0; i < 2000; ++i) gateway_->notifier().entries_visible(ShardId{0}, entries[0].seq, entries);
+  for (int i = 0; i < 2000; ++i) notify(entries);
   EXPECT_EQ(bob->wait_type("never", kWait).code(), Errc::kTransport);
   EXPECT_EQ(bob->close_code(), 1013);
   EXPECT_NE(bob->close_reason().find("bytes queued"), std::string::npos) << bob->close_reason();
@@ -519,14 +527,14 @@ TEST_F(GatewayTest, PullModePushesNothingAndPushModeRefusesSync) {
   start([](GatewayOptions& o) { o.delivery_mode = "pull"; });
   auto bob = login("bob");
   auto entries = materialise(message(3, "alice", "bob", "x"), {"bob"});
-  gateway_->notifier().entries_visible(ShardId{0}, entries[0].seq, entries);
+  notify(entries);
   EXPECT_EQ(bob->wait_type("DELIVER", kQuiet).code(), Errc::kTimeout);
   ASSERT_TRUE(bob->sync(0).ok());
 
   start([](GatewayOptions& o) { o.delivery_mode = "push"; });
   auto bob2 = login("bob");
   EXPECT_FALSE(bob2->sync(0).ok());
-  gateway_->notifier().entries_visible(ShardId{0}, entries[0].seq, entries);
+  notify(entries);
   EXPECT_TRUE(bob2->wait_type("DELIVER", kWait).ok());
 }
 
