@@ -17,24 +17,35 @@
 #   (16382); QIM_RUN_DIR, QIM_CASSANDRA_ADDRESS_PREFIX, QIM_CASSANDRA_JMX_PORT, QIM_KAFKA_PORT: as the engine
 #   scripts; QIM_TEST_SKIP_BUILD=1 uses the build as it is.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-[[ ${QIM_TEST_SKIP_BUILD:-0} == 1 ]] || bash scripts/build.sh
+# Bash reads a script as it runs it; everything is in functions and the last line calls them, so editing
+# this file during a run cannot change what the run does next.
+setup() {
+  cd "$(dirname "$0")/.."
+  # Until the phases start (on_exit below takes over), any exit is a failure that still ends the output with
+  # the total line.
+  trap 'rc=$?; echo "test: stopped before the first phase (exit code $rc)"; echo "tests: 0 passed, 1 failed"; exit $((rc ? rc : 1))' EXIT
+  [[ ${QIM_TEST_SKIP_BUILD:-0} == 1 ]] || bash scripts/build.sh
 
-export QIM_RUN_DIR=${QIM_RUN_DIR:-/tmp/qim-test-engines}
-engines=scripts/engines
-read -r -a redis_ports <<<"${QIM_TEST_REDIS_PORTS:-16379 16380 16381}"
-((${#redis_ports[@]} == 3)) || { echo "test: QIM_TEST_REDIS_PORTS needs three ports" >&2; exit 2; }
-smoke_redis_port=${QIM_TEST_SMOKE_REDIS_PORT:-16382}
-prefix=${QIM_CASSANDRA_ADDRESS_PREFIX:-127.0.0.}
-phases=" ${QIM_TEST_PHASES:-unit redis kafka pipeline cassandra cluster} "
-[[ ${QIM_TEST_SKIP_CLUSTER:-0} != 1 ]] || phases=${phases/ cluster / }
-wanted() { [[ $phases == *" $1 "* ]]; }
+  export QIM_RUN_DIR=${QIM_RUN_DIR:-/tmp/qim-test-engines}
+  engines=scripts/engines
+  read -r -a redis_ports <<<"${QIM_TEST_REDIS_PORTS:-16379 16380 16381}"
+  ((${#redis_ports[@]} == 3)) || { echo "test: QIM_TEST_REDIS_PORTS needs three ports"; exit 2; }
+  smoke_redis_port=${QIM_TEST_SMOKE_REDIS_PORT:-16382}
+  prefix=${QIM_CASSANDRA_ADDRESS_PREFIX:-127.0.0.}
+  phases=" ${QIM_TEST_PHASES:-unit redis kafka pipeline cassandra cluster} "
+  [[ ${QIM_TEST_SKIP_CLUSTER:-0} != 1 ]] || phases=${phases/ cluster / }
+  local p
+  for p in $phases; do
+    [[ " unit redis kafka pipeline cassandra cluster " == *" $p "* ]] ||
+      { echo "test: unknown phase group '$p' in QIM_TEST_PHASES (unit redis kafka pipeline cassandra cluster)"; exit 2; }
+  done
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/qim-test.XXXXXX")
-total_passed=0
-total_failed=0
-phase_lines=()
-declare -A engine_up=()  # engine -> 1 once started and ready, 0 if its start failed
+  work=$(mktemp -d "${TMPDIR:-/tmp}/qim-test.XXXXXX")
+  total_passed=0
+  total_failed=0
+  phase_lines=()
+  declare -gA engine_up=()  # engine -> 1 once started and ready, 0 if its start failed
+}
 
 # ------------------------------------------------------------------------------------------- engines
 
@@ -83,6 +94,8 @@ cleanup_engines() {
 }
 
 # ------------------------------------------------------------------------------------------- phases
+
+wanted() { [[ $phases == *" $1 "* ]]; }
 
 # record NAME PASSED FAILED SKIPPED WHY: the phase's closing line and its share of the totals. WHY empty:
 # passed; otherwise it failed, and when no test of it failed its not-run tests (at least one) count as failed.
@@ -226,6 +239,9 @@ on_exit() {
   if ((!finished)); then
     total_failed=$((total_failed + 1))
     phase_lines+=("the test command stopped early (exit code $code)")
+  elif ((total_passed + total_failed == 0)); then
+    total_failed=1
+    phase_lines+=("no test ran at all")
   fi
   rm -rf "$work"
   echo
@@ -235,63 +251,73 @@ on_exit() {
   ((total_failed == 0)) || exit 1
   exit 0
 }
-trap on_exit EXIT
 
 # ------------------------------------------------------------------------------------------- the run
 
-# 1. Unit tests and the contract suite on memory and embedded: no engine needed.
-if wanted unit; then ctest_phase "unit" "" -L unit; fi
+run_phases() {
+  # 1. Unit tests and the contract suite on memory and embedded: no engine needed.
+  if wanted unit; then ctest_phase "unit" "" -L unit; fi
 
-# 2. Redis: two mailbox instances (a shard maps to one of them) and one for routing.
-if wanted redis; then
-  engine_start redis redis_start
-  export QIM_TEST_REDIS=127.0.0.1:${redis_ports[0]},127.0.0.1:${redis_ports[1]}
-  smoke_phase "redis smoke" "" env QIM_SMOKE_REDIS_PORT="$smoke_redis_port" bash tests/engines/redis_smoke.sh
-  ctest_phase "redis store" redis -L redis
-  ctest_phase "contract suite on redis" redis -R '/redis( |$)'
-  export QIM_MAILBOX_REDIS=$QIM_TEST_REDIS
-  e2e_phase "e2e (embedded log, redis store)" redis redis
-  unset QIM_TEST_REDIS QIM_MAILBOX_REDIS
-  engine_stop redis redis_stop || true
-fi
-
-# 3. Kafka (KRaft, one broker).
-if wanted kafka; then
-  engine_start kafka kafka_start
-  smoke_phase "kafka smoke" kafka bash tests/engines/kafka_smoke.sh
-  engine_stop kafka bash $engines/kafka.sh stop || true
-fi
-
-# 4. The pipeline in process and the end-to-end suite against `qim up` (embedded default).
-if wanted pipeline; then
-  ctest_phase "pipeline" "" -L pipeline
-  e2e_phase "e2e (embedded)" "" embedded
-fi
-
-# 5. Cassandra: the contract suite on one node, then the CQL gate on three nodes, RF 3. The stop of one
-#    mode returns once its ports are free (cassandra.sh), so the other can start on them.
-if wanted cassandra; then
-  engine_start cassandra-single cassandra_start single
-  export QIM_TEST_CQL_HOSTS=${prefix}1 QIM_CQL_HOSTS=${prefix}1
-  smoke_phase "cassandra smoke" cassandra-single bash tests/engines/cassandra_smoke.sh single
-  ctest_phase "CQL client (one node)" cassandra-single -L scylla
-  ctest_phase "contract suite on scylla (one node)" cassandra-single -R '/scylla( |$)'
-  ctest_phase "scylla CQL gate (one node, RF 1)" cassandra-single -L scylla-cluster
-  e2e_phase "e2e (embedded log, scylla store on Cassandra)" cassandra-single scylla
-  unset QIM_TEST_CQL_HOSTS QIM_CQL_HOSTS
-  engine_stop cassandra-single bash $engines/cassandra.sh stop single || true
-fi
-if wanted cluster; then
-  if [[ ${engine_up[cassandra-single]:-} == 0 ]]; then
-    engine_up[cassandra-cluster]=0
-    echo "=== engine cassandra cluster: not started (the single node did not stop; they share ${prefix}1)"
-  else
-    engine_start cassandra-cluster cassandra_start cluster
+  # 2. Redis: two mailbox instances (a shard maps to one of them) and one for routing.
+  if wanted redis; then
+    engine_start redis redis_start
+    export QIM_TEST_REDIS=127.0.0.1:${redis_ports[0]},127.0.0.1:${redis_ports[1]}
+    smoke_phase "redis smoke" "" env QIM_SMOKE_REDIS_PORT="$smoke_redis_port" bash tests/engines/redis_smoke.sh
+    ctest_phase "redis store" redis -L redis
+    ctest_phase "contract suite on redis" redis -R '/redis( |$)'
+    export QIM_MAILBOX_REDIS=$QIM_TEST_REDIS
+    e2e_phase "e2e (embedded log, redis store)" redis redis
+    unset QIM_TEST_REDIS QIM_MAILBOX_REDIS
+    engine_stop redis redis_stop || true
   fi
-  export QIM_TEST_CQL_HOSTS=${prefix}1,${prefix}2,${prefix}3 QIM_TEST_CQL_CLUSTER=1
-  smoke_phase "cassandra smoke (cluster)" cassandra-cluster bash tests/engines/cassandra_smoke.sh cluster
-  ctest_phase "scylla CQL gate (three nodes, RF 3)" cassandra-cluster -L scylla-cluster
-  unset QIM_TEST_CQL_HOSTS QIM_TEST_CQL_CLUSTER
-fi
 
-finished=1
+  # 3. Kafka (KRaft, one broker).
+  if wanted kafka; then
+    engine_start kafka kafka_start
+    smoke_phase "kafka smoke" kafka bash tests/engines/kafka_smoke.sh
+    engine_stop kafka bash $engines/kafka.sh stop || true
+  fi
+
+  # 4. The pipeline in process and the end-to-end suite against `qim up` (embedded default).
+  if wanted pipeline; then
+    ctest_phase "pipeline" "" -L pipeline
+    e2e_phase "e2e (embedded)" "" embedded
+  fi
+
+  # 5. Cassandra: the contract suite on one node, then the CQL gate on three nodes, RF 3. The stop of one
+  #    mode returns once its ports are free (cassandra.sh), so the other can start on them.
+  if wanted cassandra; then
+    engine_start cassandra-single cassandra_start single
+    export QIM_TEST_CQL_HOSTS=${prefix}1 QIM_CQL_HOSTS=${prefix}1
+    smoke_phase "cassandra smoke" cassandra-single bash tests/engines/cassandra_smoke.sh single
+    ctest_phase "CQL client (one node)" cassandra-single -L scylla
+    ctest_phase "contract suite on scylla (one node)" cassandra-single -R '/scylla( |$)'
+    ctest_phase "scylla CQL gate (one node, RF 1)" cassandra-single -L scylla-cluster
+    e2e_phase "e2e (embedded log, scylla store on Cassandra)" cassandra-single scylla
+    unset QIM_TEST_CQL_HOSTS QIM_CQL_HOSTS
+    engine_stop cassandra-single bash $engines/cassandra.sh stop single || true
+  fi
+  if wanted cluster; then
+    if [[ ${engine_up[cassandra-single]:-} == 0 ]]; then
+      engine_up[cassandra-cluster]=0
+      echo "=== engine cassandra cluster: not started (the single node did not stop; they share ${prefix}1)"
+    else
+      engine_start cassandra-cluster cassandra_start cluster
+    fi
+    export QIM_TEST_CQL_HOSTS=${prefix}1,${prefix}2,${prefix}3 QIM_TEST_CQL_CLUSTER=1
+    smoke_phase "cassandra smoke (cluster)" cassandra-cluster bash tests/engines/cassandra_smoke.sh cluster
+    ctest_phase "scylla CQL gate (three nodes, RF 3)" cassandra-cluster -L scylla-cluster
+    unset QIM_TEST_CQL_HOSTS QIM_TEST_CQL_CLUSTER
+  fi
+}
+
+main() {
+  setup
+  trap on_exit EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  run_phases
+  finished=1
+}
+
+main "$@"; exit
