@@ -81,6 +81,19 @@ Error ContractStore::fenced(ShardId shard, Epoch epoch, MailboxSeq stored, std::
                    std::to_string(fence_.every_pages) + " pages)");
 }
 
+Error ContractStore::after_failed_write(ShardState& state, ShardId shard, Epoch epoch, const Error& failure,
+                                        std::string_view what) {
+  // A refused or lost write may mean a newer owner took the shard: look now (a fence check), so the owner
+  // stops with the same EpochAhead on every backend (redis refuses a stale frontier write itself).
+  auto stored = backend_->read_frontier(shard);
+  if (!stored.ok() || !*stored || (*stored)->epoch() <= epoch) return failure;
+  state.frontier = **stored;
+  state.checked_ms = context_.clock->now_ms();
+  state.pages_since_check = 0;
+  return fenced(shard, epoch, **stored,
+                "after a failed " + std::string(what) + " (" + failure.to_string() + ")");
+}
+
 Result<MailboxSeq> ContractStore::owner_frontier(ShardState& state, ShardId shard, Epoch epoch) {
   const int64_t now = context_.clock->now_ms();
   const bool due =
@@ -175,7 +188,10 @@ Status ContractStore::write_chunks(ShardId shard, Epoch epoch, std::span<const C
       }
     }
   }
-  QIM_RETURN_IF_ERROR(backend_->write_entries(shard, epoch, entries));
+  if (Status w = backend_->write_entries(shard, epoch, entries); !w.ok()) {
+    std::lock_guard lock(state->mu);
+    return after_failed_write(*state, shard, epoch, w.error(), "entry write");
+  }
   std::lock_guard lock(state->mu);
   for (const auto& c : chunks) {
     if (InflightRecord* rec = state->inflight.find(c.dispatch_id); rec && rec->epoch == epoch) {
@@ -247,16 +263,7 @@ Result<PageOutcome> ContractStore::finish_locked(ShardState& state, ShardId shar
     Status written = backend_->write_frontier(shard, epoch, frontier, running);
     if (!written.ok()) {
       state.frontier.reset();  // the write may or may not have landed: reload before the next finish
-      // A refused or lost write may mean a newer owner took the shard: look now (fence check), so the
-      // owner stops with the same EpochAhead on every backend (redis refuses at write time already).
-      if (auto now = backend_->read_frontier(shard); now.ok() && *now && (*now)->epoch() > epoch) {
-        state.frontier = **now;
-        state.checked_ms = context_.clock->now_ms();
-        state.pages_since_check = 0;
-        return fenced(shard, epoch, **now,
-                      "after a failed frontier write (" + written.error().to_string() + ")");
-      }
-      return written.error();
+      return after_failed_write(state, shard, epoch, written.error(), "frontier write");
     }
     state.frontier = running;
     state.pages_since_check++;

@@ -16,8 +16,8 @@ namespace qim {
 
 // How often an owner re-reads the shard's highest frontier row to learn that a newer owner took the shard
 // (fencing): before any begin, write or finish once `every_ms` (by BackendContext::clock) or
-// `every_pages` frontier writes have passed since the last read, and after every failed frontier write.
-// A stale owner therefore starts no frontier write later than every_ms after the higher epoch's row
+// `every_pages` frontier writes have passed since the last read, and after every failed entry or frontier
+// write. A stale owner therefore starts no frontier write later than every_ms after the higher epoch's row
 // landed, and makes at most every_pages of them meanwhile; then every call fails with EpochAhead.
 struct FenceCheck {
   int64_t every_ms = 1000;     // QIM_MAILBOX_FENCE_CHECK_MS
@@ -64,6 +64,10 @@ class ContractStore final : public MailboxStore {
   Result<MailboxSeq> owner_frontier(ShardState& state, ShardId shard, Epoch epoch);
   // The EpochAhead of an owner at `epoch` that found `stored` of a higher epoch; names the bound.
   Error fenced(ShardId shard, Epoch epoch, MailboxSeq stored, std::string_view how) const;
+  // After a failed write (`what`): re-reads the stored frontier; the fenced EpochAhead if it is of a higher
+  // epoch (the cache then keeps it), else `failure`. Caller holds state.mu.
+  Error after_failed_write(ShardState& state, ShardId shard, Epoch epoch, const Error& failure,
+                           std::string_view what);
   Result<PageOutcome> finish_locked(ShardState& state, ShardId shard, Epoch epoch,
                                     std::span<const PageItem> page);
 
