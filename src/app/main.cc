@@ -65,8 +65,9 @@ int main(int argc, char** argv) {
   qim::TokenRequest token;
   auto* tok =
       app.add_subcommand("token", "print a development access token signed with the instance's secret");
-  tok->add_option("--user", token.user, "user id")->required();
-  tok->add_option("--device", token.device, "device id")->capture_default_str();
+  tok->add_option("--user", token.user, "user id: 1..64 bytes of [A-Za-z0-9_.@-]")->required();
+  tok->add_option("--device", token.device, "device id: 1..64 bytes of [A-Za-z0-9_.@-]")
+      ->capture_default_str();
   tok->add_option("--ttl", token.ttl_seconds, "seconds until it expires")
       ->capture_default_str()
       ->check(CLI::Range(1, 365 * 86400));

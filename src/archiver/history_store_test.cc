@@ -46,7 +46,7 @@ TEST_F(HistoryStoreTest, PagesBackNewestFirstWithBefore) {
   EXPECT_EQ(page.messages[0], message("d:alice:bob", 1, "m"));
   page = store_->read(HistoryQuery{ConversationId::parse("d:alice:carol").value(), std::nullopt, 50}).value();
   EXPECT_EQ(ids(page), std::vector<uint64_t>{100});
-  page = store_->read(HistoryQuery{ConversationId::parse("d:nobody:here").value(), std::nullopt, 50}).value();
+  page = store_->read(HistoryQuery{ConversationId::parse("d:here:nobody").value(), std::nullopt, 50}).value();
   EXPECT_TRUE(page.messages.empty());
 }
 
@@ -83,6 +83,22 @@ TEST_F(HistoryStoreTest, SurvivesAReopen) {
   ASSERT_EQ(page.messages.size(), 1u);
   EXPECT_EQ(page.messages[0].body, "kept");
   EXPECT_EQ(RocksHistoryStore::open(dir_.sub("history")).code(), Errc::kIo);  // one process at a time
+}
+
+// History index keys are "c" + id + NUL + message id: a conversation whose id is a prefix of another's
+// never reads the other's rows (issue 8, item 1 audit; ids themselves have one reading, core/conversation.h).
+TEST_F(HistoryStoreTest, ConversationsWhoseIdsArePrefixesOfOthersStayApart) {
+  const std::vector<std::string> convs = {"d:a:b", "d:a:b.c", "d:a:bc", "d:a.b:c", "d:a:b@x"};
+  for (size_t i = 0; i < convs.size(); ++i)
+    ASSERT_TRUE(store_->append(message(convs[i], 10 + i, convs[i])).ok()) << convs[i];
+  ASSERT_TRUE(store_->sync().ok());
+  store_.reset();  // read through a fresh store over the same files
+  store_ = RocksHistoryStore::open(dir_.sub("history")).value();
+  for (size_t i = 0; i < convs.size(); ++i) {
+    auto page = store_->read(HistoryQuery{ConversationId::parse(convs[i]).value(), std::nullopt, 50});
+    ASSERT_TRUE(page.ok()) << page.error().to_string();
+    EXPECT_EQ(ids(*page), std::vector<uint64_t>{10 + i}) << convs[i];
+  }
 }
 
 }  // namespace

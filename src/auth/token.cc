@@ -52,7 +52,10 @@ Result<std::string> mint_token(std::string_view secret, const UserId& user, cons
   QIM_RETURN_IF_ERROR(check_secret(secret));
   if (ttl_ms <= 0)
     return Error(Errc::kInvalidArgument, "token ttl must be positive, got " + std::to_string(ttl_ms));
-  if (user.empty() || device.empty()) return Error(Errc::kInvalidArgument, "token needs a user and a device");
+  // The verifier refuses names outside the alphabet, so a token naming one would be useless; and a user
+  // whose name could hold ':' would make conversation ids ambiguous (core/name.h).
+  QIM_RETURN_IF_ERROR(check_name(UserTag::kKind, user.str(), UserId::kMaxBytes));
+  QIM_RETURN_IF_ERROR(check_name(DeviceTag::kKind, device.str(), DeviceId::kMaxBytes));
   std::string payload = std::string(kPayloadVersion) + "|" + user.str() + "|" + device.str() + "|" +
                         std::to_string(clock.now_ms() + ttl_ms);
   std::string head = base64url_encode(payload);

@@ -23,13 +23,14 @@ struct Principal {
 inline constexpr size_t kMaxTokenBytes = 1024;
 
 // A token for (user, device) valid for `ttl_ms` from clock.now_ms(). Config for an empty secret;
-// InvalidArgument for ttl_ms <= 0.
+// InvalidArgument for ttl_ms <= 0, or a user or device that is not a valid name (e.g. made by unchecked()).
 Result<std::string> mint_token(std::string_view secret, const UserId& user, const DeviceId& device,
                                int64_t ttl_ms, const Clock& clock);
 
 // The principal a token names. Unauthenticated with a message that starts with "token malformed",
 // "token signature does not match" or "token expired"; the MAC is compared in constant time and checked
-// before anything in the payload is trusted. Config for an empty secret.
+// before anything in the payload is trusted. A signed payload whose user or device is not a valid name
+// (core/name.h: no ':') is "token malformed: <why>". Config for an empty secret.
 Result<Principal> verify_token(std::string_view secret, std::string_view token, const Clock& clock);
 
 }  // namespace qim

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/ids.h"
+
 namespace qim::ctl {
 
 std::string escape_body(std::string_view body) {
@@ -47,8 +49,11 @@ std::string ack_line(const client::ServerFrame& ack) {
                      ack.conversation, ack.server_time, ack.duplicate);
 }
 
-std::string direct_conversation(std::string_view a, std::string_view b) {
-  return a < b ? fmt::format("d:{}:{}", a, b) : fmt::format("d:{}:{}", b, a);
+Result<std::string> direct_conversation(std::string_view a, std::string_view b) {
+  QIM_ASSIGN_OR_RETURN(UserId first, UserId::parse(a));
+  QIM_ASSIGN_OR_RETURN(UserId second, UserId::parse(b));
+  QIM_ASSIGN_OR_RETURN(ConversationId id, qim::direct_conversation(first, second));
+  return id.str();
 }
 
 }  // namespace qim::ctl

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "client/frames.h"
+#include "core/status.h"
 
 namespace qim::ctl {
 
@@ -21,7 +22,8 @@ std::string history_line(const client::Entry& m);
 // A SEND_ACK: "message_id=<id> conversation=<c> server_time=<ms> duplicate=<true|false>".
 std::string ack_line(const client::ServerFrame& ack);
 
-// The one-to-one conversation of users a and b: "d:<smaller>:<larger>" (docs/protocol.md).
-std::string direct_conversation(std::string_view a, std::string_view b);
+// The one-to-one conversation of users a and b: "d:<smaller>:<larger>" (docs/protocol.md). InvalidArgument
+// naming the problem if either is not a valid user id (e.g. holds ':').
+Result<std::string> direct_conversation(std::string_view a, std::string_view b);
 
 }  // namespace qim::ctl

@@ -33,8 +33,15 @@ TEST(Lines, EntryHistoryAndAck) {
 }
 
 TEST(DirectConversation, OrdersTheTwoUsers) {
-  EXPECT_EQ(direct_conversation("alice", "bob"), "d:alice:bob");
-  EXPECT_EQ(direct_conversation("bob", "alice"), "d:alice:bob");
+  EXPECT_EQ(*direct_conversation("alice", "bob"), "d:alice:bob");
+  EXPECT_EQ(*direct_conversation("bob", "alice"), "d:alice:bob");
+}
+
+TEST(DirectConversation, RefusesANameWithTheSeparator) {
+  auto c = direct_conversation("carol", "alice:bob");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.code(), Errc::kInvalidArgument);
+  EXPECT_NE(c.error().message().find("user id 'alice:bob'"), std::string::npos) << c.error().message();
 }
 
 }  // namespace

@@ -1,14 +1,19 @@
 #include <ostream>
 
+#include "core/ids.h"
 #include "ctl/commands.h"
 #include "ctl/format.h"
 
 namespace qim::ctl {
 
 int run_history(const HistoryRequest& r, std::ostream& out, std::ostream& err) {
+  // Checked before connecting: a name that cannot exist is the caller's mistake, not the server's.
+  if (auto with = UserId::parse(r.with); !with.ok()) return fail(err, "history --with", with.error());
   auto session = open_session(r.connection);
   if (!session.ok()) return fail(err, session.error());
-  const std::string conversation = direct_conversation(session->auth_ok.user, r.with);
+  auto id = direct_conversation(session->auth_ok.user, r.with);
+  if (!id.ok()) return fail(err, "history --with", id.error());
+  const std::string& conversation = *id;
   auto page = session->client->history(conversation, r.before, r.limit);
   if (!page.ok()) return fail(err, "history of " + conversation, page.error());
   for (const auto& m : page->entries) out << history_line(m) << '\n';

@@ -25,9 +25,10 @@ int main(int argc, char** argv) {
   qim::ctl::SendRequest send;
   auto* send_cmd = app.add_subcommand("send", "send one message and print its SEND_ACK");
   connection_flags(send_cmd, send.connection);
-  auto* to = send_cmd->add_option("--to", send.to, "the recipient user");
+  auto* to = send_cmd->add_option("--to", send.to, "the recipient user: 1..64 bytes of [A-Za-z0-9_.@-]");
   auto* conv =
-      send_cmd->add_option("--conversation", send.conversation, "a conversation id, e.g. d:alice:bob");
+      send_cmd->add_option("--conversation", send.conversation,
+                           "a conversation id, d:<a>:<b> with a before b bytewise, e.g. d:alice:bob");
   to->excludes(conv);
   send_cmd->add_option("--client-id", send.client_msg_id, "idempotency key (default: a fresh one)");
   send_cmd->add_option("text", send.body, "the message body")->required();
@@ -53,7 +54,8 @@ int main(int argc, char** argv) {
   uint64_t before = 0;
   auto* history_cmd = app.add_subcommand("history", "one page of a one-to-one conversation, newest first");
   connection_flags(history_cmd, history.connection);
-  history_cmd->add_option("--with", history.with, "the other user")->required();
+  history_cmd->add_option("--with", history.with, "the other user: 1..64 bytes of [A-Za-z0-9_.@-]")
+      ->required();
   history_cmd->add_option("--limit", history.limit, "messages per page")
       ->capture_default_str()
       ->check(CLI::Range(1, 200));

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <ostream>
 
+#include "core/ids.h"
 #include "ctl/commands.h"
 #include "ctl/format.h"
 
@@ -17,6 +18,12 @@ std::string fresh_client_msg_id() {
 }  // namespace
 
 int run_send(const SendRequest& r, std::ostream& out, std::ostream& err) {
+  // Checked before connecting, with the same rules the gateway applies (docs/protocol.md, "Names").
+  if (r.conversation.empty()) {
+    if (auto to = UserId::parse(r.to); !to.ok()) return fail(err, "send --to", to.error());
+  } else if (auto c = ConversationId::parse(r.conversation); !c.ok()) {
+    return fail(err, "send --conversation", c.error());
+  }
   auto session = open_session(r.connection);
   if (!session.ok()) return fail(err, session.error());
   const std::string id = r.client_msg_id.empty() ? fresh_client_msg_id() : r.client_msg_id;

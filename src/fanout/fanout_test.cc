@@ -96,10 +96,10 @@ TEST_F(FanoutTest, WritesOneRecordPerShardAndCommitsAfterwards) {
 TEST_F(FanoutTest, SkipsAndCountsARecordItCannotUseAndGoesOn) {
   send(0, "alice", "bob");
   ASSERT_TRUE(outbox_->append_sync(0, "", "not an outbox record").ok());
-  OutboxRecord group;
-  group.conversation = ConversationId::parse("g:team").value();
-  group.sender = UserId::parse("alice").value();
-  ASSERT_TRUE(outbox_->append_sync(0, "", encode_outbox_record(group)).ok());
+  OutboxRecord outsider;  // well formed, but its sender is not a party of the conversation
+  outsider.conversation = direct_conversation(*UserId::parse("bob"), *UserId::parse("carol")).value();
+  outsider.sender = UserId::parse("alice").value();
+  ASSERT_TRUE(outbox_->append_sync(0, "", encode_outbox_record(outsider)).ok());
   send(0, "bob", "alice");
   const FanoutMetrics m = run_to_end();
   EXPECT_EQ(m.records, 2u);

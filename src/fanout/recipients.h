@@ -9,9 +9,9 @@
 
 namespace qim {
 
-// For a one-to-one conversation "d:<a>:<b>" (core/ids.h direct_conversation): the other party and the
-// sender's own mailbox (for the sender's other devices), once each, sorted. InvalidArgument for any other
-// conversation kind, or when the sender is not a party of the conversation.
+// For a one-to-one conversation "d:<a>:<b>" (core/conversation.h): the other party and the sender's own
+// mailbox (for the sender's other devices), once each, sorted. InvalidArgument for an id that does not
+// parse or is of another kind, or when the sender is not a party of the conversation.
 Result<std::vector<UserId>> resolve_recipients(const OutboxRecord& record);
 
 // The other party of a one-to-one conversation as seen by `member`. InvalidArgument if `conversation` is

@@ -1,13 +1,14 @@
 #pragma once
 // Who may read or write a conversation. Only direct conversations exist today: "d:<a>:<b>" has exactly
-// the members a and b. Anything else has no members the gateway knows of, so nobody may touch it.
+// the members a and b. Membership is decided on the parsed conversation (core/conversation.h), never on
+// how a user id fits the text of the id.
 
 #include "core/ids.h"
 
 namespace qim {
 
-// True iff `user` is a member of `conversation`. User ids may contain ':', so the other member is found
-// by stripping `user` from either end and checking that the pair composes back to the same id.
+// True iff `user` is a member of `conversation`. False for an id that does not parse (an empty one, or
+// one made by ConversationId::unchecked): such a conversation has no members.
 bool is_member(const UserId& user, const ConversationId& conversation);
 
 }  // namespace qim

@@ -1,5 +1,7 @@
 #include "mailbox/store_options.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <sstream>
@@ -101,8 +103,11 @@ Result<StoreOptions> store_options_from_env(const EnvLookup& getenv) {
     if (o.cql_hosts.empty()) return config_error("QIM_CQL_HOSTS", *v, "expected host[,host...]");
   }
   if (auto v = getenv("QIM_CQL_KEYSPACE")) {
-    auto ks = ConversationId::parse(*v);  // same character rules are a safe superset check
-    if (!ks.ok() || v->find_first_of(".:@-") != std::string::npos) {
+    // Letters, digits and underscores (what CQL takes unquoted), 1..64 bytes.
+    const bool ok = !v->empty() && v->size() <= 64 && std::all_of(v->begin(), v->end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
+    if (!ok) {
       return config_error("QIM_CQL_KEYSPACE", *v, "expected letters, digits and underscores");
     }
     o.cql_keyspace = *v;

@@ -1,5 +1,6 @@
 // The sixteen end-to-end scenarios of SYSTEM.md section 5, over real WebSockets against a real `qim up`.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <atomic>
@@ -548,6 +549,36 @@ TEST(E2E, S16_Isolation) {
   auto post = e->send_to_conversation(conv(a, b), "in", "let me in");
   ASSERT_FALSE(post.ok());
   EXPECT_EQ(post.error().message().rfind("FORBIDDEN", 0), 0u);
+
+  // Names (issue 8, item 1). Users whose names are near-spellings of each other read their own mailbox
+  // only; ':' is no name character, so no id can spell two conversations, and nobody gets a token, a
+  // message or a history page through one.
+  const std::string dotted = a + ".b", at = a + "@x";
+  auto d = login(qim, dotted);
+  ASSERT_TRUE(login(qim, a)->send(dotted, "n1", "a to a.b").ok());
+  ASSERT_TRUE(login(qim, at)->send(eve, "n2", "a@x to eve").ok());
+  auto dotted_mailbox = sync_until(*d, [](const auto& got) { return has_cmid(got, "n1"); });
+  ASSERT_EQ(dotted_mailbox.size(), 1u);
+  EXPECT_EQ(dotted_mailbox[0].sender, a);
+  auto a_mailbox = sync_all(*login(qim, a));
+  ASSERT_TRUE(a_mailbox);
+  EXPECT_FALSE(has_cmid(*a_mailbox, "n2")) << "a read a@x's mailbox";
+  auto ambiguous = e->history("d:" + a + ":" + b + ":" + eve, std::nullopt, 50);
+  ASSERT_FALSE(ambiguous.ok());
+  EXPECT_EQ(ambiguous.error().message().rfind("INVALID_ARGUMENT", 0), 0u) << ambiguous.error().message();
+  auto colon = e->send(a + ":" + b, "n3", "to a name with ':'");
+  ASSERT_FALSE(colon.ok());
+  EXPECT_NE(colon.error().message().find("':'"), std::string::npos) << colon.error().message();
+  // `qim token` refuses such a name (exit 2, configuration or argument refused) and mints a normal one.
+  auto qim_token = [&](const std::string& name) {
+    const std::string cmd = "QIM_AUTH_SECRET=" + std::string(kSecret) + " '" + QIM_BINARY +
+                            "' token --data-dir '" + qim.data_dir() + "' --user '" + name +
+                            "' >/dev/null 2>&1";
+    const int status = std::system(cmd.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  EXPECT_EQ(qim_token(a + ":" + b), 2);
+  EXPECT_EQ(qim_token(dotted), 0);
 }
 
 }  // namespace

@@ -143,7 +143,7 @@ void produce(const BenchOptions& o, const ShardMap& shards, const std::string& r
     Message m;
     m.id = MessageId{i};
     m.sender = sender;
-    m.conversation = *ConversationId::parse("bench:" + std::to_string(i % 997));
+    m.conversation = *direct_conversation(sender, *UserId::parse("bench" + std::to_string(i % 997)));
     m.client_msg_id = fmt::format("c{}", i);
     m.server_time_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                            std::chrono::system_clock::now().time_since_epoch())

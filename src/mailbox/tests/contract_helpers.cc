@@ -37,7 +37,7 @@ UserId user_in_shard(const ShardMap& shards, ShardId shard, int n) {
 Message make_message(uint64_t id, const UserId& sender, int64_t server_time_ms) {
   Message m;
   m.id = MessageId{id};
-  m.conversation = *ConversationId::parse("c:" + sender.str());
+  m.conversation = *direct_conversation(sender, sender);  // the store does not look inside
   m.sender = sender;
   m.sender_device = *DeviceId::parse("phone");
   m.client_msg_id = "client-" + std::to_string(id);

@@ -15,7 +15,7 @@ Message sample_message() {
 }
 
 DispatchRecord sample_record() {
-  return make_record("m7:s3", sample_message(),
+  return make_record("m7-s3", sample_message(),
                      {{*UserId::parse("bob"), *UserId::parse("alice")}, {*UserId::parse("carol")}});
 }
 

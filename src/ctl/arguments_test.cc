@@ -1,0 +1,53 @@
+// qimctl refuses names that cannot exist before it connects, with the gateway's own error (issue 8,
+// item 1): `history --with alice:bob` once asked for "d:alice:bob:carol" and read another pair's history.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "ctl/commands.h"
+
+namespace qim::ctl {
+namespace {
+
+// Nothing listens on port 1: a command that got as far as connecting would fail with a transport error.
+Connection nowhere() {
+  Connection c;
+  c.url = "ws://127.0.0.1:1";
+  c.token = "any";
+  return c;
+}
+
+TEST(Arguments, SendRefusesAUserOrConversationThatCannotExist) {
+  struct Case {
+    const char* to;
+    const char* conversation;
+    const char* expected;
+  };
+  for (const Case& c : std::initializer_list<Case>{
+           {"bob:carol", "", "qimctl: send --to: user id 'bob:carol' has ':' at byte 4"},
+           {"", "d:alice:bob:carol", "qimctl: send --conversation: conversation id 'd:alice:bob:carol'"},
+           {"", "d:bob:alice", "not canonical"}}) {
+    SendRequest r;
+    r.connection = nowhere();
+    r.to = c.to;
+    r.conversation = c.conversation;
+    r.body = "x";
+    std::ostringstream out, err;
+    EXPECT_EQ(run_send(r, out, err), 1);
+    EXPECT_NE(err.str().find(c.expected), std::string::npos) << err.str();
+    EXPECT_TRUE(out.str().empty());
+  }
+}
+
+TEST(Arguments, HistoryRefusesAPeerThatCannotExist) {
+  HistoryRequest r;
+  r.connection = nowhere();
+  r.with = "alice:bob";
+  std::ostringstream out, err;
+  EXPECT_EQ(run_history(r, out, err), 1);
+  EXPECT_NE(err.str().find("qimctl: history --with: user id 'alice:bob' has ':'"), std::string::npos)
+      << err.str();
+}
+
+}  // namespace
+}  // namespace qim::ctl
