@@ -36,10 +36,12 @@ class ContractStore final : public MailboxStore {
   Result<uint64_t> gc_completed_dispatches() override { return backend_->gc_completed_dispatches(); }
   Result<SweepOutcome> sweep_retention(const UserId& user) override;
   OpCounts op_counts() const override { return backend_->counters().snapshot(); }
+  void abandon_dispatch(ShardId shard, Epoch epoch, const DispatchId& dispatch_id) override;
+  uint64_t inflight_records() const override;
 
  private:
   struct ShardState {
-    std::mutex mu;
+    mutable std::mutex mu;
     std::optional<MailboxSeq> frontier;  // the owner's cached frontier; reloaded after an uncertain write
     InflightTable inflight;
   };
@@ -53,7 +55,7 @@ class ContractStore final : public MailboxStore {
   std::unique_ptr<StoreBackend> backend_;
   BackendContext context_;
   uint32_t page_limit_;
-  std::mutex shards_mu_;
+  mutable std::mutex shards_mu_;
   std::map<uint32_t, std::unique_ptr<ShardState>> shards_;
 };
 

@@ -48,6 +48,10 @@ class FlakyStore final : public MailboxStore {
   Result<uint64_t> gc_completed_dispatches() override { return inner_.gc_completed_dispatches(); }
   Result<SweepOutcome> sweep_retention(const UserId& user) override { return inner_.sweep_retention(user); }
   OpCounts op_counts() const override { return inner_.op_counts(); }
+  void abandon_dispatch(ShardId shard, Epoch epoch, const DispatchId& id) override {
+    inner_.abandon_dispatch(shard, epoch, id);
+  }
+  uint64_t inflight_records() const override { return inner_.inflight_records(); }
 
  private:
   MailboxStore& inner_;
