@@ -20,6 +20,8 @@ Result<std::unique_ptr<Pipeline>> Pipeline::open(const AppConfig& config, Pipeli
                                             p->child("outbox-log"), config.store.clock));
   QIM_ASSIGN_OR_RETURN(p->mailbox_log_, open_log(config.log, "mailbox", config.shards,
                                                  p->child("mailbox-log"), config.store.clock));
+  QIM_ASSIGN_OR_RETURN(p->quarantine_log_, open_log(config.log, kQuarantineLogName, kQuarantinePartitions,
+                                                    p->child("quarantine-log"), config.store.clock));
   p->logger_->info("opening the {} mailbox store", config.store.backend);
   QIM_ASSIGN_OR_RETURN(p->store_, open_mailbox_store(config.store));
   QIM_ASSIGN_OR_RETURN(p->history_, RocksHistoryStore::open(config.data_dir + "/history"));
@@ -47,6 +49,8 @@ Status Pipeline::start() {
     o.shards = config_.owned_shards;
     o.epoch = config_.epoch;
     o.logger = child("node");
+    o.quarantine = quarantine_log_.get();
+    o.clock = config_.store.clock;
     o.on_fatal = [this](const Error& e) {
       if (on_fatal_) on_fatal_(e);
     };
@@ -133,9 +137,12 @@ std::string Pipeline::prometheus() const {
            {{"", archiver_->metrics().messages}});
   }
   if (node_) {
-    Samples records, pages, paged, frontier, lag;
+    Samples records, pages, paged, frontier, lag, quarantined;
     for (const auto& m : node_->metrics()) {
       const std::string shard = fmt::format("{{shard=\"{}\"}}", m.shard.value);
+      for (const auto& [reason, n] : m.quarantined) {
+        quarantined.emplace_back(fmt::format("{{shard=\"{}\",reason=\"{}\"}}", m.shard.value, reason), n);
+      }
       records.emplace_back(shard, m.records);
       pages.emplace_back(shard, m.pages);
       paged.emplace_back(shard, m.paged_records);
@@ -149,6 +156,9 @@ std::string Pipeline::prometheus() const {
     family("qim_node_paged_records_total", "counter", "Records inside those pages", paged);
     family("qim_node_frontier_offset", "gauge", "Mailbox-log offset of the shard frontier", frontier);
     family("qim_node_lag", "gauge", "Records on the mailbox log not finished yet", lag);
+    family("qim_node_quarantined_records_total", "counter",
+           "Mailbox-log records the store refused, appended to the quarantine log, by shard and reason",
+           quarantined);
   }
   const OpCounts ops = store_->op_counts();
   family("qim_store_ops_total", "counter", "Mailbox store operations by kind",
@@ -157,8 +167,11 @@ std::string Pipeline::prometheus() const {
           {"{kind=\"read\"}", ops.reads},
           {"{kind=\"lwt\"}", ops.lwts},
           {"{kind=\"frontier_write\"}", ops.frontier_writes}});
+  family("qim_store_inflight_records", "gauge",
+         "Begun records held in the store's in-flight table (records begun above their shard's frontier)",
+         {{"", store_->inflight_records()}});
   Samples appends, commits;
-  for (auto* log : {outbox_.get(), mailbox_log_.get()}) {
+  for (auto* log : {outbox_.get(), mailbox_log_.get(), quarantine_log_.get()}) {
     if (auto* e = dynamic_cast<EmbeddedLog*>(log)) {
       const std::string labels = "{log=\"" + log->name() + "\"}";
       appends.emplace_back(labels, e->stats().appends);
