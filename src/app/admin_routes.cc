@@ -4,6 +4,7 @@
 
 #include <charconv>
 
+#include "app/quarantine_view.h"
 #include "gateway/protocol/json_writer.h"
 
 namespace qim {
@@ -60,6 +61,21 @@ AdminResponse replay(Pipeline& pipeline, const std::string& query) {
   return {200, out};
 }
 
+// GET /admin/quarantine[?position=N][&json=1]: what `qim quarantine list|show` prints.
+AdminResponse quarantine(Pipeline& pipeline, const std::string& query) {
+  auto entries = read_quarantine(pipeline.quarantine_log(), Offset{0}, kQuarantineReadMax);
+  if (!entries.ok()) return {500, entries.error().to_string() + "\n"};
+  const bool json = query_param(query, "json") == "1";
+  if (auto p = query_param(query, "position")) {
+    auto n = number(p);
+    if (!n) return {400, "position='" + *p + "' is not a number\n"};
+    auto shown = render_quarantine_show(*entries, *n, json);
+    if (!shown.ok()) return {404, shown.error().message() + "\n"};
+    return {200, *shown};
+  }
+  return {200, render_quarantine_list(*entries, json)};
+}
+
 }  // namespace
 
 std::string pipeline_json(Pipeline& pipeline) {
@@ -114,6 +130,9 @@ std::vector<AdminRoute> pipeline_admin_routes(Pipeline& pipeline) {
       AdminRoute{
           "POST", "/admin/fanout/replay",
           [&pipeline](const std::string& query, const std::string&) { return replay(pipeline, query); }},
+      AdminRoute{
+          "GET", "/admin/quarantine",
+          [&pipeline](const std::string& query, const std::string&) { return quarantine(pipeline, query); }},
       AdminRoute{"GET", "/admin/pipeline",
                  [&pipeline](const std::string&, const std::string&) {
                    return AdminResponse{200, pipeline_json(pipeline)};

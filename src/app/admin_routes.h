@@ -3,6 +3,7 @@
 //   POST /admin/fanout/replay?offset=N[&partition=P]   replay the Outbox from N (one partition or all)
 //   GET  /admin/pipeline                                per-shard frontier, pages, lag; fanout; archiver
 //   (JSON)
+//   GET  /admin/quarantine[?position=N][&json=1]        the quarantined records (`qim quarantine`)
 
 #include <string>
 #include <vector>
@@ -11,6 +12,9 @@
 #include "gateway/gateway.h"
 
 namespace qim {
+
+// At most this many quarantine-log records are read for one listing.
+inline constexpr size_t kQuarantineReadMax = 100'000;
 
 std::vector<AdminRoute> pipeline_admin_routes(Pipeline& pipeline);
 

@@ -84,6 +84,19 @@ int main(int argc, char** argv) {
       app.add_subcommand("status", "positions, frontiers and lag of an instance (running or stopped)");
   instance_flags(status, overrides);
 
+  qim::QuarantineRequest quarantine;
+  auto* quar =
+      app.add_subcommand("quarantine", "the mailbox-log records the node refused (running or stopped)");
+  quar->require_subcommand(1);
+  auto* quar_list = quar->add_subcommand("list", "list the quarantined records");
+  auto* quar_show = quar->add_subcommand("show", "show one quarantined record with its raw bytes");
+  uint64_t position = 0;
+  quar_show->add_option("position", position, "its position on the quarantine log (from list)")->required();
+  for (auto* c : {quar_list, quar_show}) {
+    c->add_flag("--json", quarantine.json, "print JSON");
+    instance_flags(c, overrides);
+  }
+
   CLI11_PARSE(app, argc, argv);
   const qim::EnvLookup env = qim::with_overrides(qim::process_env(), overrides);
   if (up->parsed()) return qim::run_up(env);
@@ -91,5 +104,9 @@ int main(int argc, char** argv) {
   if (tok->parsed()) return qim::run_token(env, token);
   if (rep->parsed()) return qim::run_replay_fanout(env, replay);
   if (status->parsed()) return qim::run_status(env);
+  if (quar->parsed()) {
+    if (quar_show->parsed()) quarantine.show = position;
+    return qim::run_quarantine(env, quarantine);
+  }
   return qim::kExitRefused;
 }

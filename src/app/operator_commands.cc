@@ -1,14 +1,16 @@
-// Operator commands: `qim token`, `qim replay-fanout`, `qim status`.
+// Operator commands: `qim token`, `qim replay-fanout`, `qim status`, `qim quarantine`.
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
 
 #include "app/admin_client.h"
+#include "app/admin_routes.h"
 #include "app/commands.h"
 #include "app/config.h"
 #include "app/instance_files.h"
 #include "app/pipeline.h"
+#include "app/quarantine_view.h"
 #include "auth/token.h"
 #include "fanout/fanout.h"
 
@@ -132,6 +134,39 @@ int run_status(const EnvLookup& env) {
                committed.ok() && *committed ? std::to_string((*committed)->value) : std::string("-"),
                frontier.ok() ? (*frontier)[0].to_string() : frontier.error().to_string());
   }
+  return kExitOk;
+}
+
+int run_quarantine(const EnvLookup& env, const QuarantineRequest& request) {
+  const char* what = request.show ? "qim quarantine show" : "qim quarantine list";
+  auto config = app_config_from_env(env);
+  if (!config.ok()) return fail(what, config.error());
+  if (auto running = running_instance(config->data_dir)) {
+    std::string target = "/admin/quarantine?json=" + std::string(request.json ? "1" : "0");
+    if (request.show) target += "&position=" + std::to_string(*request.show);
+    auto body = admin_request(running->admin_port, "GET", target);
+    if (!body.ok()) {
+      // The admin server answers 404 for a position without a record: NotFound, as for a stopped instance.
+      Error e = body.code() == Errc::kInvalidArgument && request.show
+                    ? Error(Errc::kNotFound, body.error().message())
+                    : body.error();
+      return fail(std::string(what) + " (running instance)", e);
+    }
+    fmt::print("{}", *body);
+    return kExitOk;
+  }
+  if (Status s = check_instance_exists(*config); !s.ok()) return fail(what, s.error());
+  auto log = open_log(config->log, kQuarantineLogName, kQuarantinePartitions, nullptr, config->store.clock);
+  if (!log.ok()) return fail(std::string(what) + ": opening the quarantine log", log.error());
+  auto entries = read_quarantine(**log, Offset{0}, kQuarantineReadMax);
+  if (!entries.ok()) return fail(what, entries.error());
+  if (!request.show) {
+    fmt::print("{}", render_quarantine_list(*entries, request.json));
+    return kExitOk;
+  }
+  auto shown = render_quarantine_show(*entries, *request.show, request.json);
+  if (!shown.ok()) return fail(what, shown.error());
+  fmt::print("{}", *shown);
   return kExitOk;
 }
 

@@ -21,6 +21,8 @@ Result<std::unique_ptr<Pipeline>> Pipeline::open(const AppConfig& config, Pipeli
                                 config.store.clock, config.store.outbox_retention()));
   QIM_ASSIGN_OR_RETURN(p->mailbox_log_, open_log(config.log, "mailbox", config.shards,
                                                  p->child("mailbox-log"), config.store.clock));
+  QIM_ASSIGN_OR_RETURN(p->quarantine_log_, open_log(config.log, kQuarantineLogName, kQuarantinePartitions,
+                                                    p->child("quarantine-log"), config.store.clock));
   p->logger_->info("opening the {} mailbox store", config.store.backend);
   QIM_ASSIGN_OR_RETURN(p->store_, open_mailbox_store(config.store));
   QIM_ASSIGN_OR_RETURN(p->history_, RocksHistoryStore::open(config.data_dir + "/history"));
@@ -48,6 +50,7 @@ Status Pipeline::start() {
     o.shards = config_.owned_shards;
     o.epoch = config_.epoch;
     o.logger = child("node");
+    o.quarantine = quarantine_log_.get();
     o.clock = config_.store.clock;
     o.retention.interval = config_.retention_sweep_interval;
     o.retention.batch = config_.retention_sweep_batch;
@@ -148,9 +151,12 @@ std::string Pipeline::prometheus() const {
            {{"", archiver_->metrics().messages}});
   }
   if (node_) {
-    Samples records, pages, paged, frontier, lag, stopped;
+    Samples records, pages, paged, frontier, lag, stopped, quarantined;
     for (const auto& m : node_->metrics()) {
       const std::string shard = fmt::format("{{shard=\"{}\"}}", m.shard.value);
+      for (const auto& [reason, n] : m.quarantined) {
+        quarantined.emplace_back(fmt::format("{{shard=\"{}\",reason=\"{}\"}}", m.shard.value, reason), n);
+      }
       records.emplace_back(shard, m.records);
       pages.emplace_back(shard, m.pages);
       paged.emplace_back(shard, m.paged_records);
@@ -181,6 +187,9 @@ std::string Pipeline::prometheus() const {
            {{"", r.last_round_users}});
     family("qim_retention_last_round_timestamp_ms", "gauge",
            "Store-clock time the last retention round ended", {{"", static_cast<uint64_t>(r.last_round_ms)}});
+    family("qim_node_quarantined_records_total", "counter",
+           "Mailbox-log records the store refused, appended to the quarantine log, by shard and reason",
+           quarantined);
   }
   const OpCounts ops = store_->op_counts();
   family("qim_store_ops_total", "counter", "Mailbox store operations by kind",
@@ -189,8 +198,11 @@ std::string Pipeline::prometheus() const {
           {"{kind=\"read\"}", ops.reads},
           {"{kind=\"lwt\"}", ops.lwts},
           {"{kind=\"frontier_write\"}", ops.frontier_writes}});
+  family("qim_store_inflight_records", "gauge",
+         "Begun records held in the store's in-flight table (records begun above their shard's frontier)",
+         {{"", store_->inflight_records()}});
   Samples appends, commits;
-  for (auto* log : {outbox_.get(), mailbox_log_.get()}) {
+  for (auto* log : {outbox_.get(), mailbox_log_.get(), quarantine_log_.get()}) {
     if (auto* e = dynamic_cast<EmbeddedLog*>(log)) {
       const std::string labels = "{log=\"" + log->name() + "\"}";
       appends.emplace_back(labels, e->stats().appends);

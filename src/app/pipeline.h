@@ -40,6 +40,8 @@ class Pipeline {
 
   Log& outbox() { return *outbox_; }
   Log& mailbox_log() { return *mailbox_log_; }
+  // Refused mailbox-log records (node/quarantine.h): `qim quarantine` reads it.
+  Log& quarantine_log() { return *quarantine_log_; }
   MailboxStore& store() { return *store_; }
   RocksHistoryStore& history() { return *history_; }
 
@@ -79,6 +81,7 @@ class Pipeline {
   // Declared in the order they are built; destroyed in reverse (roles before what they use).
   std::unique_ptr<Log> outbox_;
   std::unique_ptr<Log> mailbox_log_;
+  std::unique_ptr<Log> quarantine_log_;
   std::unique_ptr<MailboxStore> store_;
   std::unique_ptr<RocksHistoryStore> history_;
   std::unique_ptr<FanInNotifier> fan_in_;

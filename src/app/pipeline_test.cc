@@ -1,6 +1,7 @@
 // The pipeline halves of e2e scenarios 10, 11, 12 and 14, in process: Outbox append -> fanout -> node ->
 // store, on the memory and embedded stores (the embedded one also across restarts of the whole pipeline).
 #include "app/pipeline.h"
+#include "app/quarantine_view.h"
 
 #include <gtest/gtest.h>
 
@@ -137,6 +138,7 @@ TEST_P(PipelineTest, NodeRestartMidStreamLosesNothing) {
   NodeOptions o;
   o.shards = config().owned_shards;
   o.poll_wait = 10ms;
+  o.quarantine = &p->quarantine_log();
   auto node = std::make_unique<MailboxNode>(p->mailbox_log(), p->store(), nullptr, o);
   ASSERT_TRUE(node->start().ok());
   std::thread sender([&] {
@@ -273,6 +275,36 @@ TEST_P(PipelineTest, ABurstToOneShardIsFinishedInPages) {
   ASSERT_EQ(p->store().finish_page_limit(), 64u);
   const OpCounts ops = p->store().op_counts();
   EXPECT_GT(ops.mean_page(), 1.0) << ops.to_string();
+}
+
+// A record the store refuses is quarantined (durably, before the frontier passes it), counted in
+// qim_node_quarantined_records_total, listed by `qim quarantine list`; the messages around it arrive.
+TEST_P(PipelineTest, ARefusedRecordIsQuarantinedCountedAndListed) {
+  auto p = open();
+  send(*p, "alice", "bob", 0);
+  ASSERT_TRUE(p->mailbox_log().append_sync(0, "", "not a dispatch record").ok());
+  ASSERT_TRUE(p->start().ok());
+  send(*p, "alice", "bob", 1);
+  wait_delivered(*p);
+  ASSERT_TRUE(p->shutdown().ok());
+  expect_delivered(*p);
+  const std::string metrics = p->prometheus();
+  EXPECT_NE(metrics.find("qim_node_quarantined_records_total{shard=\"0\",reason=\"CorruptEntry\"} 1"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("qim_store_inflight_records 0"), std::string::npos) << metrics;
+  auto entries = read_quarantine(p->quarantine_log(), Offset{0}, 100);
+  ASSERT_TRUE(entries.ok()) << entries.error().to_string();
+  ASSERT_EQ(entries->size(), 1u);
+  EXPECT_EQ((*entries)[0].record.raw, "not a dispatch record");
+  const std::string listed = render_quarantine_list(*entries, false);
+  EXPECT_NE(listed.find("CorruptEntry"), std::string::npos) << listed;
+  const std::string json = render_quarantine_list(*entries, true);
+  EXPECT_NE(json.find("\"reason\":\"CorruptEntry\""), std::string::npos) << json;
+  auto shown = render_quarantine_show(*entries, (*entries)[0].position.value, false);
+  ASSERT_TRUE(shown.ok());
+  EXPECT_NE(shown->find("does not decode"), std::string::npos) << *shown;
+  EXPECT_EQ(render_quarantine_show(*entries, 99, false).code(), Errc::kNotFound);
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, PipelineTest, ::testing::Values("memory", "embedded"),

@@ -273,7 +273,30 @@ Result<PageOutcome> ContractStore::finish_locked(ShardState& state, ShardId shar
     c.paged_records += page.size();
   }
   for (const auto& item : page) state.inflight.erase(item.dispatch_id);
+  // Records the frontier now covers can never be finished again: records skipped after their begin, and
+  // records a worker dropped after an uncertain finish that landed. Dropping them here keeps the table
+  // bounded by what is begun above the frontier.
+  state.inflight.erase_covered(running);
   return out;
+}
+
+void ContractStore::abandon_dispatch(ShardId shard, Epoch epoch, const DispatchId& dispatch_id) {
+  auto state = shard_state(shard);
+  if (!state.ok()) return;
+  std::lock_guard lock((*state)->mu);
+  if (InflightRecord* rec = (*state)->inflight.find(dispatch_id); rec && rec->epoch == epoch) {
+    (*state)->inflight.erase(dispatch_id);
+  }
+}
+
+uint64_t ContractStore::inflight_records() const {
+  std::lock_guard lock(shards_mu_);
+  uint64_t n = 0;
+  for (const auto& [shard, state] : shards_) {
+    std::lock_guard shard_lock(state->mu);
+    n += state->inflight.size();
+  }
+  return n;
 }
 
 Result<std::array<MailboxSeq, kLanes>> ContractStore::lane_watermarks(ShardId shard, Epoch epoch) {

@@ -48,10 +48,12 @@ class ContractStore final : public MailboxStore {
   Result<std::vector<UserId>> list_retention_users(ShardId shard, const std::string& after,
                                                    uint32_t limit) override;
   OpCounts op_counts() const override { return backend_->counters().snapshot(); }
+  void abandon_dispatch(ShardId shard, Epoch epoch, const DispatchId& dispatch_id) override;
+  uint64_t inflight_records() const override;
 
  private:
   struct ShardState {
-    std::mutex mu;
+    mutable std::mutex mu;
     std::optional<MailboxSeq> frontier;  // the owner's cached frontier; reloaded after an uncertain write
     int64_t checked_ms = 0;              // when the stored frontier was last read (FenceCheck)
     uint32_t pages_since_check = 0;      // frontier writes since then
@@ -75,7 +77,7 @@ class ContractStore final : public MailboxStore {
   BackendContext context_;
   uint32_t page_limit_;
   FenceCheck fence_;
-  std::mutex shards_mu_;
+  mutable std::mutex shards_mu_;
   std::map<uint32_t, std::unique_ptr<ShardState>> shards_;
 };
 

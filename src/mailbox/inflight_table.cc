@@ -28,6 +28,16 @@ InflightRecord& InflightTable::track(Epoch epoch, const DispatchIdentity& identi
   return records_.insert_or_assign(identity.id, std::move(rec)).first->second;
 }
 
+size_t InflightTable::erase_covered(MailboxSeq w) {
+  return std::erase_if(records_, [w](const auto& kv) {
+    const InflightRecord& r = kv.second;
+    if (r.epoch < w.epoch()) return true;
+    if (r.epoch != w.epoch()) return false;
+    auto seq = compose(r.epoch, r.canonical_offset);
+    return seq.ok() && *seq <= w;
+  });
+}
+
 InflightRecord* InflightTable::find(const DispatchId& id) {
   auto it = records_.find(id);
   return it == records_.end() ? nullptr : &it->second;

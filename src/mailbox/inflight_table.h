@@ -30,6 +30,10 @@ class InflightTable {
   InflightRecord& track(Epoch epoch, const DispatchIdentity& identity, Offset canonical, bool all_written);
   InflightRecord* find(const DispatchId& id);
   void erase(const DispatchId& id) { records_.erase(id); }
+  // Drops every record the frontier `w` covers (its canonical seq at or below w) and every record of an
+  // older epoch than w's: nothing can finish them any more, so they would only leak. Returns how many.
+  // With this called on each frontier move, the table holds only records begun above the frontier.
+  size_t erase_covered(MailboxSeq w);
   size_t size() const { return records_.size(); }
 
  private:

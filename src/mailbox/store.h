@@ -165,6 +165,13 @@ class MailboxStore {
 
   // Operations issued so far, by kind.
   virtual OpCounts op_counts() const = 0;
+
+  // Forgets a begun dispatch the caller will not finish (a record skipped after its begin). Nothing
+  // durable changes; a later begin of the same id starts afresh. Never fails. Thread-safe.
+  virtual void abandon_dispatch(ShardId /*shard*/, Epoch /*epoch*/, const DispatchId& /*dispatch_id*/) {}
+  // Begun records held in process, over all shards: a gauge of the in-flight table, which holds only
+  // records begun above their shard's frontier (each frontier move drops what it covers). Thread-safe.
+  virtual uint64_t inflight_records() const { return 0; }
 };
 
 }  // namespace qim

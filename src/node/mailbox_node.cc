@@ -16,6 +16,7 @@ ShardMetrics total(const std::vector<ShardMetrics>& shards) {
     t.advanced += m.advanced;
     t.repeated += m.repeated;
     t.skipped += m.skipped;
+    for (const auto& [why, n] : m.quarantined) t.quarantined[why] += n;
     t.catch_up += m.catch_up;
     t.pages += m.pages;
     t.paged_records += m.paged_records;
@@ -45,6 +46,13 @@ Status MailboxNode::start() {
                                     std::to_string(kMaxEpoch));
   }
   if (options_.shards.empty()) return Error(Errc::kConfig, "QIM_OWNED_SHARDS: the node owns no shard");
+  if (options_.quarantine == nullptr) {
+    return Error(Errc::kConfig, "the mailbox node needs a quarantine log for records the store refuses");
+  }
+  if (!quarantine_) {
+    quarantine_ = std::make_unique<Quarantine>(
+        *options_.quarantine, options_.clock ? options_.clock : std::make_shared<SystemClock>());
+  }
   std::vector<std::unique_ptr<ShardWorker>> workers;
   for (ShardId shard : options_.shards) {
     if (shard.value >= log_.partition_count()) {
@@ -62,6 +70,7 @@ Status MailboxNode::start() {
     o.retry_max = options_.retry_max;
     o.commit_interval = options_.commit_interval;
     o.logger = options_.logger;
+    o.quarantine = quarantine_.get();
     auto worker = std::make_unique<ShardWorker>(log_, store_, notifier_, std::move(o));
     QIM_RETURN_IF_ERROR(worker->init());  // fail closed before any worker runs
     workers.push_back(std::move(worker));

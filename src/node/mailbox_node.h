@@ -37,6 +37,9 @@ struct NodeOptions {
   // Called once, from a worker thread, when a worker stops on a fatal error (the process should exit).
   std::function<void(const Error&)> on_fatal;
   std::shared_ptr<spdlog::logger> logger;  // silent if null
+  // Required: the log refused records are appended to before the frontier passes them (node/quarantine.h).
+  Log* quarantine = nullptr;
+  std::shared_ptr<const Clock> clock;  // stamps quarantined records; the system clock if null
 };
 
 class MailboxNode {
@@ -48,8 +51,8 @@ class MailboxNode {
   MailboxNode& operator=(const MailboxNode&) = delete;
 
   // Reads every owned shard's frontier, then starts the workers and the retention sweeper. Config for epoch 0
-  // or no shards or a shard the mailbox log does not have; EpochAhead (fail closed) or Invariant from a
-  // shard's init. Nothing is started on error.
+  // or no shards or a shard the mailbox log does not have or no quarantine log; EpochAhead (fail closed) or
+  // Invariant from a shard's init. Nothing is started on error.
   Status start();
   // Finishes every record the log holds now, then stops. Timeout past `limit` (stopped anyway).
   Status drain(std::chrono::milliseconds limit, const std::function<void(uint64_t remaining)>& progress = {});
@@ -67,6 +70,7 @@ class MailboxNode {
   MailboxStore& store_;
   DeliveryNotifier* notifier_;
   NodeOptions options_;
+  std::unique_ptr<Quarantine> quarantine_;
   std::vector<std::unique_ptr<ShardWorker>> workers_;
   std::vector<std::thread> threads_;
   std::unique_ptr<RetentionSweeper> sweeper_;

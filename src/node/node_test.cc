@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <spdlog/sinks/null_sink.h>
+
+#include <atomic>
 #include <latch>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -15,6 +19,8 @@
 #include "mailbox/message_codec.h"
 #include "mailbox/store_options.h"
 #include "mailbox/tests/backend_fixture.h"
+#include "node/page.h"
+#include "node/quarantine.h"
 #include "node/testing_stores.h"
 
 namespace qim {
@@ -45,10 +51,44 @@ class Recorder final : public DeliveryNotifier {
   std::vector<MailboxEntry> seen_;
 };
 
+// A log decorator whose appends fail while `fail` is set: a quarantine that cannot take a record.
+class FailingLog final : public Log {
+ public:
+  explicit FailingLog(Log& inner) : inner_(inner) {}
+  std::atomic<bool> fail{false};
+  std::atomic<int> refused{0};
+
+  const std::string& name() const override { return inner_.name(); }
+  uint32_t partition_count() const override { return inner_.partition_count(); }
+  void append(uint32_t partition, std::string key, std::string value, AppendCallback done) override {
+    if (fail) {
+      refused++;
+      done(Error(Errc::kIo, "injected: quarantine disk full"));
+      return;
+    }
+    inner_.append(partition, std::move(key), std::move(value), std::move(done));
+  }
+  Result<std::vector<LogRecord>> read(uint32_t partition, Offset from, size_t max,
+                                      std::chrono::milliseconds wait) override {
+    return inner_.read(partition, from, max, wait);
+  }
+  Result<Offset> end_offset(uint32_t partition) override { return inner_.end_offset(partition); }
+  Status commit(const std::string& group, uint32_t partition, Offset next) override {
+    return inner_.commit(group, partition, next);
+  }
+  Result<std::optional<Offset>> committed(const std::string& group, uint32_t partition) override {
+    return inner_.committed(group, partition);
+  }
+
+ private:
+  Log& inner_;
+};
+
 class NodeTest : public ::testing::Test {
  protected:
   void SetUp() override {
     log_ = testing::open_test_log(dir_.sub("mailbox-log"), kShards, "mailbox");
+    quarantine_log_ = testing::open_test_log(dir_.sub("quarantine-log"), kQuarantinePartitions, "quarantine");
     StoreOptions so;
     so.backend = "memory";
     so.shard_count = kShards;
@@ -61,8 +101,8 @@ class NodeTest : public ::testing::Test {
     }
   }
 
-  // Appends the dispatch record of message number `n` (from a to b) to partition 0; returns its offset.
-  Offset dispatch(int n) {
+  // The dispatch record of message number `n` (from a to b) on partition 0.
+  DispatchRecord record(int n) {
     OutboxRecord r;
     r.sender = a_;
     r.conversation = direct_conversation(a_, b_).value();
@@ -71,8 +111,17 @@ class NodeTest : public ::testing::Test {
     r.body = "message " + std::to_string(n);
     auto plan = plan_dispatches(r, 0, Offset{static_cast<uint64_t>(n)}, shards_, 256).value();
     EXPECT_EQ(plan.size(), 1u);
-    return log_->append_sync(0, "", encode_dispatch_record(plan[0].record)).value();
+    return plan[0].record;
   }
+  // The record of message `n` with another body under the same dispatch id: a DispatchConflict.
+  DispatchRecord conflicting(int n) {
+    DispatchRecord r = record(n);
+    r.message.body = "tampered " + std::to_string(n);
+    r.identity = make_identity(r.identity.id, r.message, r.chunks);
+    return r;
+  }
+  // Appends the dispatch record of message number `n` to partition 0; returns its offset.
+  Offset dispatch(int n) { return log_->append_sync(0, "", encode_dispatch_record(record(n))).value(); }
 
   NodeOptions options(Epoch epoch = Epoch{1}) {
     NodeOptions o;
@@ -81,7 +130,12 @@ class NodeTest : public ::testing::Test {
     o.poll_wait = 10ms;
     o.retry_min = 1ms;
     o.retry_max = 10ms;
+    o.quarantine = quarantine_log_.get();
     return o;
+  }
+  // What the quarantine holds, read back from its log.
+  std::vector<QuarantineEntry> quarantined() {
+    return read_quarantine(*quarantine_log_, Offset{0}, 100).value();
   }
 
   // Every visible entry of a user, paging through the mailbox.
@@ -113,6 +167,7 @@ class NodeTest : public ::testing::Test {
   testing::TempDir dir_;
   ShardMap shards_ = ShardMap::create(kShards).value();
   std::unique_ptr<EmbeddedLog> log_;
+  std::unique_ptr<EmbeddedLog> quarantine_log_;
   std::unique_ptr<MailboxStore> store_;
   UserId a_, b_;
   Recorder recorder_;
@@ -195,6 +250,7 @@ TEST_F(NodeTest, AFailedPageMovesNothingAndIsRetriedFromItsFirstRecord) {
   expect_all_once(a_, 50);
   EXPECT_GE(node.metrics()[0].retries, 4u);
   EXPECT_EQ(node.metrics()[0].advanced, 50u);
+  EXPECT_EQ(store_->inflight_records(), 0u);  // failed writes and pages left nothing in the table
 }
 
 TEST_F(NodeTest, ARestartResumesAfterTheFrontierWithNothingLostOrDoubled) {
@@ -232,16 +288,145 @@ TEST_F(NodeTest, ARepeatedObservationReusesTheCanonicalSeqAndDoesNotAdvance) {
   EXPECT_EQ(frontier(), compose(Epoch{1}, Offset{3}).value());
 }
 
-TEST_F(NodeTest, SkipsAnUndecodableRecordAndGoesOn) {
+TEST_F(NodeTest, QuarantinesAnUndecodableOrConflictingRecordAndGoesOn) {
   dispatch(0);
   ASSERT_TRUE(log_->append_sync(0, "", "garbage").ok());
+  ASSERT_TRUE(log_->append_sync(0, "", encode_dispatch_record(conflicting(0))).ok());
   MailboxNode node(*log_, *store_, &recorder_, options());
   ASSERT_TRUE(node.start().ok());
   dispatch(1);
   ASSERT_TRUE(node.drain(60s).ok());
   expect_all_once(b_, 2);
-  EXPECT_EQ(node.metrics()[0].skipped, 1u);
+  const auto m = node.metrics()[0];
+  EXPECT_EQ(m.skipped, 2u);
+  EXPECT_EQ(m.quarantined, (std::map<std::string, uint64_t>{{"CorruptEntry", 1}, {"DispatchConflict", 1}}));
+  EXPECT_EQ(frontier(), compose(Epoch{1}, Offset{3}).value());
+  auto q = quarantined();
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_EQ(q[0].record.offset, Offset{1});
+  EXPECT_EQ(q[0].record.code, Errc::kCorruptEntry);
+  EXPECT_EQ(q[0].record.raw, "garbage");
+  EXPECT_EQ(q[1].record.offset, Offset{2});
+  EXPECT_EQ(q[1].record.code, Errc::kDispatchConflict);
+  EXPECT_NE(q[1].record.message.find("another digest"), std::string::npos) << q[1].record.message;
+  EXPECT_EQ(q[1].record.raw, encode_dispatch_record(conflicting(0)));
+  EXPECT_EQ(store_->inflight_records(), 0u);
+}
+
+// A record whose entries the store refuses (a recipient of another shard): begun, then abandoned and
+// quarantined; the table keeps nothing of it.
+TEST_F(NodeTest, ARecordWhoseEntriesAreRefusedIsQuarantinedAndLeavesNothingInFlight) {
+  UserId stranger;
+  for (int i = 0; stranger.empty(); ++i) {
+    UserId u = UserId::parse("user" + std::to_string(i)).value();
+    if (shards_.shard_of(u).value != 0) stranger = u;
+  }
+  DispatchRecord bad = record(1);
+  bad.chunks = {{stranger}};
+  bad.identity = make_identity(bad.identity.id, bad.message, bad.chunks);
+  dispatch(0);
+  ASSERT_TRUE(log_->append_sync(0, "", encode_dispatch_record(bad)).ok());
+  MailboxNode node(*log_, *store_, &recorder_, options());
+  ASSERT_TRUE(node.start().ok());
+  ASSERT_TRUE(node.drain(60s).ok());
+  EXPECT_EQ(store_->inflight_records(), 0u);
+  auto q = quarantined();
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_EQ(q[0].record.code, Errc::kInvalidArgument);
+  EXPECT_NE(q[0].record.message.find("entries are refused"), std::string::npos) << q[0].record.message;
+  EXPECT_EQ(node.metrics()[0].quarantined.at("InvalidArgument"), 1u);
+  expect_all_once(b_, 1);
+}
+
+// A page holding good records, a conflicting and a corrupt one: the good ones become visible (read back
+// through a fresh store), the bad ones are in the quarantine with their reasons before the frontier
+// passes them.
+TEST_F(NodeTest, APageWithRefusedRecordsQuarantinesThemAndFinishesTheRest) {
+  StoreOptions so;
+  so.backend = "embedded";
+  so.data_dir = dir_.sub("embedded-store");
+  so.shard_count = kShards;
+  auto store = open_mailbox_store(so).value();
+  std::vector<std::string> raws = {encode_dispatch_record(record(0)), encode_dispatch_record(record(1)),
+                                   encode_dispatch_record(conflicting(1)), "\x01corrupt",
+                                   encode_dispatch_record(record(2))};
+  std::vector<QueuedRecord> page;
+  for (size_t i = 0; i < raws.size(); ++i) {
+    page.push_back(QueuedRecord{Offset{10 + i}, decode_dispatch_record(raws[i]), raws[i]});
+  }
+  auto clock = std::make_shared<ManualClock>(1'800'000'000'000);
+  Quarantine quarantine(*quarantine_log_, clock);
+  spdlog::logger logger("page", std::make_shared<spdlog::sinks::null_sink_mt>());
+  const MailboxSeq w = compose(Epoch{1}, Offset{9}).value();  // a non-zero frontier to build on
+  // Move the frontier to w first with a record of its own at offset 9.
+  {
+    auto r = record(99);
+    auto b = store->begin_dispatch(ShardId{0}, Epoch{1}, r.identity, Offset{9}).value();
+    std::vector<ChunkWrite> cw = {ChunkWrite{r.identity.id, 0, &r.message, r.chunks[0]}};
+    ASSERT_TRUE(store->write_chunks(ShardId{0}, Epoch{1}, cw).ok());
+    ASSERT_TRUE(
+        store->finish_dispatch(ShardId{0}, Epoch{1}, r.identity.id, uniform_advances(MailboxSeq{}, b.seq))
+            .ok());
+  }
+  auto result = materialize_page(*store, quarantine, ShardId{0}, Epoch{1}, w, page, true, logger);
+  ASSERT_TRUE(result.ok()) << result.error().to_string();
+  EXPECT_EQ(result->skipped, 2u);
+  EXPECT_EQ(result->quarantined, (std::vector<Errc>{Errc::kDispatchConflict, Errc::kCorruptEntry}));
+  EXPECT_EQ(result->frontier, compose(Epoch{1}, Offset{14}).value());
+  EXPECT_EQ(store->inflight_records(), 0u);
+  store.reset();
+
+  auto fresh = open_mailbox_store(so).value();
+  auto entries =
+      fresh->read_mailbox(MailboxQuery{b_, compose(Epoch{1}, Offset{9}).value(), 100}).value().entries;
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(entries[0].message.body, "message 0");
+  EXPECT_EQ(entries[1].message.body, "message 1");
+  EXPECT_EQ(entries[2].message.body, "message 2");
+  EXPECT_EQ(entries[2].seq, compose(Epoch{1}, Offset{14}).value());
+
+  auto q = quarantined();
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_EQ(q[0].record.offset, Offset{12});
+  EXPECT_EQ(q[0].record.code, Errc::kDispatchConflict);
+  EXPECT_EQ(q[0].record.raw, raws[2]);
+  EXPECT_EQ(q[0].record.time_ms, clock->now_ms());
+  EXPECT_EQ(q[1].record.offset, Offset{13});
+  EXPECT_EQ(q[1].record.code, Errc::kCorruptEntry);
+  EXPECT_EQ(q[1].record.raw, raws[3]);
+  EXPECT_EQ(q[1].record.raw_size, raws[3].size());
+}
+
+TEST_F(NodeTest, AFailingQuarantineKeepsTheFrontierBeforeTheRefusedRecord) {
+  FailingLog failing(*quarantine_log_);
+  failing.fail = true;
+  dispatch(0);
+  ASSERT_TRUE(log_->append_sync(0, "", "garbage").ok());
+  dispatch(1);
+  auto o = options();
+  o.quarantine = &failing;
+  MailboxNode node(*log_, *store_, &recorder_, o);
+  ASSERT_TRUE(node.start().ok());
+  // Wait until the worker has tried (and failed) to quarantine the record a few times.
+  while (failing.refused < 3) std::this_thread::sleep_for(1ms);
+  EXPECT_EQ(frontier(), compose(Epoch{1}, Offset{0}).value());  // not past the refused record
+  EXPECT_EQ(node.metrics()[0].skipped, 0u);
+  EXPECT_TRUE(quarantined().empty());
+  EXPECT_EQ(node.fatal(), std::nullopt);
+  failing.fail = false;  // the quarantine recovers: the shard goes on
+  ASSERT_TRUE(node.drain(60s).ok());
+  expect_all_once(b_, 2);
   EXPECT_EQ(frontier(), compose(Epoch{1}, Offset{2}).value());
+  auto q = quarantined();
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_EQ(q[0].record.offset, Offset{1});
+  EXPECT_EQ(node.metrics()[0].quarantined.at("CorruptEntry"), 1u);
+}
+
+TEST_F(NodeTest, NoQuarantineLogIsAConfigError) {
+  auto o = options();
+  o.quarantine = nullptr;
+  EXPECT_EQ(MailboxNode(*log_, *store_, nullptr, o).start().code(), Errc::kConfig);
 }
 
 TEST_F(NodeTest, ANewEpochContinuesTheShardAndAnOlderOneRefuses) {

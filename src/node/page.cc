@@ -27,8 +27,8 @@ struct Begun {
 
 }  // namespace
 
-Result<PageResult> materialize_page(MailboxStore& store, ShardId shard, Epoch epoch, MailboxSeq w,
-                                    std::span<const QueuedRecord> records, bool as_page,
+Result<PageResult> materialize_page(MailboxStore& store, Quarantine& quarantine, ShardId shard, Epoch epoch,
+                                    MailboxSeq w, std::span<const QueuedRecord> records, bool as_page,
                                     spdlog::logger& logger) {
   if (!as_page && records.size() != 1) {
     return Error(Errc::kInvariant,
@@ -37,19 +37,16 @@ Result<PageResult> materialize_page(MailboxStore& store, ShardId shard, Epoch ep
   PageResult out;
   out.frontier = w;
   std::vector<Begun> begun;
+  std::vector<std::pair<const QueuedRecord*, Error>> refused;
   for (const QueuedRecord& q : records) {
     if (!q.record.ok()) {
-      logger.error("shard {}: skipping mailbox-log record at offset {}: {}", shard.value, q.offset.value,
-                   q.record.error().to_string());
-      out.skipped++;
+      refused.emplace_back(&q, q.record.error());
       continue;
     }
     auto b = store.begin_dispatch(shard, epoch, q.record->identity, q.offset);
     if (!b.ok()) {
       if (classify(b.error()) != ErrorAction::kSkipRecord) return b.error();
-      logger.error("shard {}: skipping dispatch {} at offset {}: {}", shard.value,
-                   q.record->identity.id.str(), q.offset.value, b.error().to_string());
-      out.skipped++;
+      refused.emplace_back(&q, b.error());
       continue;
     }
     begun.push_back(Begun{&q, *b});
@@ -67,12 +64,24 @@ Result<PageResult> materialize_page(MailboxStore& store, ShardId shard, Epoch ep
     Status written = store.write_chunks(shard, epoch, chunks);
     if (!written.ok()) {
       if (classify(written.error()) != ErrorAction::kSkipRecord || records.size() > 1) return written.error();
-      logger.error("shard {}: skipping dispatch {} at offset {}: its entries are refused: {}", shard.value,
-                   begun.front().queued->record->identity.id.str(), begun.front().queued->offset.value,
-                   written.error().to_string());
-      out.skipped++;
-      return out;  // nothing begun remains to finish; the frontier moves past it with the next record
+      // A page of one: its entries are refused for good. The store lets go of the begun record.
+      store.abandon_dispatch(shard, epoch, begun.front().queued->record->identity.id);
+      refused.emplace_back(
+          begun.front().queued,
+          Error(written.error().code(), "its entries are refused: " + written.error().message()));
+      begun.clear();
     }
+  }
+
+  // Before the frontier may pass a refused record (with this finish, or any later one), the quarantine
+  // holds it durably. If it cannot, nothing is finished and the caller retries the page.
+  for (const auto& [q, why] : refused) {
+    QIM_RETURN_IF_ERROR(quarantine.put(shard, q->offset, why, q->raw));
+    logger.error(
+        "shard {}: quarantined the mailbox-log record at offset {}{}: {}", shard.value, q->offset.value,
+        q->record.ok() ? " (dispatch " + q->record->identity.id.str() + ")" : std::string(), why.to_string());
+    out.skipped++;
+    out.quarantined.push_back(why.code());
   }
   if (begun.empty()) return out;
 

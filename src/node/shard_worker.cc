@@ -104,7 +104,8 @@ Status ShardWorker::fill(std::chrono::milliseconds wait) {
   QIM_ASSIGN_OR_RETURN(
       auto records, log_.read(options_.shard.value, Offset{next_read_}, options_.read_batch - queued, wait));
   for (auto& r : records) {
-    queue_.push_back(QueuedRecord{r.offset, decode_dispatch_record(r.value)});
+    auto decoded = decode_dispatch_record(r.value);
+    queue_.push_back(QueuedRecord{r.offset, std::move(decoded), std::move(r.value)});
     next_read_ = r.offset.value + 1;
   }
   return {};
@@ -157,7 +158,8 @@ bool ShardWorker::step() {
   const bool one_by_one = page_limit_ == 1 || first < catch_up_end_ || first < single_until_;
   const size_t n = one_by_one ? 1 : std::min<size_t>(page_limit_, queue_.size() - head_);
   const std::span<const QueuedRecord> page(queue_.data() + head_, n);
-  auto result = materialize_page(store_, options_.shard, options_.epoch, w_, page, !one_by_one, logger_);
+  auto result = materialize_page(store_, *options_.quarantine, options_.shard, options_.epoch, w_, page,
+                                 !one_by_one, logger_);
   if (!result.ok()) {
     const Error& e = result.error();
     if (classify(e) == ErrorAction::kFatal) {
@@ -192,6 +194,7 @@ bool ShardWorker::step() {
     metrics_.advanced += result->advanced;
     metrics_.repeated += result->repeated;
     metrics_.skipped += result->skipped;
+    for (Errc why : result->quarantined) metrics_.quarantined[std::string(errc_name(why))]++;
     if (first < catch_up_end_) {
       metrics_.catch_up += n;
     } else {

@@ -35,6 +35,7 @@ struct ShardWorkerOptions {
   std::chrono::milliseconds retry_max{5000};
   std::chrono::milliseconds commit_interval{1000};
   std::shared_ptr<spdlog::logger> logger;  // required
+  Quarantine* quarantine = nullptr;        // required: where refused records go before W passes them
 };
 
 class ShardWorker {

@@ -72,6 +72,10 @@ class FlakyStore final : public MailboxStore {
     return inner_.list_retention_users(shard, after, limit);
   }
   OpCounts op_counts() const override { return inner_.op_counts(); }
+  void abandon_dispatch(ShardId shard, Epoch epoch, const DispatchId& id) override {
+    inner_.abandon_dispatch(shard, epoch, id);
+  }
+  uint64_t inflight_records() const override { return inner_.inflight_records(); }
 
  private:
   MailboxStore& inner_;
