@@ -29,6 +29,7 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr uint32_t kShards = 4;
+constexpr int64_t kServerTimeMs = 1'700'000'000'000;
 
 class Recorder final : public DeliveryNotifier {
  public:
@@ -92,6 +93,9 @@ class NodeTest : public ::testing::Test {
     StoreOptions so;
     so.backend = "memory";
     so.shard_count = kShards;
+    // The store's clock stands at the messages' server time: on the wall clock their day buckets are long
+    // past retention, and the node's retention sweep would (rightly) trim them.
+    so.clock = std::make_shared<ManualClock>(kServerTimeMs);
     store_ = open_mailbox_store(so).value();
     // Two users of shard 0: every message between them is one record on partition 0.
     for (int i = 0; a_.empty() || b_.empty(); ++i) {
@@ -107,7 +111,7 @@ class NodeTest : public ::testing::Test {
     r.sender = a_;
     r.conversation = direct_conversation(a_, b_).value();
     r.client_msg_id = "c" + std::to_string(n);
-    r.server_time_ms = 1'700'000'000'000;
+    r.server_time_ms = kServerTimeMs;
     r.body = "message " + std::to_string(n);
     auto plan = plan_dispatches(r, 0, Offset{static_cast<uint64_t>(n)}, shards_, 256).value();
     EXPECT_EQ(plan.size(), 1u);
