@@ -8,12 +8,14 @@
 #include <mutex>
 #include <optional>
 
+#include "core/clock.h"
 #include "fanout/dispatch_plan.h"
 #include "log/testing/temp_dir.h"
 #include "log/testing/test_log.h"
 #include "mailbox/message_codec.h"
 #include "mailbox/store_options.h"
 #include "node/mailbox_node.h"
+#include "node/quarantine.h"
 #include "node/testing_stores.h"
 
 namespace qim {
@@ -99,6 +101,7 @@ class DeliveryReportTest : public ::testing::Test {
  protected:
   void SetUp() override {
     log_ = testing::open_test_log(dir_.sub("mailbox-log"), kShards, "mailbox");
+    quarantine_log_ = testing::open_test_log(dir_.sub("quarantine-log"), kQuarantinePartitions, "quarantine");
     StoreOptions so;
     so.backend = "memory";
     so.shard_count = kShards;
@@ -116,7 +119,7 @@ class DeliveryReportTest : public ::testing::Test {
     r.sender = a_;
     r.conversation = direct_conversation(a_, b_).value();
     r.client_msg_id = "c" + std::to_string(n);
-    r.server_time_ms = 1'700'000'000'000;
+    r.server_time_ms = SystemClock().now_ms();  // within retention: the node's sweep runs on the system clock
     r.body = "message " + std::to_string(n);
     auto plan = plan_dispatches(r, 0, Offset{static_cast<uint64_t>(n)}, shards_, 256).value();
     ASSERT_EQ(plan.size(), 1u);
@@ -127,6 +130,7 @@ class DeliveryReportTest : public ::testing::Test {
     NodeOptions o;
     o.shards = {ShardId{0}};
     o.epoch = Epoch{1};
+    o.quarantine = quarantine_log_.get();
     o.poll_wait = 10ms;
     o.retry_min = 1ms;
     o.retry_max = 10ms;
@@ -171,6 +175,7 @@ class DeliveryReportTest : public ::testing::Test {
   testing::TempDir dir_;
   ShardMap shards_ = ShardMap::create(kShards).value();
   std::unique_ptr<EmbeddedLog> log_;
+  std::unique_ptr<EmbeddedLog> quarantine_log_;
   std::unique_ptr<MailboxStore> store_;
   UserId a_, b_;
 };

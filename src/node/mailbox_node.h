@@ -33,13 +33,13 @@ struct NodeOptions {
   std::chrono::milliseconds commit_interval{1000};
   // The owned shards' retention sweep (node/retention_sweeper.h); its logger defaults to `logger`.
   RetentionSweepOptions retention;
-  std::shared_ptr<const Clock> clock;  // the store's clock (schedules the sweep); the system clock if null
   // Called once, from a worker thread, when a worker stops on a fatal error (the process should exit).
   std::function<void(const Error&)> on_fatal;
   std::shared_ptr<spdlog::logger> logger;  // silent if null
   // Required: the log refused records are appended to before the frontier passes them (node/quarantine.h).
   Log* quarantine = nullptr;
-  std::shared_ptr<const Clock> clock;  // stamps quarantined records; the system clock if null
+  // The store's clock: schedules the retention sweep and stamps quarantined records; the system clock if null.
+  std::shared_ptr<const Clock> clock;
 };
 
 class MailboxNode {

@@ -21,6 +21,7 @@
 #include "mailbox/message_codec.h"
 #include "mailbox/store_options.h"
 #include "node/mailbox_node.h"
+#include "node/quarantine.h"
 #include "node/testing_stores.h"
 
 namespace qim {
@@ -96,6 +97,7 @@ class DeliveryHealTest : public ::testing::Test {
  protected:
   void SetUp() override {
     log_ = testing::open_test_log(dir_.sub("mailbox-log"), kShards, "mailbox");
+    quarantine_log_ = testing::open_test_log(dir_.sub("quarantine-log"), kQuarantinePartitions, "quarantine");
     StoreOptions so;
     so.backend = "memory";
     so.shard_count = kShards;
@@ -138,6 +140,7 @@ class DeliveryHealTest : public ::testing::Test {
     NodeOptions no;
     no.shards = {ShardId{0}};
     no.epoch = Epoch{1};
+    no.quarantine = quarantine_log_.get();
     no.poll_wait = 5ms;
     no.retry_min = 1ms;
     no.retry_max = 5ms;
@@ -225,6 +228,7 @@ class DeliveryHealTest : public ::testing::Test {
   testing::TempDir dir_;
   ShardMap shards_ = ShardMap::create(kShards).value();
   std::unique_ptr<EmbeddedLog> log_;
+  std::unique_ptr<EmbeddedLog> quarantine_log_;
   std::unique_ptr<MailboxStore> store_;
   std::unique_ptr<testing::FlakyStore> node_store_, read_store_;
   testing::FakeLog outbox_{2};

@@ -45,6 +45,11 @@ class UncertainFrontier final : public StoreBackend {
                                                  uint32_t limit) override {
     return t_->read_entries(user, after, upto, limit);
   }
+  Result<std::vector<MailboxSeq>> read_frontiers(ShardId shard) override { return t_->read_frontiers(shard); }
+  Result<std::vector<UserId>> list_ledger_users(ShardId shard, const std::string& after,
+                                                uint32_t limit) override {
+    return t_->list_ledger_users(shard, after, limit);
+  }
   Result<RetentionLedger> read_ledger(const UserId& user) override { return t_->read_ledger(user); }
   Result<std::optional<MailboxSeq>> read_bucket_proof(const UserId& user, DayBucket bucket) override {
     return t_->read_bucket_proof(user, bucket);
