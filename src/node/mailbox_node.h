@@ -38,7 +38,8 @@ struct NodeOptions {
   std::shared_ptr<spdlog::logger> logger;  // silent if null
   // Required: the log refused records are appended to before the frontier passes them (node/quarantine.h).
   Log* quarantine = nullptr;
-  // The store's clock: schedules the retention sweep and stamps quarantined records; the system clock if null.
+  // The store's clock: schedules the retention sweep and stamps quarantined records; the system clock if
+  // null.
   std::shared_ptr<const Clock> clock;
 };
 
