@@ -5,9 +5,23 @@
 
 namespace qim::testing {
 
-std::unique_ptr<client::Client> connect_client(const Gateway& gateway) {
+GatewaySetup gateway_setup(std::string secret, Log& outbox, MailboxStore& mailbox,
+                           std::shared_ptr<const Clock> clock, uint32_t shard_count) {
+  GatewaySetup s;
+  s.options.port = 0;
+  s.options.admin_port = 0;
+  s.options.auth_secret = std::move(secret);
+  s.deps.outbox = &outbox;
+  s.deps.mailbox = &mailbox;
+  s.deps.clock = std::move(clock);
+  s.deps.shard_count = shard_count;
+  return s;
+}
+
+std::unique_ptr<client::Client> connect_client(const Gateway& gateway, std::chrono::milliseconds timeout) {
   client::ClientOptions o;
   o.port = gateway.port();
+  o.timeout = timeout;
   auto c = client::Client::connect(o);
   EXPECT_TRUE(c.ok()) << c.error().to_string();
   return std::move(c).value();
@@ -22,15 +36,7 @@ void GatewayHarness::start(const std::function<void(GatewayOptions&)>& tweak) {
     so.shard_count = shard_count_;
     store_ = std::move(open_mailbox_store(so)).value();
   }
-  GatewayOptions o;
-  o.port = 0;
-  o.admin_port = 0;
-  o.auth_secret = secret_;
-  GatewayDeps d;
-  d.outbox = &log_;
-  d.mailbox = store_.get();
-  d.clock = clock_;
-  d.shard_count = shard_count_;
+  auto [o, d] = gateway_setup(secret_, log_, *store_, clock_, shard_count_);
   configure(o, d);
   if (tweak) tweak(o);
   gateway_ = make_gateway(o, d);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -17,8 +18,18 @@
 
 namespace qim::testing {
 
+// What a test gateway starts with: ephemeral client and admin ports, `secret`, SENDs to `outbox`, SYNC
+// reads from `mailbox`.
+struct GatewaySetup {
+  GatewayOptions options;
+  GatewayDeps deps;
+};
+GatewaySetup gateway_setup(std::string secret, Log& outbox, MailboxStore& mailbox,
+                           std::shared_ptr<const Clock> clock, uint32_t shard_count);
+
 // A client connected to `gateway` (a failed expectation if it cannot connect).
-std::unique_ptr<client::Client> connect_client(const Gateway& gateway);
+std::unique_ptr<client::Client> connect_client(
+    const Gateway& gateway, std::chrono::milliseconds timeout = client::ClientOptions{}.timeout);
 
 class GatewayHarness : public ::testing::Test {
  protected:
