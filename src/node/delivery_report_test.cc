@@ -7,14 +7,14 @@
 #include <latch>
 #include <mutex>
 #include <optional>
+#include <tuple>
 
 #include "core/clock.h"
-#include "fanout/dispatch_plan.h"
 #include "log/testing/temp_dir.h"
 #include "log/testing/test_log.h"
 #include "mailbox/message_codec.h"
-#include "mailbox/store_options.h"
 #include "node/mailbox_node.h"
+#include "node/node_test_support.h"
 #include "node/quarantine.h"
 #include "node/testing_stores.h"
 
@@ -102,28 +102,15 @@ class DeliveryReportTest : public ::testing::Test {
   void SetUp() override {
     log_ = testing::open_test_log(dir_.sub("mailbox-log"), kShards, "mailbox");
     quarantine_log_ = testing::open_test_log(dir_.sub("quarantine-log"), kQuarantinePartitions, "quarantine");
-    StoreOptions so;
-    so.backend = "memory";
-    so.shard_count = kShards;
-    store_ = open_mailbox_store(so).value();
-    for (int i = 0; a_.empty() || b_.empty(); ++i) {
-      UserId u = UserId::parse("user" + std::to_string(i)).value();
-      if (shards_.shard_of(u).value != 0) continue;
-      (a_.empty() ? a_ : b_) = u;
-    }
+    store_ = testing::open_memory_store(kShards);
+    std::tie(a_, b_) = testing::two_users_of_shard_zero(shards_);
   }
 
   // Appends the dispatch record of message `n` (a to b: two entries on shard 0) to partition 0.
   void dispatch(int n) {
-    OutboxRecord r;
-    r.sender = a_;
-    r.conversation = direct_conversation(a_, b_).value();
-    r.client_msg_id = "c" + std::to_string(n);
-    r.server_time_ms = SystemClock().now_ms();  // within retention: the node's sweep runs on the system clock
-    r.body = "message " + std::to_string(n);
-    auto plan = plan_dispatches(r, 0, Offset{static_cast<uint64_t>(n)}, shards_, 256).value();
-    ASSERT_EQ(plan.size(), 1u);
-    ASSERT_TRUE(log_->append_sync(0, "", encode_dispatch_record(plan[0].record)).ok());
+    // Sent now, within retention: the node's sweep runs on the system clock.
+    const auto record = testing::message_record(shards_, a_, b_, n, SystemClock().now_ms());
+    ASSERT_TRUE(log_->append_sync(0, "", encode_dispatch_record(record)).ok());
   }
 
   NodeOptions options() {
@@ -138,19 +125,8 @@ class DeliveryReportTest : public ::testing::Test {
   }
 
   // Every visible entry of a user, read through a fresh query of the store (not the worker's view).
-  std::vector<MailboxEntry> mailbox(const UserId& user) {
-    std::vector<MailboxEntry> out;
-    MailboxSeq after;
-    while (true) {
-      auto page = store_->read_mailbox(MailboxQuery{user, after, 1000});
-      EXPECT_TRUE(page.ok()) << page.error().to_string();
-      if (!page.ok()) return out;
-      out.insert(out.end(), page->entries.begin(), page->entries.end());
-      if (!page->more) return out;
-      after = out.back().seq;
-    }
-  }
-  MailboxSeq frontier() { return store_->lane_watermarks(ShardId{0}, Epoch{kMaxEpoch}).value()[0]; }
+  std::vector<MailboxEntry> mailbox(const UserId& user) { return testing::read_whole_mailbox(*store_, user); }
+  MailboxSeq frontier() { return testing::shard_zero_frontier(*store_); }
 
   // Every entry in the mailboxes of a and b was pushed exactly once or lies in a range signalled unknown;
   // the chain of reports ends at the stored frontier. Returns how many entries were pushed.

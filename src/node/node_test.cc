@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include <spdlog/sinks/ringbuffer_sink.h>
 
@@ -19,6 +20,7 @@
 #include "mailbox/message_codec.h"
 #include "mailbox/store_options.h"
 #include "mailbox/tests/backend_fixture.h"
+#include "node/node_test_support.h"
 #include "node/page.h"
 #include "node/quarantine.h"
 #include "node/testing_stores.h"
@@ -90,33 +92,14 @@ class NodeTest : public ::testing::Test {
   void SetUp() override {
     log_ = testing::open_test_log(dir_.sub("mailbox-log"), kShards, "mailbox");
     quarantine_log_ = testing::open_test_log(dir_.sub("quarantine-log"), kQuarantinePartitions, "quarantine");
-    StoreOptions so;
-    so.backend = "memory";
-    so.shard_count = kShards;
     // The store's clock stands at the messages' server time: on the wall clock their day buckets are long
     // past retention, and the node's retention sweep would (rightly) trim them.
-    so.clock = std::make_shared<ManualClock>(kServerTimeMs);
-    store_ = open_mailbox_store(so).value();
-    // Two users of shard 0: every message between them is one record on partition 0.
-    for (int i = 0; a_.empty() || b_.empty(); ++i) {
-      UserId u = UserId::parse("user" + std::to_string(i)).value();
-      if (shards_.shard_of(u).value != 0) continue;
-      (a_.empty() ? a_ : b_) = u;
-    }
+    store_ = testing::open_memory_store(kShards, std::make_shared<ManualClock>(kServerTimeMs));
+    std::tie(a_, b_) = testing::two_users_of_shard_zero(shards_);
   }
 
   // The dispatch record of message number `n` (from a to b) on partition 0.
-  DispatchRecord record(int n) {
-    OutboxRecord r;
-    r.sender = a_;
-    r.conversation = direct_conversation(a_, b_).value();
-    r.client_msg_id = "c" + std::to_string(n);
-    r.server_time_ms = kServerTimeMs;
-    r.body = "message " + std::to_string(n);
-    auto plan = plan_dispatches(r, 0, Offset{static_cast<uint64_t>(n)}, shards_, 256).value();
-    EXPECT_EQ(plan.size(), 1u);
-    return plan[0].record;
-  }
+  DispatchRecord record(int n) { return testing::message_record(shards_, a_, b_, n, kServerTimeMs); }
   // The record of message `n` with another body under the same dispatch id: a DispatchConflict.
   DispatchRecord conflicting(int n) {
     DispatchRecord r = record(n);
@@ -143,18 +126,8 @@ class NodeTest : public ::testing::Test {
   }
 
   // Every visible entry of a user, paging through the mailbox.
-  std::vector<MailboxEntry> mailbox(const UserId& user) {
-    std::vector<MailboxEntry> out;
-    MailboxSeq after;
-    while (true) {
-      auto page = store_->read_mailbox(MailboxQuery{user, after, 1000});
-      EXPECT_TRUE(page.ok()) << page.error().to_string();
-      out.insert(out.end(), page->entries.begin(), page->entries.end());
-      if (!page->more) return out;
-      after = out.back().seq;
-    }
-  }
-  MailboxSeq frontier() { return store_->lane_watermarks(ShardId{0}, Epoch{kMaxEpoch}).value()[0]; }
+  std::vector<MailboxEntry> mailbox(const UserId& user) { return testing::read_whole_mailbox(*store_, user); }
+  MailboxSeq frontier() { return testing::shard_zero_frontier(*store_); }
 
   // Checks that `user` sees messages 0..n-1 exactly once, in order, with strictly increasing seqs.
   void expect_all_once(const UserId& user, int n) {

@@ -9,18 +9,18 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <tuple>
 
 #include "auth/token.h"
 #include "client/mailbox_feed.h"
 #include "delivery/fan_in_notifier.h"
-#include "fanout/dispatch_plan.h"
 #include "gateway/gateway.h"
-#include "gateway/tests/fake_log.h"
+#include "gateway/tests/gateway_harness.h"
 #include "log/testing/temp_dir.h"
 #include "log/testing/test_log.h"
 #include "mailbox/message_codec.h"
-#include "mailbox/store_options.h"
 #include "node/mailbox_node.h"
+#include "node/node_test_support.h"
 #include "node/quarantine.h"
 #include "node/testing_stores.h"
 
@@ -98,18 +98,10 @@ class DeliveryHealTest : public ::testing::Test {
   void SetUp() override {
     log_ = testing::open_test_log(dir_.sub("mailbox-log"), kShards, "mailbox");
     quarantine_log_ = testing::open_test_log(dir_.sub("quarantine-log"), kQuarantinePartitions, "quarantine");
-    StoreOptions so;
-    so.backend = "memory";
-    so.shard_count = kShards;
-    so.clock = clock_;
-    store_ = open_mailbox_store(so).value();
+    store_ = testing::open_memory_store(kShards, clock_);
     node_store_ = std::make_unique<testing::FlakyStore>(*store_);
     read_store_ = std::make_unique<testing::FlakyStore>(*store_);
-    for (int i = 0; alice_.empty() || bob_.empty(); ++i) {
-      UserId u = UserId::parse("user" + std::to_string(i)).value();
-      if (shards_.shard_of(u).value != 0) continue;
-      (alice_.empty() ? alice_ : bob_) = u;
-    }
+    std::tie(alice_, bob_) = testing::two_users_of_shard_zero(shards_);
   }
   void TearDown() override {
     hold_.release();
@@ -121,15 +113,7 @@ class DeliveryHealTest : public ::testing::Test {
 
   // Gateway and fan-in (with `bound` queued entries), wired as `qim up` wires them; then start_node().
   void start(size_t bound = 100'000) {
-    GatewayOptions o;
-    o.port = 0;
-    o.admin_port = 0;
-    o.auth_secret = kSecret;
-    GatewayDeps d;
-    d.outbox = &outbox_;
-    d.mailbox = read_store_.get();
-    d.clock = clock_;
-    d.shard_count = kShards;
+    const auto [o, d] = testing::gateway_setup(kSecret, outbox_, *read_store_, clock_, kShards);
     gateway_ = make_gateway(o, d);
     ASSERT_TRUE(gateway_->start().ok());
     valve_ = std::make_unique<Valve>(gateway_->notifier());
@@ -149,27 +133,16 @@ class DeliveryHealTest : public ::testing::Test {
   }
 
   std::unique_ptr<client::Client> login(const UserId& user) {
-    client::ClientOptions o;
-    o.port = gateway_->port();
-    o.timeout = kWait;
-    auto c = client::Client::connect(o);
-    EXPECT_TRUE(c.ok()) << c.error().to_string();
+    auto c = testing::connect_client(*gateway_, kWait);
     auto token = mint_token(kSecret, user, *DeviceId::parse("d"), 3'600'000, *clock_);
-    EXPECT_TRUE((*c)->auth(*token).ok());
-    return std::move(c).value();
+    EXPECT_TRUE(c->auth(*token).ok());
+    return c;
   }
 
   // Message n, alice to bob: one dispatch record on shard 0 (two entries: alice's and bob's).
   void dispatch(int n) {
-    OutboxRecord r;
-    r.sender = alice_;
-    r.conversation = direct_conversation(alice_, bob_).value();
-    r.client_msg_id = "c" + std::to_string(n);
-    r.server_time_ms = clock_->now_ms();
-    r.body = "message " + std::to_string(n);
-    auto plan = plan_dispatches(r, 0, Offset{static_cast<uint64_t>(n)}, shards_, 256).value();
-    ASSERT_EQ(plan.size(), 1u);
-    ASSERT_TRUE(log_->append_sync(0, "", encode_dispatch_record(plan[0].record)).ok());
+    const auto record = testing::message_record(shards_, alice_, bob_, n, clock_->now_ms());
+    ASSERT_TRUE(log_->append_sync(0, "", encode_dispatch_record(record)).ok());
   }
 
   uint64_t advanced() { return total(node_->metrics()).advanced; }

@@ -11,11 +11,9 @@
 #include <boost/beast/websocket.hpp>
 #include <set>
 
-#include "auth/token.h"
 #include "client/client.h"
 #include "gateway/gateway.h"
-#include "gateway/tests/fake_log.h"
-#include "mailbox/store_options.h"
+#include "gateway/tests/gateway_harness.h"
 
 namespace qim {
 namespace {
@@ -27,50 +25,17 @@ using client::ServerFrame;
 constexpr const char* kSecret = "gateway-protocol-test-secret";
 constexpr auto kWait = 5s;
 
-class GatewayProtocolTest : public ::testing::Test {
+class GatewayProtocolTest : public testing::GatewayHarness {
  protected:
+  GatewayProtocolTest() : GatewayHarness(kSecret) {}
   void SetUp() override { start({}); }
-  void TearDown() override { gateway_->stop(); }
 
-  void start(const std::function<void(GatewayOptions&)>& tweak) {
-    if (gateway_) gateway_->stop();
-    StoreOptions so;
-    so.backend = "memory";
-    so.clock = clock_;
-    if (!store_) store_ = std::move(open_mailbox_store(so)).value();
-    GatewayOptions o;
-    o.port = 0;
-    o.admin_port = 0;
-    o.auth_secret = kSecret;
+  void configure(GatewayOptions& o, GatewayDeps& d) override {
     o.max_body_bytes = 1024;
     o.max_frame_bytes = 4096;
-    if (tweak) tweak(o);
-    GatewayDeps d;
-    d.outbox = &log_;
-    d.mailbox = store_.get();
-    d.clock = clock_;
     d.admin_routes.push_back(AdminRoute{"POST", "/admin/poke", [](const std::string&, const std::string&) {
                                           return AdminResponse{200, "poked\n"};
                                         }});
-    gateway_ = make_gateway(o, d);
-    auto st = gateway_->start();
-    ASSERT_TRUE(st.ok()) << st.error().to_string();
-  }
-
-  std::unique_ptr<Client> connect() {
-    client::ClientOptions o;
-    o.port = gateway_->port();
-    auto c = Client::connect(o);
-    EXPECT_TRUE(c.ok()) << c.error().to_string();
-    return std::move(c).value();
-  }
-
-  std::unique_ptr<Client> login(const char* user) {
-    auto c = connect();
-    auto token = *mint_token(kSecret, *UserId::parse(user), *DeviceId::parse("d1"), 3'600'000, *clock_);
-    auto ok = c->auth(token);
-    EXPECT_TRUE(ok.ok()) << ok.error().to_string();
-    return c;
   }
 
   struct AdminAnswer {
@@ -92,11 +57,6 @@ class GatewayProtocolTest : public ::testing::Test {
     http::read(s, buf, res);
     return {res.result_int(), std::string(res[http::field::allow]), res.body()};
   }
-
-  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>(1'800'000'000'000);
-  testing::FakeLog log_{4};
-  std::unique_ptr<MailboxStore> store_;
-  std::unique_ptr<Gateway> gateway_;
 };
 
 TEST_F(GatewayProtocolTest, RateLimitedErrorsCarryTheDroppedFramesRef) {

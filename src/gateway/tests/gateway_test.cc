@@ -13,8 +13,7 @@
 #include "auth/token.h"
 #include "client/client.h"
 #include "gateway/gateway.h"
-#include "gateway/tests/fake_log.h"
-#include "mailbox/store_options.h"
+#include "gateway/tests/gateway_harness.h"
 #include "outbox/outbox_record.h"
 
 namespace qim {
@@ -57,51 +56,15 @@ class FakeHistory final : public HistoryStore {
   std::map<std::string, std::map<uint64_t, Message>> by_conv_;
 };
 
-class GatewayTest : public ::testing::Test {
+class GatewayTest : public testing::GatewayHarness {
  protected:
+  GatewayTest() : GatewayHarness(kSecret) {}
   void SetUp() override { start({}); }
-  void TearDown() override { gateway_->stop(); }
 
-  void start(const std::function<void(GatewayOptions&)>& tweak) {
-    if (gateway_) gateway_->stop();
-    StoreOptions so;
-    so.backend = "memory";
-    so.clock = clock_;
-    if (!store_) store_ = std::move(open_mailbox_store(so)).value();
-    GatewayOptions o;
-    o.port = 0;
-    o.admin_port = 0;
-    o.auth_secret = kSecret;
+  void configure(GatewayOptions& o, GatewayDeps& d) override {
     o.max_body_bytes = 1024;
     o.max_frame_bytes = 4096;
-    if (tweak) tweak(o);
-    GatewayDeps d;
-    d.outbox = &log_;
-    d.mailbox = store_.get();
     d.history = &history_;
-    d.clock = clock_;
-    gateway_ = make_gateway(o, d);
-    auto st = gateway_->start();
-    ASSERT_TRUE(st.ok()) << st.error().to_string();
-  }
-
-  std::unique_ptr<Client> connect() {
-    client::ClientOptions o;
-    o.port = gateway_->port();
-    auto c = Client::connect(o);
-    EXPECT_TRUE(c.ok()) << c.error().to_string();
-    return std::move(c).value();
-  }
-
-  std::string token(const char* user, const char* device = "d1", int64_t ttl = 3'600'000) {
-    return *mint_token(kSecret, *UserId::parse(user), *DeviceId::parse(device), ttl, *clock_);
-  }
-
-  std::unique_ptr<Client> login(const char* user, const char* device = "d1") {
-    auto c = connect();
-    auto ok = c->auth(token(user, device));
-    EXPECT_TRUE(ok.ok()) << ok.error().to_string();
-    return c;
   }
 
   // Materialises `m` into the mailboxes of `users` the way a MailboxNode would, and returns the entries.
@@ -164,11 +127,7 @@ class GatewayTest : public ::testing::Test {
     return std::to_string(res.result_int()) + " " + res.body();
   }
 
-  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>(1'800'000'000'000);
-  testing::FakeLog log_{4};
   FakeHistory history_;
-  std::unique_ptr<MailboxStore> store_;
-  std::unique_ptr<Gateway> gateway_;
   std::map<uint32_t, uint64_t> next_offset_;
   MailboxSeq chain_end_;
 };

@@ -18,9 +18,8 @@
 #include "core/sharding.h"
 #include "fanout/dispatch_plan.h"
 #include "gateway/gateway.h"
-#include "gateway/tests/fake_log.h"
+#include "gateway/tests/gateway_harness.h"
 #include "log/testing/temp_dir.h"
-#include "mailbox/store_options.h"
 #include "outbox/outbox_record.h"
 
 namespace qim {
@@ -43,33 +42,20 @@ constexpr uint32_t kPartitions = 4;
   return ::testing::AssertionSuccess();
 }
 
-class GatewayNamesTest : public ::testing::Test {
+class GatewayNamesTest : public testing::GatewayHarness {
  protected:
+  GatewayNamesTest() : GatewayHarness(std::string(kSecret), 16, kPartitions) {}
   void SetUp() override {
-    StoreOptions so;
-    so.backend = "memory";
-    so.clock = clock_;
-    store_ = std::move(open_mailbox_store(so)).value();
     history_ = RocksHistoryStore::open(dir_.sub("history")).value();
     ArchiverOptions ao;
     ao.consumer.poll_wait = 10ms;
     archiver_ = std::make_unique<Archiver>(log_, *history_, ao);
     ASSERT_TRUE(archiver_->start().ok());
-    GatewayOptions o;
-    o.port = 0;
-    o.admin_port = 0;
-    o.auth_secret = std::string(kSecret);
-    GatewayDeps d;
-    d.outbox = &log_;
-    d.mailbox = store_.get();
-    d.history = history_.get();
-    d.clock = clock_;
-    gateway_ = make_gateway(o, d);
-    auto st = gateway_->start();
-    ASSERT_TRUE(st.ok()) << st.error().to_string();
+    start();
   }
+  void configure(GatewayOptions&, GatewayDeps& d) override { d.history = history_.get(); }
   void TearDown() override {
-    if (gateway_) gateway_->stop();
+    GatewayHarness::TearDown();
     if (archiver_) archiver_->stop();
   }
 
@@ -84,14 +70,6 @@ class GatewayNamesTest : public ::testing::Test {
     HMAC(EVP_sha256(), kSecret.data(), static_cast<int>(kSecret.size()),
          reinterpret_cast<const unsigned char*>(head.data()), head.size(), mac, &len);
     return head + "." + base64url_encode(std::string(reinterpret_cast<const char*>(mac), len));
-  }
-
-  std::unique_ptr<Client> connect() {
-    client::ClientOptions o;
-    o.port = gateway_->port();
-    auto c = Client::connect(o);
-    EXPECT_TRUE(c.ok()) << c.error().to_string();
-    return std::move(c).value();
   }
 
   std::unique_ptr<Client> login(std::string_view user) {
@@ -138,14 +116,10 @@ class GatewayNamesTest : public ::testing::Test {
     return out;
   }
 
-  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>(1'800'000'000'000);
   ::qim::testing::TempDir dir_;
-  ::qim::testing::FakeLog log_{kPartitions};
   ShardMap shards_ = *ShardMap::create(16);
-  std::unique_ptr<MailboxStore> store_;
   std::unique_ptr<RocksHistoryStore> history_;
   std::unique_ptr<Archiver> archiver_;
-  std::unique_ptr<Gateway> gateway_;
   std::set<std::pair<uint32_t, uint64_t>> delivered_;
   std::map<uint32_t, uint64_t> next_offset_;
 };

@@ -3,11 +3,7 @@
 // the fan-in reports unknown) reaches every live connection of the shard's users as SYNC_NEEDED.
 #include <gtest/gtest.h>
 
-#include "auth/token.h"
-#include "client/client.h"
-#include "gateway/gateway.h"
-#include "gateway/tests/fake_log.h"
-#include "mailbox/store_options.h"
+#include "gateway/tests/gateway_harness.h"
 
 namespace qim {
 namespace {
@@ -24,25 +20,11 @@ MailboxSeq seq(uint64_t offset) {
   return compose(Epoch{1}, Offset{offset}).value();
 }
 
-class PushChainTest : public ::testing::Test {
+class PushChainTest : public testing::GatewayHarness {
  protected:
+  PushChainTest() : GatewayHarness(kSecret, kShards) {}
   void SetUp() override {
-    StoreOptions so;
-    so.backend = "memory";
-    so.clock = clock_;
-    so.shard_count = kShards;
-    store_ = std::move(open_mailbox_store(so)).value();
-    GatewayOptions o;
-    o.port = 0;
-    o.admin_port = 0;
-    o.auth_secret = kSecret;
-    GatewayDeps d;
-    d.outbox = &log_;
-    d.mailbox = store_.get();
-    d.clock = clock_;
-    d.shard_count = kShards;
-    gateway_ = make_gateway(o, d);
-    ASSERT_TRUE(gateway_->start().ok());
+    start();
     // bob and alice share a shard; carol is on another one.
     for (int i = 0; bob_.empty() || alice_.empty() || carol_.empty(); ++i) {
       const std::string u = "user" + std::to_string(i);
@@ -57,17 +39,7 @@ class PushChainTest : public ::testing::Test {
       }
     }
   }
-  void TearDown() override { gateway_->stop(); }
-
-  std::unique_ptr<Client> login(const std::string& user) {
-    client::ClientOptions o;
-    o.port = gateway_->port();
-    auto c = Client::connect(o);
-    EXPECT_TRUE(c.ok()) << c.error().to_string();
-    auto token = mint_token(kSecret, *UserId::parse(user), *DeviceId::parse("d"), 3'600'000, *clock_);
-    EXPECT_TRUE((*c)->auth(*token).ok());
-    return std::move(c).value();
-  }
+  std::unique_ptr<Client> login(const std::string& user) { return GatewayHarness::login(user, "d"); }
 
   MailboxEntry entry(const std::string& user, uint64_t offset) {
     MailboxEntry e;
@@ -82,10 +54,6 @@ class PushChainTest : public ::testing::Test {
     gateway_->notifier().entries_visible(shard_, from == 0 ? MailboxSeq{} : seq(from), seq(to), entries);
   }
 
-  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>(1'800'000'000'000);
-  testing::FakeLog log_{4};
-  std::unique_ptr<MailboxStore> store_;
-  std::unique_ptr<Gateway> gateway_;
   ShardMap shards_ = ShardMap::create(kShards).value();
   std::string bob_, alice_, carol_;
   ShardId shard_;
