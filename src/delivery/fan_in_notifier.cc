@@ -39,16 +39,7 @@ void FanInNotifier::entries_visible(ShardId shard, MailboxSeq from, MailboxSeq t
   std::lock_guard lock(mu_);
   if (queued_entries_ + cost_of(entries.size()) > max_queued_entries_) {
     dropped_ += entries.size();
-    // Collapse into the shard's trailing marker if its last queued item is one (the ranges of one shard
-    // arrive chained, so the marker simply extends), else queue a new marker.
-    if (auto it = last_item_.find(shard.value); it != last_item_.end() && it->second >= popped_) {
-      Item& last = queue_[it->second - popped_];
-      if (last.unknown && last.to == from) {
-        last.to = to;
-        return;
-      }
-    }
-    push_locked(Item{shard, from, to, true, {}});
+    mark_unknown_locked(shard, from, to);
     return;
   }
   push_locked(Item{shard, from, to, false, std::vector<MailboxEntry>(entries.begin(), entries.end())});
@@ -56,6 +47,12 @@ void FanInNotifier::entries_visible(ShardId shard, MailboxSeq from, MailboxSeq t
 
 void FanInNotifier::range_unknown(ShardId shard, MailboxSeq from, MailboxSeq to) {
   std::lock_guard lock(mu_);
+  mark_unknown_locked(shard, from, to);
+}
+
+void FanInNotifier::mark_unknown_locked(ShardId shard, MailboxSeq from, MailboxSeq to) {
+  // Collapse into the shard's trailing marker if its last queued item is one (the ranges of one shard
+  // arrive chained, so the marker simply extends), else queue a new marker.
   if (auto it = last_item_.find(shard.value); it != last_item_.end() && it->second >= popped_) {
     Item& last = queue_[it->second - popped_];
     if (last.unknown && last.to == from) {

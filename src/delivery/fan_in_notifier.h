@@ -48,6 +48,8 @@ class FanInNotifier final : public DeliveryNotifier {
     std::vector<MailboxEntry> entries;
   };
   void push_locked(Item item);
+  // Queues a "range unknown" marker for (from, to], or extends the shard's trailing marker. Requires mu_.
+  void mark_unknown_locked(ShardId shard, MailboxSeq from, MailboxSeq to);
   void run();
 
   std::vector<DeliveryNotifier*> downstream_;
