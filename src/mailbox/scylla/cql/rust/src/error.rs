@@ -36,30 +36,76 @@ impl Failure {
     }
 }
 
+/// Stores `code` and `message` in `*err` (if `err` is not NULL), freeing the message it held.
+unsafe fn store_error(err: *mut qim_cql_error, code: i32, message: *mut c_char) {
+    if err.is_null() {
+        return;
+    }
+    let e = &mut *err;
+    if !e.message.is_null() {
+        drop(CString::from_raw(e.message));
+    }
+    e.code = code;
+    e.message = message;
+}
+
 /// Stores `f` in `*err` (if `err` is not NULL), freeing the message it held.
 pub(crate) unsafe fn set_error(err: *mut qim_cql_error, f: &Failure) {
     if err.is_null() {
         return;
     }
-    let e = &mut *err;
-    if !e.message.is_null() {
-        drop(CString::from_raw(e.message));
-    }
-    e.code = f.code;
-    e.message = cstring_lossy(&f.message).into_raw();
+    store_error(err, f.code, cstring_lossy(&f.message).into_raw());
 }
 
 /// Resets `*err` (if `err` is not NULL) to OK with no message, freeing the message it held.
 pub(crate) unsafe fn clear_error(err: *mut qim_cql_error) {
-    if err.is_null() {
-        return;
+    store_error(err, QIM_CQL_OK, std::ptr::null_mut());
+}
+
+/// The status a call with an error out-parameter returns: OK with `*err` cleared, or the failure's
+/// code, also stored in `*err`.
+pub(crate) unsafe fn report(err: *mut qim_cql_error, r: Result<(), Failure>) -> i32 {
+    match r {
+        Ok(()) => {
+            clear_error(err);
+            QIM_CQL_OK
+        }
+        Err(f) => {
+            set_error(err, &f);
+            f.code
+        }
     }
-    let e = &mut *err;
-    if !e.message.is_null() {
-        drop(CString::from_raw(e.message));
-    }
-    e.code = QIM_CQL_OK;
-    e.message = std::ptr::null_mut();
+}
+
+/// The shape of connect and prepare: runs `make` under `guard` (NULL `out` is `BAD_ARG`, a panic is
+/// `OTHER`), hands the new handle out through `*out` (NULL on failure) and reports through `err`.
+pub(crate) unsafe fn hand_out<T>(
+    out: *mut *mut T,
+    err: *mut qim_cql_error,
+    make: impl FnOnce() -> Result<Box<T>, Failure>,
+) -> i32 {
+    let r = guard(
+        || {
+            if out.is_null() {
+                return Err(Failure::bad_arg("out is NULL"));
+            }
+            make()
+        },
+        |m| Err(Failure::new(QIM_CQL_ERR_OTHER, m)),
+    );
+    let r = match r {
+        Ok(handle) => {
+            *out = Box::into_raw(handle);
+            Ok(())
+        }
+        Err(f) => {
+            if !out.is_null() {
+                *out = std::ptr::null_mut();
+            }
+            Err(f)
+        }
+    };
+    report(err, r)
 }
 
 #[no_mangle]

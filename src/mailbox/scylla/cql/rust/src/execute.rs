@@ -4,19 +4,18 @@
 //! spawns it with the caller's callback.
 
 use std::ffi::{c_char, c_void};
-use std::future::Future;
 
 use scylla::statement::batch::{Batch, BatchType};
 use scylla::statement::Statement;
 
 use crate::codes::*;
 use crate::error::{qim_cql_error, Failure};
-use crate::ffi::{c_str, guard, slice};
+use crate::ffi::{c_str, slice};
 use crate::options::{apply_common, convert_options, qim_cql_exec_opts};
 use crate::prepared::qim_cql_prepared;
 use crate::request::{run_batch, run_statement, Stmt};
-use crate::result::{error_result, qim_cql_result};
-use crate::runtime::{qim_cql_callback, run_async, run_blocking};
+use crate::result::qim_cql_result;
+use crate::runtime::{qim_cql_callback, run_async, run_blocking, ReadyRequest, Request};
 use crate::session::{qim_cql_session, session_ref};
 use crate::values::{convert_values, qim_cql_value};
 
@@ -28,28 +27,32 @@ pub struct qim_cql_batch_item {
     pub n_values: usize,
 }
 
+/// The request of an execute or a query: `stmt` with its values and options checked and copied.
+unsafe fn statement_request(
+    s: &'static qim_cql_session,
+    stmt: Stmt,
+    values: *const qim_cql_value,
+    n_values: usize,
+    opts: *const qim_cql_exec_opts,
+) -> ReadyRequest<impl Request> {
+    let vals = convert_values(values, n_values)?;
+    let o = convert_options(opts)?;
+    let (_, sess) = s.parts()?;
+    Ok((s, run_statement(sess, stmt, vals, o)))
+}
+
 unsafe fn prepare_execute(
     session: *mut qim_cql_session,
     prepared: *const qim_cql_prepared,
     values: *const qim_cql_value,
     n_values: usize,
     opts: *const qim_cql_exec_opts,
-) -> Result<
-    (
-        &'static qim_cql_session,
-        impl Future<Output = Result<qim_cql_result, Failure>> + Send + 'static,
-    ),
-    Failure,
-> {
+) -> ReadyRequest<impl Request> {
     let s: &'static qim_cql_session = session_ref(session)?;
     if prepared.is_null() {
         return Err(Failure::bad_arg("prepared is NULL"));
     }
-    let stmt = Stmt::Prepared((*prepared).statement.clone());
-    let vals = convert_values(values, n_values)?;
-    let o = convert_options(opts)?;
-    let (_, sess) = s.parts()?;
-    Ok((s, run_statement(sess, stmt, vals, o)))
+    statement_request(s, Stmt::Prepared((*prepared).statement.clone()), values, n_values, opts)
 }
 
 unsafe fn prepare_query(
@@ -58,19 +61,10 @@ unsafe fn prepare_query(
     values: *const qim_cql_value,
     n_values: usize,
     opts: *const qim_cql_exec_opts,
-) -> Result<
-    (
-        &'static qim_cql_session,
-        impl Future<Output = Result<qim_cql_result, Failure>> + Send + 'static,
-    ),
-    Failure,
-> {
+) -> ReadyRequest<impl Request> {
     let s: &'static qim_cql_session = session_ref(session)?;
     let stmt = Stmt::Simple(Statement::new(c_str(cql, "cql")?.to_owned()));
-    let vals = convert_values(values, n_values)?;
-    let o = convert_options(opts)?;
-    let (_, sess) = s.parts()?;
-    Ok((s, run_statement(sess, stmt, vals, o)))
+    statement_request(s, stmt, values, n_values, opts)
 }
 
 unsafe fn prepare_batch(
@@ -79,13 +73,7 @@ unsafe fn prepare_batch(
     items: *const qim_cql_batch_item,
     n_items: usize,
     opts: *const qim_cql_exec_opts,
-) -> Result<
-    (
-        &'static qim_cql_session,
-        impl Future<Output = Result<qim_cql_result, Failure>> + Send + 'static,
-    ),
-    Failure,
-> {
+) -> ReadyRequest<impl Request> {
     let s: &'static qim_cql_session = session_ref(session)?;
     let typ = match batch_type {
         BATCH_LOGGED => BatchType::Logged,
@@ -117,10 +105,6 @@ unsafe fn prepare_batch(
     Ok((s, run_batch(sess, batch, values)))
 }
 
-fn panic_result(m: String) -> *mut qim_cql_result {
-    Box::into_raw(error_result(QIM_CQL_ERR_OTHER, m))
-}
-
 #[no_mangle]
 pub unsafe extern "C" fn qim_cql_execute(
     session: *mut qim_cql_session,
@@ -129,10 +113,7 @@ pub unsafe extern "C" fn qim_cql_execute(
     n_values: usize,
     opts: *const qim_cql_exec_opts,
 ) -> *mut qim_cql_result {
-    guard(
-        || run_blocking(prepare_execute(session, prepared, values, n_values, opts)),
-        panic_result,
-    )
+    run_blocking(|| prepare_execute(session, prepared, values, n_values, opts))
 }
 
 #[no_mangle]
@@ -146,16 +127,11 @@ pub unsafe extern "C" fn qim_cql_execute_async(
     user_data: *mut c_void,
     err: *mut qim_cql_error,
 ) -> i32 {
-    guard(
-        || {
-            run_async(
-                prepare_execute(session, prepared, values, n_values, opts),
-                cb,
-                user_data,
-                err,
-            )
-        },
-        |_| QIM_CQL_ERR_OTHER,
+    run_async(
+        || prepare_execute(session, prepared, values, n_values, opts),
+        cb,
+        user_data,
+        err,
     )
 }
 
@@ -167,10 +143,7 @@ pub unsafe extern "C" fn qim_cql_query(
     n_values: usize,
     opts: *const qim_cql_exec_opts,
 ) -> *mut qim_cql_result {
-    guard(
-        || run_blocking(prepare_query(session, cql, values, n_values, opts)),
-        panic_result,
-    )
+    run_blocking(|| prepare_query(session, cql, values, n_values, opts))
 }
 
 #[no_mangle]
@@ -184,9 +157,11 @@ pub unsafe extern "C" fn qim_cql_query_async(
     user_data: *mut c_void,
     err: *mut qim_cql_error,
 ) -> i32 {
-    guard(
-        || run_async(prepare_query(session, cql, values, n_values, opts), cb, user_data, err),
-        |_| QIM_CQL_ERR_OTHER,
+    run_async(
+        || prepare_query(session, cql, values, n_values, opts),
+        cb,
+        user_data,
+        err,
     )
 }
 
@@ -198,10 +173,7 @@ pub unsafe extern "C" fn qim_cql_batch(
     n_items: usize,
     opts: *const qim_cql_exec_opts,
 ) -> *mut qim_cql_result {
-    guard(
-        || run_blocking(prepare_batch(session, batch_type, items, n_items, opts)),
-        panic_result,
-    )
+    run_blocking(|| prepare_batch(session, batch_type, items, n_items, opts))
 }
 
 #[no_mangle]
@@ -215,15 +187,10 @@ pub unsafe extern "C" fn qim_cql_batch_async(
     user_data: *mut c_void,
     err: *mut qim_cql_error,
 ) -> i32 {
-    guard(
-        || {
-            run_async(
-                prepare_batch(session, batch_type, items, n_items, opts),
-                cb,
-                user_data,
-                err,
-            )
-        },
-        |_| QIM_CQL_ERR_OTHER,
+    run_async(
+        || prepare_batch(session, batch_type, items, n_items, opts),
+        cb,
+        user_data,
+        err,
     )
 }

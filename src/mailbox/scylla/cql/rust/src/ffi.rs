@@ -1,6 +1,7 @@
-//! Helpers for the FFI boundary itself: catching panics before they unwind into C (`guard`), and
-//! reading C strings and arrays with the NULL and UTF-8 checks every exported function needs. They
-//! know nothing about CQL; the other modules call them on every argument they receive from C.
+//! Helpers for the FFI boundary itself: catching panics before they unwind into C (`guard`), reading
+//! C strings and arrays with the NULL and UTF-8 checks every exported function needs, and freeing a
+//! handle (`free_box`). They know nothing about CQL; the other modules call them on every argument
+//! they receive from C.
 
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -49,4 +50,12 @@ pub(crate) unsafe fn slice<'a, T>(p: *const T, len: usize, what: &str) -> Result
         return Err(Failure::bad_arg(format!("{what} is NULL with length {len}")));
     }
     Ok(std::slice::from_raw_parts(p, len))
+}
+
+/// Frees a handle made by `Box::into_raw` (nothing for NULL); a panic in its destructor stays here.
+pub(crate) unsafe fn free_box<T>(p: *mut T) {
+    if p.is_null() {
+        return;
+    }
+    guard(|| drop(Box::from_raw(p)), |_| ())
 }

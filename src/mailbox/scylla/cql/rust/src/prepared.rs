@@ -6,9 +6,8 @@ use std::ffi::c_char;
 
 use scylla::statement::prepared::PreparedStatement;
 
-use crate::codes::*;
-use crate::error::{clear_error, code_of_prepare_error, qim_cql_error, set_error, Failure};
-use crate::ffi::{c_str, guard};
+use crate::error::{code_of_prepare_error, hand_out, qim_cql_error, Failure};
+use crate::ffi::{c_str, free_box, guard};
 use crate::runtime::not_inside_runtime;
 use crate::session::{qim_cql_session, session_ref};
 
@@ -24,36 +23,16 @@ pub unsafe extern "C" fn qim_cql_prepare(
     out: *mut *mut qim_cql_prepared,
     err: *mut qim_cql_error,
 ) -> i32 {
-    let r = guard(
-        || -> Result<Box<qim_cql_prepared>, Failure> {
-            if out.is_null() {
-                return Err(Failure::bad_arg("out is NULL"));
-            }
-            let s = session_ref(session)?;
-            let text = c_str(cql, "cql")?.to_owned();
-            let (rt, sess) = s.parts()?;
-            not_inside_runtime()?;
-            let prepared = rt
-                .block_on(sess.prepare(text))
-                .map_err(|e| Failure::new(code_of_prepare_error(&e), e.to_string()))?;
-            Ok(Box::new(qim_cql_prepared { statement: prepared }))
-        },
-        |m| Err(Failure::new(QIM_CQL_ERR_OTHER, m)),
-    );
-    match r {
-        Ok(p) => {
-            *out = Box::into_raw(p);
-            clear_error(err);
-            QIM_CQL_OK
-        }
-        Err(f) => {
-            if !out.is_null() {
-                *out = std::ptr::null_mut();
-            }
-            set_error(err, &f);
-            f.code
-        }
-    }
+    hand_out(out, err, || {
+        let s = session_ref(session)?;
+        let text = c_str(cql, "cql")?.to_owned();
+        let (rt, sess) = s.parts()?;
+        not_inside_runtime()?;
+        let prepared = rt
+            .block_on(sess.prepare(text))
+            .map_err(|e| Failure::new(code_of_prepare_error(&e), e.to_string()))?;
+        Ok(Box::new(qim_cql_prepared { statement: prepared }))
+    })
 }
 
 #[no_mangle]
@@ -66,8 +45,5 @@ pub unsafe extern "C" fn qim_cql_prepared_param_count(prepared: *const qim_cql_p
 
 #[no_mangle]
 pub unsafe extern "C" fn qim_cql_prepared_free(prepared: *mut qim_cql_prepared) {
-    if prepared.is_null() {
-        return;
-    }
-    guard(|| drop(Box::from_raw(prepared)), |_| ())
+    free_box(prepared)
 }

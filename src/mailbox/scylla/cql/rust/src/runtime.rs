@@ -12,7 +12,8 @@ use std::sync::Arc;
 use tokio::runtime::Runtime;
 
 use crate::codes::*;
-use crate::error::{clear_error, qim_cql_error, set_error, Failure};
+use crate::error::{qim_cql_error, report, Failure};
+use crate::ffi::guard;
 use crate::result::{error_result, failure_result, into_result, qim_cql_result};
 use crate::session::qim_cql_session;
 
@@ -42,10 +43,7 @@ pub(crate) fn not_inside_runtime() -> Result<(), Failure> {
 }
 
 /// Runs `fut` to completion on the caller's thread.
-fn block<F>(rt: &Runtime, fut: F) -> Box<qim_cql_result>
-where
-    F: Future<Output = Result<qim_cql_result, Failure>>,
-{
+fn block(rt: &Runtime, fut: impl Request) -> Box<qim_cql_result> {
     if let Err(f) = not_inside_runtime() {
         return failure_result(f);
     }
@@ -100,15 +98,13 @@ impl Drop for Completion {
     }
 }
 
-fn spawn<F>(
+fn spawn(
     s: &qim_cql_session,
     rt: &Runtime,
-    fut: F,
+    fut: impl Request,
     cb: unsafe extern "C" fn(*mut c_void, *mut qim_cql_result),
     user_data: *mut c_void,
-) where
-    F: Future<Output = Result<qim_cql_result, Failure>> + Send + 'static,
-{
+) {
     let mut done = Completion {
         cb,
         user_data: SendPtr(user_data),
@@ -121,49 +117,53 @@ fn spawn<F>(
     });
 }
 
-/// Runs the request built by one of `execute`'s `prepare_*` functions on the caller's thread; the
-/// result handle is never NULL.
-pub(crate) fn run_blocking<F>(prep: Result<(&'static qim_cql_session, F), Failure>) -> *mut qim_cql_result
-where
-    F: Future<Output = Result<qim_cql_result, Failure>>,
-{
-    let r = match prep {
-        Err(f) => failure_result(f),
-        Ok((s, fut)) => match s.parts() {
-            Ok((rt, _)) => block(rt, fut),
-            Err(f) => failure_result(f),
+/// A request ready to run: the future that produces the call's result.
+pub(crate) trait Request: Future<Output = Result<qim_cql_result, Failure>> + Send + 'static {}
+impl<F: Future<Output = Result<qim_cql_result, Failure>> + Send + 'static> Request for F {}
+
+/// What the `prepare_*` functions of `execute` build: the session and the request to run on it, or
+/// why there is nothing to run (a bad argument, a closed session).
+pub(crate) type ReadyRequest<F> = Result<(&'static qim_cql_session, F), Failure>;
+
+/// A blocking entry point: builds the request and runs it on the caller's thread. The result handle
+/// is never NULL; a panic while building or running it becomes an OTHER result.
+pub(crate) fn run_blocking<F: Request>(build: impl FnOnce() -> ReadyRequest<F>) -> *mut qim_cql_result {
+    guard(
+        || {
+            let r = match build() {
+                Err(f) => failure_result(f),
+                Ok((s, fut)) => match s.parts() {
+                    Ok((rt, _)) => block(rt, fut),
+                    Err(f) => failure_result(f),
+                },
+            };
+            Box::into_raw(r)
         },
-    };
-    Box::into_raw(r)
+        |m| Box::into_raw(error_result(QIM_CQL_ERR_OTHER, m)),
+    )
 }
 
-/// Starts the request built by one of `execute`'s `prepare_*` functions on the runtime; returns OK
-/// once the callback is sure to be called, or the code (also stored in `*err`) of why nothing was
-/// started.
-pub(crate) unsafe fn run_async<F>(
-    prep: Result<(&'static qim_cql_session, F), Failure>,
+/// An async entry point: builds the request and spawns it on the runtime. Returns OK once the
+/// callback is sure to be called, or the code (also stored in `*err`) of why nothing was started; a
+/// panic is OTHER.
+pub(crate) unsafe fn run_async<F: Request>(
+    build: impl FnOnce() -> ReadyRequest<F>,
     cb: qim_cql_callback,
     user_data: *mut c_void,
     err: *mut qim_cql_error,
-) -> i32
-where
-    F: Future<Output = Result<qim_cql_result, Failure>> + Send + 'static,
-{
-    let started = (|| {
-        let cb = cb.ok_or_else(|| Failure::bad_arg("callback is NULL"))?;
-        let (s, fut) = prep?;
-        let (rt, _) = s.parts()?;
-        spawn(s, rt, fut, cb, user_data);
-        Ok(())
-    })();
-    match started {
-        Ok(()) => {
-            clear_error(err);
-            QIM_CQL_OK
-        }
-        Err(f) => {
-            set_error(err, &f);
-            f.code
-        }
-    }
+) -> i32 {
+    guard(
+        || {
+            let prep = build();
+            let started = (|| {
+                let cb = cb.ok_or_else(|| Failure::bad_arg("callback is NULL"))?;
+                let (s, fut) = prep?;
+                let (rt, _) = s.parts()?;
+                spawn(s, rt, fut, cb, user_data);
+                Ok(())
+            })();
+            report(err, started)
+        },
+        |_| QIM_CQL_ERR_OTHER,
+    )
 }

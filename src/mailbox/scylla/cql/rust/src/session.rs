@@ -16,7 +16,7 @@ use scylla::statement::Consistency;
 use tokio::runtime::Runtime;
 
 use crate::codes::*;
-use crate::error::{clear_error, new_session_failure, qim_cql_error, set_error, Failure};
+use crate::error::{hand_out, new_session_failure, qim_cql_error, Failure};
 use crate::ffi::{c_str, guard, slice};
 use crate::runtime::{new_runtime, not_inside_runtime};
 
@@ -149,29 +149,7 @@ pub unsafe extern "C" fn qim_cql_connect(
     out: *mut *mut qim_cql_session,
     err: *mut qim_cql_error,
 ) -> i32 {
-    let r = guard(
-        || {
-            if out.is_null() {
-                return Err(Failure::bad_arg("out is NULL"));
-            }
-            connect_impl(hosts, n_hosts, local_dc, request_timeout_ms)
-        },
-        |m| Err(Failure::new(QIM_CQL_ERR_OTHER, m)),
-    );
-    match r {
-        Ok(s) => {
-            *out = Box::into_raw(s);
-            clear_error(err);
-            QIM_CQL_OK
-        }
-        Err(f) => {
-            if !out.is_null() {
-                *out = std::ptr::null_mut();
-            }
-            set_error(err, &f);
-            f.code
-        }
-    }
+    hand_out(out, err, || connect_impl(hosts, n_hosts, local_dc, request_timeout_ms))
 }
 
 #[no_mangle]
