@@ -6,7 +6,7 @@
 use std::ffi::{c_char, CStr};
 
 use crate::codes::*;
-use crate::ffi::guard;
+use crate::ffi::free_box;
 use crate::result::{qim_cql_result, Cell};
 
 /// The cell at (`row`, `col`); `BAD_ARG` for a NULL result or an index out of range.
@@ -108,6 +108,27 @@ unsafe fn getter<T>(
     }
 }
 
+/// `getter` for a cell handed out as a pointer and a length: `len` must not be NULL either, and is
+/// written only on success.
+unsafe fn span_getter<T>(
+    r: *const qim_cql_result,
+    row: usize,
+    col: usize,
+    out: *mut *const T,
+    len: *mut usize,
+    f: impl FnOnce(&Cell) -> Option<(*const T, usize)>,
+) -> i32 {
+    if len.is_null() {
+        return QIM_CQL_ERR_BAD_ARG;
+    }
+    getter(r, row, col, out, |c| {
+        f(c).map(|(p, n)| {
+            *len = n;
+            p
+        })
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn qim_cql_result_get_i64(
     r: *const qim_cql_result,
@@ -160,14 +181,8 @@ pub unsafe extern "C" fn qim_cql_result_get_text(
     out: *mut *const c_char,
     len: *mut usize,
 ) -> i32 {
-    if len.is_null() {
-        return QIM_CQL_ERR_BAD_ARG;
-    }
-    getter(r, row, col, out, |c| match c {
-        Cell::Text(v) => {
-            *len = v.len() - 1;
-            Some(v.as_ptr() as *const c_char)
-        }
+    span_getter(r, row, col, out, len, |c| match c {
+        Cell::Text(v) => Some((v.as_ptr() as *const c_char, v.len() - 1)),
         _ => None,
     })
 }
@@ -180,14 +195,8 @@ pub unsafe extern "C" fn qim_cql_result_get_blob(
     out: *mut *const u8,
     len: *mut usize,
 ) -> i32 {
-    if len.is_null() {
-        return QIM_CQL_ERR_BAD_ARG;
-    }
-    getter(r, row, col, out, |c| match c {
-        Cell::Blob(v) => {
-            *len = v.len();
-            Some(v.as_ptr())
-        }
+    span_getter(r, row, col, out, len, |c| match c {
+        Cell::Blob(v) => Some((v.as_ptr(), v.len())),
         _ => None,
     })
 }
@@ -200,14 +209,8 @@ pub unsafe extern "C" fn qim_cql_result_get_i64_list(
     out: *mut *const i64,
     len: *mut usize,
 ) -> i32 {
-    if len.is_null() {
-        return QIM_CQL_ERR_BAD_ARG;
-    }
-    getter(r, row, col, out, |c| match c {
-        Cell::ListI64(v) => {
-            *len = v.len();
-            Some(v.as_ptr())
-        }
+    span_getter(r, row, col, out, len, |c| match c {
+        Cell::ListI64(v) => Some((v.as_ptr(), v.len())),
         _ => None,
     })
 }
@@ -221,32 +224,20 @@ pub unsafe extern "C" fn qim_cql_result_paging_state(
     if r.is_null() {
         return 0;
     }
-    match &(*r).paging_state {
-        Some(p) => {
-            if !out.is_null() {
-                *out = p.as_ptr();
-            }
-            if !len.is_null() {
-                *len = p.len();
-            }
-            1
-        }
-        None => {
-            if !out.is_null() {
-                *out = std::ptr::null();
-            }
-            if !len.is_null() {
-                *len = 0;
-            }
-            0
-        }
+    let (p, n, has) = match &(*r).paging_state {
+        Some(p) => (p.as_ptr(), p.len(), 1),
+        None => (std::ptr::null(), 0, 0),
+    };
+    if !out.is_null() {
+        *out = p;
     }
+    if !len.is_null() {
+        *len = n;
+    }
+    has
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn qim_cql_result_free(r: *mut qim_cql_result) {
-    if r.is_null() {
-        return;
-    }
-    guard(|| drop(Box::from_raw(r)), |_| ())
+    free_box(r)
 }

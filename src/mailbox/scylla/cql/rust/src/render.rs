@@ -11,17 +11,17 @@ use crate::codes::*;
 use crate::ffi::guard;
 use crate::result::{qim_cql_result, Cell};
 
+/// Two lower-case hex digits per byte.
+fn hex_digits(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 fn hex(bytes: &[u8]) -> String {
-    let mut s = String::with_capacity(2 + bytes.len() * 2);
-    s.push_str("0x");
-    for b in bytes {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
+    format!("0x{}", hex_digits(bytes))
 }
 
 fn uuid_text(b: &[u8; 16]) -> String {
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    let h = hex_digits(b);
     format!(
         "{}-{}-{}-{}-{}",
         &h[0..8],

@@ -43,15 +43,20 @@ pub(crate) enum Cell {
     Other(String),
 }
 
-/// A result with status `code`, `message` and no rows.
-pub(crate) fn error_result(code: i32, message: impl AsRef<str>) -> Box<qim_cql_result> {
-    Box::new(qim_cql_result {
+/// A result with status `code`, `message` and no columns, rows or paging state.
+fn status_only(code: i32, message: CString) -> qim_cql_result {
+    qim_cql_result {
         code,
-        message: cstring_lossy(message.as_ref()),
+        message,
         columns: Vec::new(),
         rows: Vec::new(),
         paging_state: None,
-    })
+    }
+}
+
+/// A result with status `code`, `message` and no rows.
+pub(crate) fn error_result(code: i32, message: impl AsRef<str>) -> Box<qim_cql_result> {
+    Box::new(status_only(code, cstring_lossy(message.as_ref())))
 }
 
 pub(crate) fn failure_result(f: Failure) -> Box<qim_cql_result> {
@@ -67,13 +72,7 @@ pub(crate) fn into_result(r: Result<qim_cql_result, Failure>) -> Box<qim_cql_res
 
 /// An OK result with no columns and no rows, which responses are then absorbed into.
 pub(crate) fn empty_ok() -> qim_cql_result {
-    qim_cql_result {
-        code: QIM_CQL_OK,
-        message: CString::default(),
-        columns: Vec::new(),
-        rows: Vec::new(),
-        paging_state: None,
-    }
+    status_only(QIM_CQL_OK, CString::default())
 }
 
 fn type_code(t: &ColumnType) -> i32 {
@@ -138,14 +137,17 @@ fn cell_of(v: Option<CqlValue>) -> Cell {
     }
 }
 
+/// An OTHER failure "`what`: error", for a response the driver cannot decode.
+fn decode_failure<E: std::fmt::Display>(what: &'static str) -> impl FnOnce(E) -> Failure {
+    move |e| Failure::new(QIM_CQL_ERR_OTHER, format!("{what}: {e}"))
+}
+
 /// Appends the rows of one response to `acc`, taking the column list from the first response.
 pub(crate) fn absorb(acc: &mut qim_cql_result, qr: QueryResult) -> Result<(), Failure> {
     if !qr.is_rows() {
         return Ok(());
     }
-    let rows = qr
-        .into_rows_result()
-        .map_err(|e| Failure::new(QIM_CQL_ERR_OTHER, format!("cannot read rows: {e}")))?;
+    let rows = qr.into_rows_result().map_err(decode_failure("cannot read rows"))?;
     if acc.columns.is_empty() {
         acc.columns = rows
             .column_specs()
@@ -156,11 +158,9 @@ pub(crate) fn absorb(acc: &mut qim_cql_result, qr: QueryResult) -> Result<(), Fa
             })
             .collect();
     }
-    let iter = rows
-        .rows::<Row>()
-        .map_err(|e| Failure::new(QIM_CQL_ERR_OTHER, format!("cannot read rows: {e}")))?;
+    let iter = rows.rows::<Row>().map_err(decode_failure("cannot read rows"))?;
     for r in iter {
-        let r = r.map_err(|e| Failure::new(QIM_CQL_ERR_OTHER, format!("cannot decode a row: {e}")))?;
+        let r = r.map_err(decode_failure("cannot decode a row"))?;
         acc.rows.push(r.columns.into_iter().map(cell_of).collect());
     }
     Ok(())

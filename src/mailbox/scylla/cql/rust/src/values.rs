@@ -68,6 +68,11 @@ impl SerializeValue for Value {
     }
 }
 
+/// `x` as the narrower integer of a `cql_type` value; `BAD_ARG` naming value `i` if out of range.
+fn narrow<T: TryFrom<i64>>(x: i64, i: usize, cql_type: &str) -> Result<T, Failure> {
+    T::try_from(x).map_err(|_| Failure::bad_arg(format!("value {i}: {x} out of {cql_type} range")))
+}
+
 /// Checks and copies the `n` values at `values`; `BAD_ARG` naming the first bad one.
 pub(crate) unsafe fn convert_values(values: *const qim_cql_value, n: usize) -> Result<Vec<Value>, Failure> {
     let raw = slice(values, n, "values")?;
@@ -77,14 +82,8 @@ pub(crate) unsafe fn convert_values(values: *const qim_cql_value, n: usize) -> R
             VALUE_NULL => Value::Null,
             VALUE_UNSET => Value::Unset,
             VALUE_BIGINT => Value::BigInt(v.i64_),
-            VALUE_INT => Value::Int(
-                i32::try_from(v.i64_)
-                    .map_err(|_| Failure::bad_arg(format!("value {i}: {} out of int range", v.i64_)))?,
-            ),
-            VALUE_SMALLINT => Value::SmallInt(
-                i16::try_from(v.i64_)
-                    .map_err(|_| Failure::bad_arg(format!("value {i}: {} out of smallint range", v.i64_)))?,
-            ),
+            VALUE_INT => Value::Int(narrow(v.i64_, i, "int")?),
+            VALUE_SMALLINT => Value::SmallInt(narrow(v.i64_, i, "smallint")?),
             VALUE_BOOLEAN => Value::Bool(v.i64_ != 0),
             VALUE_TEXT => {
                 let bytes = slice(v.ptr as *const u8, v.len, "text value")?;
