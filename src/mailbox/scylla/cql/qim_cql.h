@@ -1,6 +1,7 @@
 /* qim_cql.h: C ABI of QIM's CQL client (the Rust `scylla` driver 1.x, crate rust/ beside this file).
  *
- * Written by hand; rust/src/lib.rs implements it and the numbers below must match that file.
+ * Written by hand; the modules of rust/src/ implement it (rust/src/lib.rs lists them) and the numbers
+ * below must match rust/src/codes.rs.
  *
  * Threads: every function may be called from any thread. All calls on one session may run
  * concurrently, except qim_cql_session_close, which must be the last call on that session.
