@@ -52,8 +52,16 @@ struct ServerCounters {
   double inserts = 0, updates = 0, reads = 0, lwts = 0, pages = 0, paged = 0;
 };
 
-// Sums the store and page counters of a gateway's /metrics; nullopt without an admin port.
+// Sums the store and page counters of every admin port's /metrics; nullopt without admin ports or when one
+// does not answer (a partial sum would understate the operations per message).
 std::optional<ServerCounters> server_counters(const LoadOptions& o);
+
+// CPU seconds of each process, in the order of `processes` (nullopt where /proc is unreadable).
+std::vector<std::optional<double>> cpu_of(const std::vector<ServerProcess>& processes) {
+  std::vector<std::optional<double>> out;
+  for (const auto& p : processes) out.push_back(cpu_seconds(p.pid));
+  return out;
+}
 
 }  // namespace
 
@@ -114,8 +122,22 @@ struct LoadRun::Shared {
 
 namespace {
 
-std::optional<ServerCounters> server_counters(const LoadOptions& o) {
-  if (o.admin_port == 0) return std::nullopt;
+// Adds the store and page counters of one /metrics text to `c`.
+void add_counters(const std::string& body, ServerCounters& c) {
+  std::istringstream in(body);
+  for (std::string line; std::getline(in, line);) {
+    auto value = [&] { return std::strtod(line.c_str() + line.rfind(' ') + 1, nullptr); };
+    if (line.rfind("qim_store_ops_total{kind=\"insert\"}", 0) == 0) c.inserts += value();
+    if (line.rfind("qim_store_ops_total{kind=\"update\"}", 0) == 0) c.updates += value();
+    if (line.rfind("qim_store_ops_total{kind=\"read\"}", 0) == 0) c.reads += value();
+    if (line.rfind("qim_store_ops_total{kind=\"lwt\"}", 0) == 0) c.lwts += value();
+    if (line.rfind("qim_node_pages_total{", 0) == 0) c.pages += value();
+    if (line.rfind("qim_node_paged_records_total{", 0) == 0) c.paged += value();
+  }
+}
+
+// The /metrics text of one admin port; nullopt if it does not answer.
+std::optional<std::string> metrics_text(uint16_t port) {
   // A plain HTTP GET over a TCP socket; the admin server answers one request per connection.
   int fd = -1;
   std::string body;
@@ -131,23 +153,24 @@ std::optional<ServerCounters> server_counters(const LoadOptions& o) {
     if (fd < 0) return std::nullopt;
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
-    addr.sin_port = htons(o.admin_port);
+    addr.sin_port = htons(port);
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return std::nullopt;
     if (::write(fd, cmd.data(), cmd.size()) != static_cast<ssize_t>(cmd.size())) return std::nullopt;
     char buf[65536];
     for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) body.append(buf, static_cast<size_t>(n));
   }
+  if (body.empty()) return std::nullopt;
+  return body;
+}
+
+std::optional<ServerCounters> server_counters(const LoadOptions& o) {
+  if (o.admin_ports.empty()) return std::nullopt;
   ServerCounters c;
-  std::istringstream in(body);
-  for (std::string line; std::getline(in, line);) {
-    auto value = [&] { return std::strtod(line.c_str() + line.rfind(' ') + 1, nullptr); };
-    if (line.rfind("qim_store_ops_total{kind=\"insert\"}", 0) == 0) c.inserts += value();
-    if (line.rfind("qim_store_ops_total{kind=\"update\"}", 0) == 0) c.updates += value();
-    if (line.rfind("qim_store_ops_total{kind=\"read\"}", 0) == 0) c.reads += value();
-    if (line.rfind("qim_store_ops_total{kind=\"lwt\"}", 0) == 0) c.lwts += value();
-    if (line.rfind("qim_node_pages_total{", 0) == 0) c.pages += value();
-    if (line.rfind("qim_node_paged_records_total{", 0) == 0) c.paged += value();
+  for (uint16_t port : o.admin_ports) {
+    auto body = metrics_text(port);
+    if (!body) return std::nullopt;
+    add_counters(*body, c);
   }
   return c;
 }
@@ -160,14 +183,15 @@ Result<std::unique_ptr<LoadRun>> LoadRun::connect(const LoadOptions& options, ui
   run->shared_ = std::make_shared<Shared>(max_messages);
   SystemClock wall;
   const std::string tag = std::to_string(::getpid()) + "_" + std::to_string(wall.now_ms() % 1'000'000);
-  auto open = [&](const std::string& user, bool sender) -> Result<std::unique_ptr<client::Client>> {
+  auto open = [&](const std::string& user, bool sender,
+                  uint16_t port) -> Result<std::unique_ptr<client::Client>> {
     auto token =
         mint_token(options.secret, *UserId::parse(user), *DeviceId::parse("load"), 24 * 3'600'000, wall);
     if (!token.ok()) return token.error();
     // Authenticate on the queue first, then switch the frames to the counting callback.
     client::ClientOptions co;
     co.host = options.host;
-    co.port = options.port;
+    co.port = port;
     auto shared = run->shared_;
     co.on_close = [shared](int, std::string_view) { shared->disconnects.fetch_add(1); };
     auto c = client::Client::connect(co, run->runtime_);
@@ -192,8 +216,9 @@ Result<std::unique_ptr<LoadRun>> LoadRun::connect(const LoadOptions& options, ui
   for (uint32_t i = 0; i < options.pairs; ++i) {
     std::string s = "load_" + tag + "_s" + std::to_string(i);
     std::string r = "load_" + tag + "_r" + std::to_string(i);
-    QIM_ASSIGN_OR_RETURN(auto receiver, open(r, false));
-    QIM_ASSIGN_OR_RETURN(auto sender, open(s, true));
+    const auto& ports = options.ports;
+    QIM_ASSIGN_OR_RETURN(auto receiver, open(r, false, ports[i % ports.size()]));
+    QIM_ASSIGN_OR_RETURN(auto sender, open(s, true, ports[(i + 1) % ports.size()]));
     run->receivers_.push_back(std::move(receiver));
     run->senders_.push_back(std::move(sender));
     run->receiver_ids_.push_back(r);
@@ -213,7 +238,7 @@ StepResult LoadRun::run_step(double rate, double seconds, double drain_seconds,
   const uint64_t planned = std::min<uint64_t>(static_cast<uint64_t>(rate * seconds), sh.capacity - first);
   const std::string body(options_.body_bytes, 'x');
   const auto before = server_counters(options_);
-  const auto cpu_before = cpu_seconds(options_.server_pid);
+  const auto cpu_before = cpu_of(options_.processes);
   const uint64_t errors0 = sh.errors.load(), disconnects0 = sh.disconnects.load();
   auto count_since = [&](std::vector<std::atomic<int64_t>>& v, uint64_t end) {
     uint64_t n = 0;
@@ -258,7 +283,7 @@ StepResult LoadRun::run_step(double rate, double seconds, double drain_seconds,
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   const auto after = server_counters(options_);
-  const auto cpu_after = cpu_seconds(options_.server_pid);
+  const auto cpu_after = cpu_of(options_.processes);
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
 
   StepResult r;
@@ -281,7 +306,11 @@ StepResult LoadRun::run_step(double rate, double seconds, double drain_seconds,
   r.e2e_p50_ms = percentile(e2e_ms, 50);
   r.e2e_p99_ms = percentile(e2e_ms, 99);
   r.e2e_max_ms = e2e_ms.empty() ? 0 : e2e_ms.back();
-  if (cpu_before && cpu_after && wall > 0) r.server_cores = (*cpu_after - *cpu_before) / wall;
+  for (size_t p = 0; p < options_.processes.size() && wall > 0; ++p) {
+    if (!cpu_before[p] || !cpu_after[p]) continue;
+    r.process_cores.emplace_back(options_.processes[p].name, (*cpu_after[p] - *cpu_before[p]) / wall);
+    r.server_cores = r.server_cores.value_or(0) + r.process_cores.back().second;
+  }
   if (before && after && sent > 0) {
     const double n = static_cast<double>(sent);
     r.inserts_per_msg = (after->inserts - before->inserts) / n;

@@ -1,7 +1,9 @@
 #pragma once
-// One load run: N one-to-one pairs (sender -> receiver) over real WebSocket connections to a running
-// gateway, driven at fixed offered rates. Each message's client_msg_id is its index, so SEND_ACK and
-// DELIVER are matched to the send time without a lookup table; latencies are kept per message.
+// One load run: N one-to-one pairs (sender -> receiver) over real WebSocket connections to one or more
+// running gateways, driven at fixed offered rates. With several gateways pair i's receiver connects to
+// gateway i mod G and its sender to gateway (i + 1) mod G, so every message crosses gateways (the
+// distributed deployment's routing is on the measured path). Each message's client_msg_id is its index, so
+// SEND_ACK and DELIVER are matched to the send time without a lookup table; latencies are kept per message.
 
 #include <atomic>
 #include <chrono>
@@ -17,17 +19,24 @@
 
 namespace qim::load {
 
+// A server process whose CPU a step reports (the distributed deployment has one per role).
+struct ServerProcess {
+  std::string name;  // e.g. "gateway-1"; the pid when not named
+  int64_t pid = 0;
+};
+
 struct LoadOptions {
   std::string host = "127.0.0.1";
-  uint16_t port = 7400;
-  std::string secret;  // QIM_AUTH_SECRET of the gateway, to mint the pairs' tokens
+  std::vector<uint16_t> ports = {7400};  // gateways' client ports (at least one)
+  std::string secret;                    // QIM_AUTH_SECRET of the gateway, to mint the pairs' tokens
   uint32_t pairs = 100;
   uint32_t body_bytes = 100;
   std::string config = "embedded";  // the row label
   unsigned io_threads = 1;
-  // Optional: where to read server figures (admin /metrics, /proc/<pid>/stat).
-  uint16_t admin_port = 0;
-  int64_t server_pid = 0;
+  // Optional: where to read server figures. Store and page counters are summed over every admin port's
+  // /metrics (each process counts its own store operations); CPU is read from /proc/<pid>/stat.
+  std::vector<uint16_t> admin_ports;
+  std::vector<ServerProcess> processes;
 };
 
 class LoadRun {

@@ -5,9 +5,12 @@
 #include <CLI/CLI.hpp>
 
 #include <boost/asio/ip/address.hpp>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "bench/load/load_run.h"
@@ -26,6 +29,18 @@ int64_t json_int(const std::string& text, const std::string& key) {
   return at == std::string::npos ? -1 : std::strtoll(text.c_str() + at + 1, nullptr, 10);
 }
 
+// "1234" or "gateway-1=1234"; nullopt for anything else.
+std::optional<qim::load::ServerProcess> parse_process(const std::string& text) {
+  const auto eq = text.find('=');
+  const std::string name = eq == std::string::npos ? text : text.substr(0, eq);
+  const std::string digits = eq == std::string::npos ? text : text.substr(eq + 1);
+  int64_t pid = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
+  if (ec != std::errc() || end != digits.data() + digits.size() || pid <= 0 || name.empty())
+    return std::nullopt;
+  return qim::load::ServerProcess{name, pid};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -33,15 +48,22 @@ int main(int argc, char** argv) {
   qim::load::LoadOptions o;
   std::vector<double> rates{200};
   double seconds = 10, drain = 10;
-  std::string data_dir, csv_path, md_path;
+  std::string csv_path, md_path;
   o.secret = std::getenv("QIM_AUTH_SECRET") ? std::getenv("QIM_AUTH_SECRET") : "";
+  std::vector<uint16_t> ports, admin_ports;
+  std::vector<std::string> pids, data_dirs;
   app.add_option("--host", o.host, "gateway address (loopback only)")->capture_default_str();
-  app.add_option("--port", o.port, "gateway port")->capture_default_str();
-  app.add_option("--admin-port", o.admin_port, "admin port: store operations and mean page from /metrics");
-  app.add_option("--server-pid", o.server_pid, "pid of the server: its CPU in cores");
+  app.add_option("--port", ports,
+                 "gateway client port; repeat for several gateways (pairs then cross them; default 7400)")
+      ->check(CLI::Range(1, 65535));
   app.add_option(
-      "--data-dir", data_dir,
-      "a running `qim up`'s data directory: ports and pid from running.json, secret from auth-secret");
+         "--admin-port", admin_ports,
+         "admin port whose /metrics counts store operations and pages; repeat to sum several processes")
+      ->check(CLI::Range(1, 65535));
+  app.add_option("--server-pid", pids, "a server process for the CPU figures: PID or NAME=PID; repeatable");
+  app.add_option("--data-dir", data_dirs,
+                 "a running instance's data directory: gateway port, admin port and pid from running.json, "
+                 "secret from auth-secret; repeatable (one per process of a distributed deployment)");
   app.add_option("--secret", o.secret, "QIM_AUTH_SECRET of the gateway (default: the variable)");
   app.add_option("--pairs", o.pairs, "sender/receiver pairs (2 connections each)")
       ->capture_default_str()
@@ -66,21 +88,33 @@ int main(int argc, char** argv) {
   app.add_option("--markdown", md_path, "also write the Markdown table here");
   CLI11_PARSE(app, argc, argv);
 
-  if (!data_dir.empty()) {
-    std::ifstream in(data_dir + "/running.json");
+  for (const auto& dir : data_dirs) {
+    std::ifstream in(dir + "/running.json");
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (json_int(text, "gateway_port") <= 0) {
-      std::fprintf(stderr, "qim-load: no running instance in %s (running.json missing)\n", data_dir.c_str());
+    const int64_t pid = json_int(text, "pid");
+    if (pid <= 0) {
+      std::fprintf(stderr, "qim-load: no running instance in %s (running.json missing)\n", dir.c_str());
       return 2;
     }
-    o.port = static_cast<uint16_t>(json_int(text, "gateway_port"));
-    o.admin_port = static_cast<uint16_t>(json_int(text, "admin_port"));
-    o.server_pid = json_int(text, "pid");
+    if (int64_t p = json_int(text, "gateway_port"); p > 0) ports.push_back(static_cast<uint16_t>(p));
+    if (int64_t p = json_int(text, "admin_port"); p > 0) admin_ports.push_back(static_cast<uint16_t>(p));
+    o.processes.push_back({std::filesystem::path(dir).lexically_normal().filename().string(), pid});
     if (o.secret.empty()) {
-      std::ifstream s(data_dir + "/auth-secret");
+      std::ifstream s(dir + "/auth-secret");
       std::getline(s, o.secret);
     }
   }
+  for (const auto& text : pids) {
+    auto server = parse_process(text);
+    if (!server) {
+      std::fprintf(stderr, "qim-load: --server-pid %s: expected PID or NAME=PID with PID > 0\n",
+                   text.c_str());
+      return 2;
+    }
+    o.processes.push_back(*server);
+  }
+  if (!ports.empty()) o.ports = ports;
+  o.admin_ports = admin_ports;
   boost::system::error_code ec;
   auto ip = boost::asio::ip::make_address(o.host, ec);
   if (ec || !ip.is_loopback()) {
@@ -100,7 +134,9 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  std::printf("qim-load: %u pairs on %s:%u, steps", o.pairs, o.host.c_str(), o.port);
+  std::printf("qim-load: %u pairs on %s port", o.pairs, o.host.c_str());
+  for (uint16_t p : o.ports) std::printf(" %u", p);
+  std::printf(", steps");
   for (double r : rates) std::printf(" %.0f", r);
   std::printf(" msg/s, %.0f s each\n", seconds);
   std::fflush(stdout);
@@ -120,8 +156,11 @@ int main(int argc, char** argv) {
   run->reset();
   const std::string table = qim::load::markdown_table(steps);
   const std::string csv = qim::load::csv(steps);
-  std::printf("\n%s\n%s", table.c_str(), csv.c_str());
+  const std::string cpu = qim::load::process_cpu_table(steps);
+  std::printf("\n%s\n", table.c_str());
+  if (!cpu.empty()) std::printf("%s\n", cpu.c_str());
+  std::printf("%s", csv.c_str());
   if (!csv_path.empty()) std::ofstream(csv_path) << csv;
-  if (!md_path.empty()) std::ofstream(md_path) << table;
+  if (!md_path.empty()) std::ofstream(md_path) << table << (cpu.empty() ? "" : "\n" + cpu);
   return 0;
 }

@@ -18,6 +18,16 @@ std::string opt(const std::optional<double>& v, int digits) {
   return v ? fixed(*v, digits) : "-";
 }
 
+// "name<eq>cores<sep>name<eq>cores..." of a step's processes.
+std::string process_list(const StepResult& s, const char* eq, const char* sep, int digits) {
+  std::string out;
+  for (const auto& [name, cores] : s.process_cores) {
+    if (!out.empty()) out += sep;
+    out += name + eq + fixed(cores, digits);
+  }
+  return out;
+}
+
 }  // namespace
 
 double percentile(std::vector<double>& samples, double p) {
@@ -53,7 +63,7 @@ std::string csv(const std::vector<StepResult>& steps) {
       "config,offered_rate,delivered_rate,seconds,sent,acked,delivered,delivered_pct,ack_p50_ms,ack_p99_ms,"
       "e2e_p50_ms,e2e_p99_ms,e2e_max_ms,server_cores,inserts_per_msg,updates_per_msg,reads_per_msg,lwts_per_"
       "msg,"
-      "mean_page,errors,disconnects,slo\n";
+      "mean_page,errors,disconnects,slo,process_cores\n";
   auto o = [](const std::optional<double>& v) { return v ? fixed(*v, 3) : std::string(); };
   for (const auto& s : steps) {
     out += s.config + "," + fixed(s.offered_rate, 0) + "," + fixed(s.delivered_rate(), 1) + "," +
@@ -63,7 +73,19 @@ std::string csv(const std::vector<StepResult>& steps) {
            fixed(s.e2e_max_ms, 3) + "," + o(s.server_cores) + "," + o(s.inserts_per_msg) + "," +
            o(s.updates_per_msg) + "," + o(s.reads_per_msg) + "," + o(s.lwts_per_msg) + "," + o(s.mean_page) +
            "," + std::to_string(s.errors) + "," + std::to_string(s.disconnects) + "," +
-           (s.slo_pass() ? "pass" : "fail") + "\n";
+           (s.slo_pass() ? "pass" : "fail") + "," + process_list(s, "=", ";", 3) + "\n";
+  }
+  return out;
+}
+
+std::string process_cpu_table(const std::vector<StepResult>& steps) {
+  bool any = false;
+  for (const auto& s : steps) any = any || !s.process_cores.empty();
+  if (!any) return "";
+  std::string out = "| config | offered msg/s | CPU by process (cores) |\n|---|---|---|\n";
+  for (const auto& s : steps) {
+    out +=
+        "| " + s.config + " | " + fixed(s.offered_rate, 0) + " | " + process_list(s, " ", ", ", 2) + " |\n";
   }
   return out;
 }

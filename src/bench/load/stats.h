@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace qim::load {
@@ -22,7 +23,8 @@ struct StepResult {
   uint64_t disconnects = 0;
   double ack_p50_ms = 0, ack_p99_ms = 0;
   double e2e_p50_ms = 0, e2e_p99_ms = 0, e2e_max_ms = 0;
-  std::optional<double> server_cores;  // CPU of the qim process, in cores
+  std::optional<double> server_cores;                         // CPU of the qim processes together, in cores
+  std::vector<std::pair<std::string, double>> process_cores;  // per process (name, cores), when known
   std::optional<double> inserts_per_msg, updates_per_msg, reads_per_msg, lwts_per_msg;
   std::optional<double> mean_page;
 
@@ -34,5 +36,7 @@ struct StepResult {
 
 std::string markdown_table(const std::vector<StepResult>& steps);
 std::string csv(const std::vector<StepResult>& steps);
+// One row per step with each process's CPU in cores; empty when no step knows per-process figures.
+std::string process_cpu_table(const std::vector<StepResult>& steps);
 
 }  // namespace qim::load

@@ -44,5 +44,17 @@ TEST(LoadStats, TablesHaveOneRowPerStep) {
   EXPECT_EQ(std::count(c.begin(), c.end(), '\n'), 3);
 }
 
+TEST(LoadStats, CpuPerProcessHasARowPerStepAndACsvColumn) {
+  StepResult a;
+  a.config = "redis";
+  a.offered_rate = 1000;
+  a.process_cores = {{"gateway-1", 0.25}, {"mailbox-1", 0.5}};
+  const std::string table = process_cpu_table({a});
+  EXPECT_NE(table.find("| redis | 1000 | gateway-1 0.25, mailbox-1 0.50 |"), std::string::npos) << table;
+  EXPECT_NE(csv({a}).find(",gateway-1=0.250;mailbox-1=0.500\n"), std::string::npos) << csv({a});
+  StepResult none;
+  EXPECT_EQ(process_cpu_table({none}), "");
+}
+
 }  // namespace
 }  // namespace qim::load
