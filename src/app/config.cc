@@ -123,7 +123,36 @@ Result<AppConfig> app_config_from_env(const EnvLookup& getenv) {
                          one_of("QIM_LOG_LEVEL", *v, {"trace", "debug", "info", "warn", "error"}));
     c.log_level = spdlog::level::from_str(level);
   }
+  if (auto v = getenv("QIM_ADMIN_LISTEN")) {
+    if (v->empty()) return config_error("QIM_ADMIN_LISTEN", *v, "must not be empty");
+    c.admin_address = *v;
+  }
+  if (auto v = getenv("QIM_ADMIN_PORT")) {
+    QIM_ASSIGN_OR_RETURN(uint64_t port, parse_uint("QIM_ADMIN_PORT", *v, 0, 65535));
+    c.admin_port = static_cast<uint16_t>(port);
+  }
   return c;
+}
+
+Status check_role_config(const std::string& role, const AppConfig& config) {
+  const std::string what = "`qim " + role + "` runs apart from the other roles, so ";
+  if (log_is_single_process(config.log)) {
+    return Error(Errc::kConfig,
+                 "QIM_LOG_BACKEND='" + config.log.backend + "': " + what +
+                     "it needs a log other processes share, and the embedded log is single-process. Run "
+                     "every role in one process with `qim up`, or set QIM_LOG_BACKEND=kafka (with "
+                     "QIM_KAFKA_BROKERS) for separate processes.");
+  }
+  // The store and the history are opened by every role (the gateway reads both, the node writes the
+  // store, the archiver writes the history); one kept in this process's directory would be another
+  // process's blind spot.
+  if (config.store.backend == "embedded" || config.store.backend == "memory") {
+    return Error(Errc::kConfig,
+                 "QIM_MAILBOX_STORE_BACKEND='" + config.store.backend + "': " + what +
+                     "it needs a mailbox store other processes share, and this one lives in one process. "
+                     "Set QIM_MAILBOX_STORE_BACKEND=redis (QIM_MAILBOX_REDIS) or scylla (QIM_CQL_HOSTS).");
+  }
+  return {};
 }
 
 }  // namespace qim

@@ -16,6 +16,8 @@
 //   QIM_RETENTION_SWEEP_INTERVAL_MS  60000  time between two rounds of the owner's retention sweep
 //   QIM_RETENTION_SWEEP_BATCH        1000   users swept per round at most
 //   QIM_LOG_LEVEL             info         trace | debug | info | warn | error
+//   QIM_ADMIN_LISTEN          127.0.0.1    admin server (/healthz, /metrics) of a role without a gateway
+//   QIM_ADMIN_PORT            7401         its port; 0 picks a free one (the gateway reads both itself)
 //   plus the store's (mailbox/store_options.h) and the gateway's (gateway/gateway_options.h) variables.
 
 #include <spdlog/common.h>
@@ -45,9 +47,17 @@ struct AppConfig {
   std::chrono::milliseconds retention_sweep_interval{60'000};
   uint32_t retention_sweep_batch = 1000;
   spdlog::level::level_enum log_level = spdlog::level::info;
+  std::string admin_address = "127.0.0.1";
+  uint16_t admin_port = 7401;
 };
 
 Result<AppConfig> app_config_from_env(const EnvLookup& getenv);
+
+// Whether `role` ("gateway", "fanout", "mailbox", "archiver") can run in a process of its own with this
+// configuration: every log and store a role touches must be one that other processes share. Config naming
+// the variables otherwise (QIM_LOG_BACKEND=embedded, QIM_MAILBOX_STORE_BACKEND=embedded|memory, ...), with
+// what to set instead. Pure: looks at the configuration only.
+Status check_role_config(const std::string& role, const AppConfig& config);
 
 // `base`, with the variables in `overrides` (from command-line flags) taking precedence.
 EnvLookup with_overrides(EnvLookup base, std::map<std::string, std::string> overrides);

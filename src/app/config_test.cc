@@ -82,5 +82,51 @@ TEST(AppConfigTest, FlagsOverrideTheEnvironment) {
   EXPECT_EQ(c.epoch, Epoch{3});
 }
 
+TEST(AppConfigTest, AdminAddressAndPortOfARole) {
+  auto defaults = app_config_from_env(env({})).value();
+  EXPECT_EQ(defaults.admin_address, "127.0.0.1");
+  EXPECT_EQ(defaults.admin_port, 7401);
+  auto c = app_config_from_env(env({{"QIM_ADMIN_LISTEN", "::1"}, {"QIM_ADMIN_PORT", "0"}})).value();
+  EXPECT_EQ(c.admin_address, "::1");
+  EXPECT_EQ(c.admin_port, 0);
+  for (const auto& [var, value] : std::vector<std::pair<std::string, std::string>>{
+           {"QIM_ADMIN_PORT", "65536"}, {"QIM_ADMIN_PORT", "x"}, {"QIM_ADMIN_LISTEN", ""}}) {
+    auto r = app_config_from_env(env({{var, value}}));
+    ASSERT_FALSE(r.ok()) << var << "=" << value;
+    EXPECT_EQ(r.code(), Errc::kConfig);
+    EXPECT_NE(r.error().message().find(var), std::string::npos) << r.error().message();
+  }
+}
+
+// A role alone needs a log and a store other processes share; the refusal names the variable to change.
+TEST(AppConfigTest, ARoleAloneRefusesWhatOnlyOneProcessCanUse) {
+  const std::vector<std::string> roles = {"gateway", "fanout", "mailbox", "archiver"};
+  for (const auto& role : roles) {
+    auto embedded = app_config_from_env(env({})).value();
+    Status s = check_role_config(role, embedded);
+    ASSERT_FALSE(s.ok()) << role;
+    EXPECT_EQ(s.code(), Errc::kConfig);
+    EXPECT_NE(s.error().message().find("QIM_LOG_BACKEND='embedded'"), std::string::npos)
+        << s.error().message();
+    EXPECT_NE(s.error().message().find("`qim " + role + "`"), std::string::npos) << s.error().message();
+
+    for (const char* store : {"embedded", "memory"}) {
+      auto c = app_config_from_env(env({{"QIM_LOG_BACKEND", "kafka"}, {"QIM_MAILBOX_STORE_BACKEND", store}}))
+                   .value();
+      Status local = check_role_config(role, c);
+      ASSERT_FALSE(local.ok()) << role << " " << store;
+      EXPECT_EQ(local.code(), Errc::kConfig);
+      EXPECT_NE(local.error().message().find(std::string("QIM_MAILBOX_STORE_BACKEND='") + store + "'"),
+                std::string::npos)
+          << local.error().message();
+    }
+    for (const char* store : {"redis", "scylla"}) {
+      auto c = app_config_from_env(env({{"QIM_LOG_BACKEND", "kafka"}, {"QIM_MAILBOX_STORE_BACKEND", store}}))
+                   .value();
+      EXPECT_TRUE(check_role_config(role, c).ok()) << role << " " << store;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace qim

@@ -11,6 +11,7 @@
 #include "app/config.h"
 #include "app/instance_files.h"
 #include "app/pipeline.h"
+#include "app/role_admin.h"
 #include "gateway/gateway.h"
 #include "gateway/gateway_options.h"
 
@@ -40,7 +41,8 @@ struct Instance {
   std::string name;  // for messages: "qim up", "qim fanout", ...
 };
 
-void print_banner(const AppConfig& c, const Gateway* gw, bool dev_secret, const std::string& name) {
+void print_banner(const AppConfig& c, const Gateway* gw, const RoleAdmin* admin, bool dev_secret,
+                  const std::string& name) {
   const std::string dir = std::filesystem::absolute(c.data_dir).lexically_normal().string();
   std::string shards = std::to_string(c.owned_shards.size()) + " of " + std::to_string(c.shards) + " shards";
   fmt::print("{} is running: {} log, {} mailbox store, {}, epoch {}, delivery {}, data in {}\n", name,
@@ -54,7 +56,12 @@ void print_banner(const AppConfig& c, const Gateway* gw, bool dev_secret, const 
       fmt::print("                      (dev secret in {}/auth-secret; set QIM_AUTH_SECRET to choose one)\n",
                  dir);
   }
-  fmt::print("  stop with Ctrl-C or SIGTERM: the gateway stops accepting, the pipeline drains, exit 0\n");
+  if (admin != nullptr) {
+    fmt::print("  admin               http://{}:{}/healthz  /metrics  /admin/pipeline\n", c.admin_address,
+               admin->port());
+  }
+  fmt::print("  stop with Ctrl-C or SIGTERM: {}, exit 0\n",
+             gw != nullptr ? "the gateway stops accepting, the pipeline drains" : "the role drains");
   std::fflush(stdout);
 }
 
@@ -110,18 +117,28 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     (void)pipeline->shutdown();
     return refuse(log, instance.name, s.error());
   }
+  // A role without a gateway serves the gateway's admin endpoints from an admin server of its own.
+  std::unique_ptr<RoleAdmin> admin;
   if (gateway) {
     if (Status s = gateway->start(); !s.ok()) {
       (void)pipeline->shutdown();
       return refuse(log, instance.name + ": the gateway cannot start", s.error());
     }
-    RunningInstance running{::getpid(), gateway->port(), gateway->admin_port(), cfg.epoch.value};
-    if (Status s = write_running_file(cfg.data_dir, running); !s.ok()) {
-      log.warn("cannot write {}/running.json (operator commands will not find this instance): {}",
-               cfg.data_dir, s.error().to_string());
+  } else {
+    admin = std::make_unique<RoleAdmin>([p = pipeline.get()] { return p->prometheus(); },
+                                        pipeline_admin_routes(*pipeline));
+    if (Status s = admin->start(cfg.admin_address, cfg.admin_port); !s.ok()) {
+      (void)pipeline->shutdown();
+      return refuse(log, instance.name + ": the admin server cannot start", s.error());
     }
   }
-  print_banner(cfg, gateway.get(), dev_secret, instance.name);
+  RunningInstance running{::getpid(), gateway ? gateway->port() : uint16_t{0},
+                          gateway ? gateway->admin_port() : admin->port(), cfg.epoch.value};
+  if (Status s = write_running_file(cfg.data_dir, running); !s.ok()) {
+    log.warn("cannot write {}/running.json (operator commands will not find this instance): {}", cfg.data_dir,
+             s.error().to_string());
+  }
+  print_banner(cfg, gateway.get(), admin.get(), dev_secret, instance.name);
 
   int signal_number = 0;
   std::string last_summary;
@@ -150,7 +167,8 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   }
   if (gateway) gateway->stop();
   Status drained = pipeline->shutdown();
-  gateway.reset();  // after the pipeline stopped reporting to it
+  gateway.reset();           // after the pipeline stopped reporting to it
+  if (admin) admin->stop();  // answered /healthz and /metrics through the drain
   remove_running_file(cfg.data_dir);
   pipeline.reset();  // flushes and closes the logs and stores
   if (!drained.ok()) {
@@ -171,15 +189,14 @@ int run_role(const std::string& role, const EnvLookup& env) {
   auto& log = *spdlog::default_logger();
   auto config = app_config_from_env(env);
   if (!config.ok()) return refuse(log, "qim " + role, config.error());
-  if (log_is_single_process(config->log)) {
-    return refuse(log, "qim " + role,
-                  Error(Errc::kConfig, "QIM_LOG_BACKEND='" + config->log.backend +
-                                           "': the embedded log is "
-                                           "single-process, so `qim " +
-                                           role +
-                                           "` cannot run apart from the other "
-                                           "roles. Run every role in one process with `qim up`, or set "
-                                           "QIM_LOG_BACKEND=kafka for separate processes."));
+  if (Status s = check_role_config(role, *config); !s.ok()) return refuse(log, "qim " + role, s.error());
+  // Every gateway must accept the tokens of the others: a development secret made in this process's data
+  // directory would be one gateway's alone.
+  if (role == "gateway" && !env("QIM_AUTH_SECRET")) {
+    return refuse(log, "qim gateway",
+                  Error(Errc::kConfig,
+                        "QIM_AUTH_SECRET is not set: every gateway of a distributed deployment must verify "
+                        "tokens with the same secret, so set QIM_AUTH_SECRET (the same value) for each"));
   }
   Instance instance{role == "gateway", PipelineRoles{role == "fanout", role == "mailbox", role == "archiver"},
                     "qim " + role};
