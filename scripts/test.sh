@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command (README, CI): installs, builds, starts each engine once, runs every test, stops them.
-#   bash scripts/test.sh            everything: unit, contract suites, engines, pipeline, e2e, CQL gate
+#   bash scripts/test.sh            everything: unit, contract suites, engines, pipeline, e2e (one process
+#                                    and distributed on Kafka), CQL gate
 #   QIM_TEST_SKIP_CLUSTER=1 ...      skip the three-node Cassandra gate (faster local runs)
 #
 # Output (DEVELOPERS.md, "Tests"): each phase starts with "=== test phase: NAME" and ends with
@@ -227,6 +228,13 @@ e2e_phase() {
   local name=$1 needed=$2 backend=$3
   QIM_E2E_BACKEND=$backend ctest_phase "$name" "$needed" -L e2e
 }
+# The e2e suite on the distributed deployment (tests/e2e/deployment.h): every role its own process on the
+# Kafka broker, the given store, routing through the third Redis instance.
+e2e_distributed_phase() {
+  local name=$1 needed=$2 backend=$3
+  QIM_E2E_DEPLOYMENT=distributed QIM_E2E_BACKEND=$backend QIM_KAFKA_BROKERS=127.0.0.1:${QIM_KAFKA_PORT:-19092} \
+    QIM_ROUTING_REDIS=127.0.0.1:${redis_ports[2]} ctest_phase "$name" "$needed" -L e2e
+}
 
 # ------------------------------------------------------------------------------------------- the end
 
@@ -258,7 +266,17 @@ run_phases() {
   # 1. Unit tests and the contract suite on memory and embedded: no engine needed.
   if wanted unit; then ctest_phase "unit" "" -L unit; fi
 
-  # 2. Redis: two mailbox instances (a shard maps to one of them) and one for routing.
+  # Kafka (KRaft, one broker) is started once and stays up through the Redis and Cassandra blocks, whose
+  # distributed e2e phases run on it; it stops before the three-node ring starts.
+  if wanted kafka || wanted redis || wanted cassandra; then
+    engine_start kafka kafka_start
+  fi
+  if wanted kafka; then
+    smoke_phase "kafka smoke" kafka bash tests/engines/kafka_smoke.sh
+  fi
+
+  # 2. Redis: two mailbox instances (a shard maps to one of them) and one for routing; they stay up for the
+  #    distributed phase of the Cassandra block (routing).
   if wanted redis; then
     engine_start redis redis_start
     export QIM_TEST_REDIS=127.0.0.1:${redis_ports[0]},127.0.0.1:${redis_ports[1]}
@@ -267,15 +285,8 @@ run_phases() {
     ctest_phase "contract suite on redis" redis -R '/redis( |$)'
     export QIM_MAILBOX_REDIS=$QIM_TEST_REDIS
     e2e_phase "e2e (embedded log, redis store)" redis redis
+    e2e_distributed_phase "e2e (distributed: Kafka, redis store)" "redis kafka" redis
     unset QIM_TEST_REDIS QIM_MAILBOX_REDIS
-    engine_stop redis redis_stop || true
-  fi
-
-  # 3. Kafka (KRaft, one broker).
-  if wanted kafka; then
-    engine_start kafka kafka_start
-    smoke_phase "kafka smoke" kafka bash tests/engines/kafka_smoke.sh
-    engine_stop kafka bash $engines/kafka.sh stop || true
   fi
 
   # 4. The pipeline in process and the end-to-end suite against `qim up` (embedded default).
@@ -288,15 +299,19 @@ run_phases() {
   #    mode returns once its ports are free (cassandra.sh), so the other can start on them.
   if wanted cassandra; then
     engine_start cassandra-single cassandra_start single
+    [[ -n ${engine_up[redis]:-} ]] || engine_start redis redis_start  # routing, for the distributed phase
     export QIM_TEST_CQL_HOSTS=${prefix}1 QIM_CQL_HOSTS=${prefix}1
     smoke_phase "cassandra smoke" cassandra-single bash tests/engines/cassandra_smoke.sh single
     ctest_phase "CQL client (one node)" cassandra-single -L scylla
     ctest_phase "contract suite on scylla (one node)" cassandra-single -R '/scylla( |$)'
     ctest_phase "scylla CQL gate (one node, RF 1)" cassandra-single -L scylla-cluster
     e2e_phase "e2e (embedded log, scylla store on Cassandra)" cassandra-single scylla
+    e2e_distributed_phase "e2e (distributed: Kafka, scylla store on Cassandra)" "cassandra-single kafka redis" scylla
     unset QIM_TEST_CQL_HOSTS QIM_CQL_HOSTS
     engine_stop cassandra-single bash $engines/cassandra.sh stop single || true
   fi
+  engine_stop kafka bash $engines/kafka.sh stop || true
+  engine_stop redis redis_stop || true
   if wanted cluster; then
     if [[ ${engine_up[cassandra-single]:-} == 0 ]]; then
       engine_up[cassandra-cluster]=0
