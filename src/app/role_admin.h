@@ -31,7 +31,8 @@ class RoleAdmin {
   Status start(const std::string& address, uint16_t port);
   // The bound port (0 before start()).
   uint16_t port() const { return server_.port(); }
-  // Closes the listener and joins the admin thread; requests in progress are abandoned. Idempotent.
+  // Closes the listener, lets the requests in progress finish (each bounded to 5 s) and joins the admin
+  // thread. Idempotent.
   void stop();
 
  private:

@@ -32,6 +32,19 @@ class SingleDeployment final : public Deployment {
   int run_expecting_exit(const Env& extra, std::chrono::seconds timeout) override {
     return process_.run_expecting_exit(extra, timeout);
   }
+  Status kill_process(const std::string& name) override {
+    if (name != "qim") return Error(Errc::kInvalidArgument, "no process '" + name + "' (only 'qim')");
+    process_.kill();
+    return {};
+  }
+  Status start_process(const std::string& name, const Env& extra) override {
+    if (name != "qim") return Error(Errc::kInvalidArgument, "no process '" + name + "' (only 'qim')");
+    return process_.start(extra);
+  }
+  Result<uint16_t> admin_port_of(const std::string& name) const override {
+    if (name != "qim") return Error(Errc::kInvalidArgument, "no process '" + name + "' (only 'qim')");
+    return process_.admin_port();
+  }
   bool running() const override { return process_.running(); }
   std::vector<uint16_t> gateway_ports() const override { return {process_.port()}; }
   std::vector<uint16_t> admin_ports() const override { return {process_.admin_port()}; }
@@ -47,7 +60,8 @@ class SingleDeployment final : public Deployment {
 
 class DistributedDeployment final : public Deployment {
  public:
-  DistributedDeployment(std::string binary, std::string root, Env env, const std::string& id, uint32_t shards)
+  DistributedDeployment(std::string binary, std::string root, Env env, const std::string& id, uint32_t shards,
+                        Ownership ownership)
       : root_(std::move(root)), env_(std::move(env)) {
     env_["QIM_LOG_BACKEND"] = "kafka";
     env_["QIM_SHARDS"] = std::to_string(shards);
@@ -63,9 +77,10 @@ class DistributedDeployment final : public Deployment {
     constexpr uint32_t kNodes = 2;
     for (uint32_t i = 0; i < kNodes; ++i) {
       const uint32_t first = shards * i / kNodes, last = shards * (i + 1) / kNodes - 1;
-      add(nodes_, "mailbox", "mailbox-" + std::to_string(i + 1),
-          {{"QIM_NODE_ID", id + "-node-" + std::to_string(i + 1)},
-           {"QIM_OWNED_SHARDS", std::to_string(first) + "-" + std::to_string(last)}});
+      Env node = {{"QIM_NODE_ID", id + "-node-" + std::to_string(i + 1)}};
+      if (ownership == Ownership::kStatic)
+        node["QIM_OWNED_SHARDS"] = std::to_string(first) + "-" + std::to_string(last);
+      add(nodes_, "mailbox", "mailbox-" + std::to_string(i + 1), std::move(node));
     }
     add(others_, "archiver", "archiver", {});
     add(others_, "fanout", "fanout", {});
@@ -131,6 +146,20 @@ class DistributedDeployment final : public Deployment {
     return refused_.front()->run_expecting_exit(extra, timeout);
   }
 
+  Status kill_process(const std::string& name) override {
+    QIM_ASSIGN_OR_RETURN(QimProcess * p, find(name));
+    p->kill();
+    return {};
+  }
+  Status start_process(const std::string& name, const Env& extra) override {
+    QIM_ASSIGN_OR_RETURN(QimProcess * p, find(name));
+    return start_one(*p, extra);
+  }
+  Result<uint16_t> admin_port_of(const std::string& name) const override {
+    QIM_ASSIGN_OR_RETURN(QimProcess * p, find(name));
+    return p->admin_port();
+  }
+
   bool running() const override {
     for (auto* p : all())
       if (p->running()) return true;
@@ -166,6 +195,11 @@ class DistributedDeployment final : public Deployment {
     if (!s.ok()) return Error(s.code(), names_.at(&p) + ": " + s.error().message());
     return {};
   }
+  Result<QimProcess*> find(const std::string& name) const {
+    for (auto* p : all())
+      if (names_.at(p) == name) return p;
+    return Error(Errc::kInvalidArgument, "no process '" + name + "' in this deployment");
+  }
   std::vector<QimProcess*> all() const {
     std::vector<QimProcess*> out;
     for (const auto* group : {&nodes_, &others_, &gateways_, &refused_})
@@ -191,9 +225,10 @@ std::unique_ptr<Deployment> single_deployment(std::string binary, std::string di
 }
 
 std::unique_ptr<Deployment> distributed_deployment(std::string binary, std::string root, Env env,
-                                                   const std::string& id, uint32_t shards) {
+                                                   const std::string& id, uint32_t shards,
+                                                   Ownership ownership) {
   return std::make_unique<DistributedDeployment>(std::move(binary), std::move(root), std::move(env), id,
-                                                 shards);
+                                                 shards, ownership);
 }
 
 }  // namespace qim::e2e

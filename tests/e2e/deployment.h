@@ -34,6 +34,12 @@ class Deployment {
   // The MailboxNodes alone: SIGKILL them / start them again (the whole process for `qim up`).
   virtual void kill_nodes() = 0;
   virtual Status start_nodes(const Env& extra = {}) = 0;
+  // One process of the deployment by name ("gateway-1", "mailbox-2", ...; `qim up`: "qim"): SIGKILL it /
+  // start it again with `extra` and wait until it serves / its admin port. InvalidArgument for an unknown
+  // name.
+  virtual Status kill_process(const std::string& name) = 0;
+  virtual Status start_process(const std::string& name, const Env& extra = {}) = 0;
+  virtual Result<uint16_t> admin_port_of(const std::string& name) const = 0;
   // Starts, with `extra`, the process that must refuse to start (`qim up`; distributed: a `qim mailbox`
   // owning every shard) and returns its exit code, -1 if it was still running after `timeout`.
   virtual int run_expecting_exit(const Env& extra, std::chrono::seconds timeout) = 0;
@@ -68,9 +74,12 @@ std::unique_ptr<Deployment> single_deployment(std::string binary, std::string di
 // The distributed deployment in `root` (one data directory per process under it). `env` holds what every
 // process shares (secret, log and store variables, namespaces); `id` prefixes the gateway and node ids
 // (QIM_GATEWAY_ID, QIM_NODE_ID), unique per deployment since deployments share the routing Redis.
-// Ownership is static: each of the 2 nodes owns half of the `shards` shards (QIM_OWNED_SHARDS), so a
-// restart keeps each shard's owner.
+// Ownership is static by default: each of the 2 nodes owns half of the `shards` shards (QIM_OWNED_SHARDS),
+// so a restart keeps each shard's owner; with `leases` the nodes take their shards through leases
+// (QIM_OWNED_SHARDS unset) and take over a dead node's.
+enum class Ownership { kStatic, kLeases };
 std::unique_ptr<Deployment> distributed_deployment(std::string binary, std::string root, Env env,
-                                                   const std::string& id, uint32_t shards = 16);
+                                                   const std::string& id, uint32_t shards = 16,
+                                                   Ownership ownership = Ownership::kStatic);
 
 }  // namespace qim::e2e

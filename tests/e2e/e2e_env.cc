@@ -12,34 +12,6 @@ namespace qim::e2e {
 
 namespace {
 
-class SharedQim : public ::testing::Environment {
- public:
-  void SetUp() override {
-    process_ = new_deployment("shared");
-    auto st = process_->start();
-    if (!st.ok()) {
-      // Not ASSERT: a fatal failure here makes gtest report every test "skipped", which reads as "no
-      // engine configured". A process that cannot start (e.g. its store unreachable) fails the run.
-      ADD_FAILURE() << "the shared deployment did not start: " << st.error().to_string() << "\nlog tail:\n"
-                    << process_->log_tail();
-      process_.reset();  // now (it keeps its data: a test failed), not from exit, which destroys gtest
-      std::exit(1);      // NOLINT(concurrency-mt-unsafe): no other thread runs yet
-    }
-  }
-  void TearDown() override {
-    if (process_ && process_->running()) {
-      int code = process_->stop();
-      EXPECT_EQ(code, 0) << "the deployment did not exit cleanly; log tail:\n" << process_->log_tail();
-    }
-    // Destroy it now, while gtest is alive: its keep-data check asks gtest whether anything failed, and
-    // gtest destroys environments only from its own destructor at exit.
-    process_.reset();
-  }
-  std::unique_ptr<Deployment> process_;
-};
-
-SharedQim* g_shared = static_cast<SharedQim*>(::testing::AddGlobalTestEnvironment(new SharedQim));
-
 std::string run_tag() {
   static const std::string tag = std::to_string(::getpid());
   return tag;
@@ -59,7 +31,7 @@ Env process_env_for_backend() {
   return env;
 }
 
-std::unique_ptr<Deployment> new_deployment(const std::string& name) {
+std::unique_ptr<Deployment> new_deployment(const std::string& name, Ownership ownership) {
   std::string dir = make_temp_dir("qim-e2e-" + name);
   Env env = process_env_for_backend();
   // Each deployment has logs of its own (its data dir, or its own Kafka topics), so it needs a store
@@ -73,7 +45,7 @@ std::unique_ptr<Deployment> new_deployment(const std::string& name) {
   if (deployment_under_test() == "distributed") {
     env["QIM_KAFKA_TOPIC_PREFIX"] = ns + ".";
     env["QIM_ROUTING_REDIS_PREFIX"] = ns + ":";
-    process = distributed_deployment(QIM_BINARY, dir, std::move(env), ns);
+    process = distributed_deployment(QIM_BINARY, dir, std::move(env), ns, 16, ownership);
   } else {
     process = single_deployment(QIM_BINARY, dir, std::move(env));
   }
@@ -84,10 +56,6 @@ std::unique_ptr<Deployment> new_deployment(const std::string& name) {
            ::testing::Test::HasFailure();
   });
   return process;
-}
-
-Deployment& shared_qim() {
-  return *g_shared->process_;
 }
 
 std::string user(const std::string& scenario, const std::string& name) {

@@ -36,9 +36,10 @@ Env process_env_for_backend();
 
 // A new deployment in a fresh directory, with logs and a store namespace of its own (scenarios that play
 // with epochs or clocks use their own).
-std::unique_ptr<Deployment> new_deployment(const std::string& name);
+// `ownership` matters to the distributed deployment only.
+std::unique_ptr<Deployment> new_deployment(const std::string& name, Ownership ownership = Ownership::kStatic);
 
-// The deployment shared by the scenarios.
+// The deployment shared by the scenarios (shared_deployment.cc: the scenario binary only).
 Deployment& shared_qim();
 
 // A user id unique to this test run and scenario: "<scenario>_<name>_<run>".
