@@ -230,10 +230,11 @@ e2e_phase() {
 }
 # The e2e suite on the distributed deployment (tests/e2e/deployment.h): every role its own process on the
 # Kafka broker, the given store, routing through the third Redis instance.
+#   e2e_distributed_phase NAME ENGINES BACKEND [LABEL]   (LABEL: e2e, or faults for the fault tests)
 e2e_distributed_phase() {
-  local name=$1 needed=$2 backend=$3
+  local name=$1 needed=$2 backend=$3 label=${4:-e2e}
   QIM_E2E_DEPLOYMENT=distributed QIM_E2E_BACKEND=$backend QIM_KAFKA_BROKERS=127.0.0.1:${QIM_KAFKA_PORT:-19092} \
-    QIM_ROUTING_REDIS=127.0.0.1:${redis_ports[2]} ctest_phase "$name" "$needed" -L e2e
+    QIM_ROUTING_REDIS=127.0.0.1:${redis_ports[2]} ctest_phase "$name" "$needed" -L "$label"
 }
 
 # ------------------------------------------------------------------------------------------- the end
@@ -286,16 +287,17 @@ run_phases() {
     export QIM_MAILBOX_REDIS=$QIM_TEST_REDIS
     e2e_phase "e2e (embedded log, redis store)" redis redis
     e2e_distributed_phase "e2e (distributed: Kafka, redis store)" "redis kafka" redis
+    e2e_distributed_phase "faults (distributed: Kafka, redis store)" "redis kafka" redis faults
     unset QIM_TEST_REDIS QIM_MAILBOX_REDIS
   fi
 
-  # 4. The pipeline in process and the end-to-end suite against `qim up` (embedded default).
+  # 3. The pipeline in process and the end-to-end suite against `qim up` (embedded default).
   if wanted pipeline; then
     ctest_phase "pipeline" "" -L pipeline
     e2e_phase "e2e (embedded)" "" embedded
   fi
 
-  # 5. Cassandra: the contract suite on one node, then the CQL gate on three nodes, RF 3. The stop of one
+  # 4. Cassandra: the contract suite on one node, then the CQL gate on three nodes, RF 3. The stop of one
   #    mode returns once its ports are free (cassandra.sh), so the other can start on them.
   if wanted cassandra; then
     engine_start cassandra-single cassandra_start single
