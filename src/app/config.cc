@@ -1,5 +1,7 @@
 #include "app/config.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 
 #include "node/mailbox_node.h"
@@ -83,6 +85,21 @@ Result<AppConfig> app_config_from_env(const EnvLookup& getenv) {
     }
     if (c.log.kafka_brokers.empty())
       return config_error("QIM_KAFKA_BROKERS", *v, "expected host:port[,host:port...]");
+  }
+  if (auto v = getenv("QIM_KAFKA_TOPIC_PREFIX")) {
+    // Kafka topic names: [A-Za-z0-9._-], at most 249 bytes with the log name after the prefix.
+    const bool legal =
+        v->size() <= 200 && std::all_of(v->begin(), v->end(), [](char ch) {
+          return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-';
+        });
+    if (!legal)
+      return config_error("QIM_KAFKA_TOPIC_PREFIX", *v,
+                          "at most 200 of A-Z a-z 0-9 . _ - (a topic name prefix)");
+    c.log.kafka_topic_prefix = *v;
+  }
+  if (auto v = getenv("QIM_KAFKA_APPEND_TIMEOUT_MS")) {
+    QIM_ASSIGN_OR_RETURN(uint64_t ms, parse_uint("QIM_KAFKA_APPEND_TIMEOUT_MS", *v, 100, 600'000));
+    c.log.kafka_append_timeout = std::chrono::milliseconds(ms);
   }
   if (auto v = getenv("QIM_OUTBOX_PARTITIONS")) {
     QIM_ASSIGN_OR_RETURN(uint64_t n, parse_uint("QIM_OUTBOX_PARTITIONS", *v, 1, 4096));

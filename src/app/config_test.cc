@@ -38,11 +38,18 @@ TEST(AppConfigTest, ReadsOurVariables) {
 }
 
 TEST(AppConfigTest, EveryBadValueNamesItsVariable) {
-  const std::map<std::string, std::string> bad = {
-      {"QIM_EPOCH", "0"},         {"QIM_EPOCH", "65536"},         {"QIM_OWNED_SHARDS", "0-16"},
-      {"QIM_LOG_BACKEND", "nfs"}, {"QIM_DELIVERY_MODE", "fast"},  {"QIM_OUTBOX_PARTITIONS", "x"},
-      {"QIM_LOG_LEVEL", "loud"},  {"QIM_DRAIN_TIMEOUT_MS", "-1"}, {"QIM_FANOUT_CHUNK_ENTRIES", "0"},
-      {"QIM_KAFKA_BROKERS", ","}};
+  const std::map<std::string, std::string> bad = {{"QIM_EPOCH", "0"},
+                                                  {"QIM_EPOCH", "65536"},
+                                                  {"QIM_OWNED_SHARDS", "0-16"},
+                                                  {"QIM_LOG_BACKEND", "nfs"},
+                                                  {"QIM_DELIVERY_MODE", "fast"},
+                                                  {"QIM_OUTBOX_PARTITIONS", "x"},
+                                                  {"QIM_LOG_LEVEL", "loud"},
+                                                  {"QIM_DRAIN_TIMEOUT_MS", "-1"},
+                                                  {"QIM_FANOUT_CHUNK_ENTRIES", "0"},
+                                                  {"QIM_KAFKA_BROKERS", ","},
+                                                  {"QIM_KAFKA_TOPIC_PREFIX", "a b"},
+                                                  {"QIM_KAFKA_APPEND_TIMEOUT_MS", "0"}};
   for (const auto& [var, value] : bad) {
     auto c = app_config_from_env(env({{var, value}}));
     ASSERT_FALSE(c.ok()) << var << "=" << value;
@@ -80,6 +87,17 @@ TEST(AppConfigTest, FlagsOverrideTheEnvironment) {
   auto base = env({{"QIM_EPOCH", "2"}});
   auto c = app_config_from_env(with_overrides(base, {{"QIM_EPOCH", "3"}})).value();
   EXPECT_EQ(c.epoch, Epoch{3});
+}
+
+TEST(AppConfigTest, KafkaVariables) {
+  auto c = app_config_from_env(env({{"QIM_LOG_BACKEND", "kafka"},
+                                    {"QIM_KAFKA_BROKERS", "127.0.0.1:1,127.0.0.1:2"},
+                                    {"QIM_KAFKA_TOPIC_PREFIX", "e2e_7."},
+                                    {"QIM_KAFKA_APPEND_TIMEOUT_MS", "2500"}}))
+               .value();
+  EXPECT_EQ(c.log.kafka_brokers, (std::vector<std::string>{"127.0.0.1:1", "127.0.0.1:2"}));
+  EXPECT_EQ(c.log.kafka_topic_prefix, "e2e_7.");
+  EXPECT_EQ(c.log.kafka_append_timeout, std::chrono::milliseconds(2500));
 }
 
 TEST(AppConfigTest, AdminAddressAndPortOfARole) {
