@@ -275,6 +275,7 @@ run_phases() {
   if wanted kafka; then
     engine_start kafka kafka_start
     smoke_phase "kafka smoke" kafka bash tests/engines/kafka_smoke.sh
+    QIM_TEST_KAFKA_BROKERS=127.0.0.1:${QIM_KAFKA_PORT:-19092} ctest_phase "kafka log" kafka -L kafka
     engine_stop kafka bash $engines/kafka.sh stop || true
   fi
 

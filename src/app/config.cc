@@ -83,6 +83,26 @@ Result<AppConfig> app_config_from_env(const EnvLookup& getenv) {
     }
     if (c.log.kafka_brokers.empty())
       return config_error("QIM_KAFKA_BROKERS", *v, "expected host:port[,host:port...]");
+    for (const auto& b : c.log.kafka_brokers) {
+      const size_t colon = b.rfind(':');
+      if (colon == 0 || colon == std::string::npos ||
+          !parse_uint("QIM_KAFKA_BROKERS", b.substr(colon + 1), 1, 65535).ok()) {
+        return config_error("QIM_KAFKA_BROKERS", *v, "'" + b + "' is not host:port");
+      }
+    }
+  }
+  if (auto v = getenv("QIM_KAFKA_TOPIC_PREFIX")) {
+    // Kafka topic names are at most 249 of [A-Za-z0-9._-]; leave room for the log's name.
+    const bool legal =
+        v->find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+        std::string::npos;
+    if (!legal || v->size() > 200)
+      return config_error("QIM_KAFKA_TOPIC_PREFIX", *v, "expected up to 200 of A-Z a-z 0-9 . _ -");
+    c.log.kafka_topic_prefix = *v;
+  }
+  if (auto v = getenv("QIM_KAFKA_APPEND_TIMEOUT_MS")) {
+    QIM_ASSIGN_OR_RETURN(uint64_t ms, parse_uint("QIM_KAFKA_APPEND_TIMEOUT_MS", *v, 100, 300'000));
+    c.log.kafka_append_timeout = std::chrono::milliseconds(ms);
   }
   if (auto v = getenv("QIM_OUTBOX_PARTITIONS")) {
     QIM_ASSIGN_OR_RETURN(uint64_t n, parse_uint("QIM_OUTBOX_PARTITIONS", *v, 1, 4096));

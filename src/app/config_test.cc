@@ -51,6 +51,42 @@ TEST(AppConfigTest, EveryBadValueNamesItsVariable) {
   }
 }
 
+TEST(AppConfigTest, KafkaVariables) {
+  auto defaults = app_config_from_env(env({})).value();
+  EXPECT_EQ(defaults.log.kafka_brokers, std::vector<std::string>{"127.0.0.1:19092"});
+  EXPECT_EQ(defaults.log.kafka_topic_prefix, "qim.");
+  EXPECT_EQ(defaults.log.kafka_append_timeout, std::chrono::milliseconds(5000));
+  auto c = app_config_from_env(env({{"QIM_LOG_BACKEND", "kafka"},
+                                    {"QIM_KAFKA_BROKERS", "10.0.0.1:9092,kafka-2:9093"},
+                                    {"QIM_KAFKA_TOPIC_PREFIX", "prod_qim-1."},
+                                    {"QIM_KAFKA_APPEND_TIMEOUT_MS", "2500"}}))
+               .value();
+  EXPECT_EQ(c.log.backend, "kafka");
+  EXPECT_FALSE(log_is_single_process(c.log));
+  EXPECT_EQ(c.log.kafka_brokers, (std::vector<std::string>{"10.0.0.1:9092", "kafka-2:9093"}));
+  EXPECT_EQ(c.log.kafka_topic_prefix, "prod_qim-1.");
+  EXPECT_EQ(c.log.kafka_append_timeout, std::chrono::milliseconds(2500));
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"QIM_KAFKA_BROKERS", ","},
+      {"QIM_KAFKA_BROKERS", "localhost"},
+      {"QIM_KAFKA_BROKERS", "127.0.0.1:19092,:9092"},
+      {"QIM_KAFKA_BROKERS", "127.0.0.1:port"},
+      {"QIM_KAFKA_BROKERS", "127.0.0.1:70000"},
+      {"QIM_KAFKA_TOPIC_PREFIX", "qim/"},
+      {"QIM_KAFKA_TOPIC_PREFIX", "q i m"},
+      {"QIM_KAFKA_TOPIC_PREFIX", std::string(201, 'q')},
+      {"QIM_KAFKA_APPEND_TIMEOUT_MS", "0"},
+      {"QIM_KAFKA_APPEND_TIMEOUT_MS", "99"},
+      {"QIM_KAFKA_APPEND_TIMEOUT_MS", "300001"},
+      {"QIM_KAFKA_APPEND_TIMEOUT_MS", "5s"}};
+  for (const auto& [var, value] : bad) {
+    auto r = app_config_from_env(env({{var, value}}));
+    ASSERT_FALSE(r.ok()) << var << "=" << value;
+    EXPECT_EQ(r.code(), Errc::kConfig);
+    EXPECT_NE(r.error().message().find(var + "='" + value + "'"), std::string::npos) << r.error().message();
+  }
+}
+
 TEST(AppConfigTest, RetentionSweepVariables) {
   auto defaults = app_config_from_env(env({})).value();
   EXPECT_EQ(defaults.retention_sweep_interval, std::chrono::milliseconds(60'000));
