@@ -274,6 +274,7 @@ run_phases() {
   fi
   if wanted kafka; then
     smoke_phase "kafka smoke" kafka bash tests/engines/kafka_smoke.sh
+    QIM_TEST_KAFKA_BROKERS=127.0.0.1:${QIM_KAFKA_PORT:-19092} ctest_phase "kafka log" kafka -L kafka
   fi
 
   # 2. Redis: two mailbox instances (a shard maps to one of them) and one for routing; they stay up for the

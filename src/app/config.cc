@@ -1,7 +1,5 @@
 #include "app/config.h"
 
-#include <algorithm>
-#include <cctype>
 #include <charconv>
 
 #include "node/mailbox_node.h"
@@ -85,23 +83,27 @@ Result<AppConfig> app_config_from_env(const EnvLookup& getenv) {
     }
     if (c.log.kafka_brokers.empty())
       return config_error("QIM_KAFKA_BROKERS", *v, "expected host:port[,host:port...]");
+    for (const auto& b : c.log.kafka_brokers) {
+      const size_t colon = b.rfind(':');
+      if (colon == 0 || colon == std::string::npos ||
+          !parse_uint("QIM_KAFKA_BROKERS", b.substr(colon + 1), 1, 65535).ok()) {
+        return config_error("QIM_KAFKA_BROKERS", *v, "'" + b + "' is not host:port");
+      }
+    }
   }
   if (auto v = getenv("QIM_KAFKA_TOPIC_PREFIX")) {
-    // Kafka topic names: [A-Za-z0-9._-], at most 249 bytes with the log name after the prefix.
+    // Kafka topic names are at most 249 of [A-Za-z0-9._-]; leave room for the log's name.
     const bool legal =
-        v->size() <= 200 && std::all_of(v->begin(), v->end(), [](char ch) {
-          return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-';
-        });
-    if (!legal)
-      return config_error("QIM_KAFKA_TOPIC_PREFIX", *v,
-                          "at most 200 of A-Z a-z 0-9 . _ - (a topic name prefix)");
+        v->find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+        std::string::npos;
+    if (!legal || v->size() > 200)
+      return config_error("QIM_KAFKA_TOPIC_PREFIX", *v, "expected up to 200 of A-Z a-z 0-9 . _ -");
     c.log.kafka_topic_prefix = *v;
   }
   if (auto v = getenv("QIM_KAFKA_APPEND_TIMEOUT_MS")) {
-    QIM_ASSIGN_OR_RETURN(uint64_t ms, parse_uint("QIM_KAFKA_APPEND_TIMEOUT_MS", *v, 100, 600'000));
+    QIM_ASSIGN_OR_RETURN(uint64_t ms, parse_uint("QIM_KAFKA_APPEND_TIMEOUT_MS", *v, 100, 300'000));
     c.log.kafka_append_timeout = std::chrono::milliseconds(ms);
   }
-  if (auto v = getenv("QIM_OUTBOX_PARTITIONS")) {
     QIM_ASSIGN_OR_RETURN(uint64_t n, parse_uint("QIM_OUTBOX_PARTITIONS", *v, 1, 4096));
     c.outbox_partitions = static_cast<uint32_t>(n);
   }

@@ -3,11 +3,11 @@
 // command-line flags may override. Every bad value is a Config error naming the variable.
 //
 //   QIM_DATA_DIR              ./qim-data   everything the embedded deployment keeps
-//   QIM_LOG_BACKEND           embedded     embedded | kafka (Kafka is not built yet)
+//   QIM_LOG_BACKEND           embedded     embedded | kafka (each role its own process)
 //   QIM_LOG_SEGMENT_BYTES     67108864     embedded log segment size
-//   QIM_KAFKA_BROKERS         127.0.0.1:19092
-//   QIM_KAFKA_TOPIC_PREFIX    qim.         topics are <prefix>outbox, <prefix>mailbox, ...
-//   QIM_KAFKA_APPEND_TIMEOUT_MS  5000      how long an append waits for its delivery report
+//   QIM_KAFKA_BROKERS         127.0.0.1:19092   host:port[,host:port...] (kafka)
+//   QIM_KAFKA_TOPIC_PREFIX    qim.         topics are <prefix>outbox and <prefix>mailbox (kafka)
+//   QIM_KAFKA_APPEND_TIMEOUT_MS  5000      how long an append may wait for its acknowledgement (kafka)
 //   QIM_SHARDS                16           mailbox shards = mailbox-log partitions
 //   QIM_OUTBOX_PARTITIONS     16           Outbox partitions
 //   QIM_OWNED_SHARDS          all          shards this MailboxNode owns, e.g. "0-15" or "0-3,8"

@@ -58,48 +58,6 @@ TEST(AppConfigTest, EveryBadValueNamesItsVariable) {
   }
 }
 
-TEST(AppConfigTest, RetentionSweepVariables) {
-  auto defaults = app_config_from_env(env({})).value();
-  EXPECT_EQ(defaults.retention_sweep_interval, std::chrono::milliseconds(60'000));
-  EXPECT_EQ(defaults.retention_sweep_batch, 1000u);
-  auto c = app_config_from_env(
-               env({{"QIM_RETENTION_SWEEP_INTERVAL_MS", "250"}, {"QIM_RETENTION_SWEEP_BATCH", "7"}}))
-               .value();
-  EXPECT_EQ(c.retention_sweep_interval, std::chrono::milliseconds(250));
-  EXPECT_EQ(c.retention_sweep_batch, 7u);
-  const std::vector<std::pair<std::string, std::string>> bad = {
-      {"QIM_RETENTION_SWEEP_INTERVAL_MS", "0"},
-      {"QIM_RETENTION_SWEEP_INTERVAL_MS", "99"},
-      {"QIM_RETENTION_SWEEP_INTERVAL_MS", "86400001"},
-      {"QIM_RETENTION_SWEEP_INTERVAL_MS", "1s"},
-      {"QIM_RETENTION_SWEEP_BATCH", "0"},
-      {"QIM_RETENTION_SWEEP_BATCH", "100001"},
-      {"QIM_RETENTION_SWEEP_BATCH", "-5"}};
-  for (const auto& [var, value] : bad) {
-    auto r = app_config_from_env(env({{var, value}}));
-    ASSERT_FALSE(r.ok()) << var << "=" << value;
-    EXPECT_EQ(r.code(), Errc::kConfig);
-    EXPECT_NE(r.error().message().find(var + "='" + value + "'"), std::string::npos) << r.error().message();
-  }
-}
-
-TEST(AppConfigTest, FlagsOverrideTheEnvironment) {
-  auto base = env({{"QIM_EPOCH", "2"}});
-  auto c = app_config_from_env(with_overrides(base, {{"QIM_EPOCH", "3"}})).value();
-  EXPECT_EQ(c.epoch, Epoch{3});
-}
-
-TEST(AppConfigTest, KafkaVariables) {
-  auto c = app_config_from_env(env({{"QIM_LOG_BACKEND", "kafka"},
-                                    {"QIM_KAFKA_BROKERS", "127.0.0.1:1,127.0.0.1:2"},
-                                    {"QIM_KAFKA_TOPIC_PREFIX", "e2e_7."},
-                                    {"QIM_KAFKA_APPEND_TIMEOUT_MS", "2500"}}))
-               .value();
-  EXPECT_EQ(c.log.kafka_brokers, (std::vector<std::string>{"127.0.0.1:1", "127.0.0.1:2"}));
-  EXPECT_EQ(c.log.kafka_topic_prefix, "e2e_7.");
-  EXPECT_EQ(c.log.kafka_append_timeout, std::chrono::milliseconds(2500));
-}
-
 TEST(AppConfigTest, AdminAddressAndPortOfARole) {
   auto defaults = app_config_from_env(env({})).value();
   EXPECT_EQ(defaults.admin_address, "127.0.0.1");
