@@ -67,6 +67,7 @@ Result<AppConfig> app_config_from_env(const EnvLookup& getenv) {
   if (auto v = getenv("QIM_DATA_DIR")) c.data_dir = *v;  // emptiness checked by the store's options
   c.store.data_dir = c.data_dir + "/mailbox";
   c.log.data_dir = c.data_dir;
+  QIM_ASSIGN_OR_RETURN(c.history, history_options_from_env(getenv, c.store, c.data_dir));
   if (auto v = getenv("QIM_LOG_BACKEND")) {
     QIM_ASSIGN_OR_RETURN(c.log.backend, one_of("QIM_LOG_BACKEND", *v, {"embedded", "kafka"}));
   }
@@ -104,6 +105,7 @@ Result<AppConfig> app_config_from_env(const EnvLookup& getenv) {
     QIM_ASSIGN_OR_RETURN(uint64_t ms, parse_uint("QIM_KAFKA_APPEND_TIMEOUT_MS", *v, 100, 300'000));
     c.log.kafka_append_timeout = std::chrono::milliseconds(ms);
   }
+  if (auto v = getenv("QIM_OUTBOX_PARTITIONS")) {
     QIM_ASSIGN_OR_RETURN(uint64_t n, parse_uint("QIM_OUTBOX_PARTITIONS", *v, 1, 4096));
     c.outbox_partitions = static_cast<uint32_t>(n);
   }
@@ -170,6 +172,13 @@ Status check_role_config(const std::string& role, const AppConfig& config) {
                  "QIM_MAILBOX_STORE_BACKEND='" + config.store.backend + "': " + what +
                      "it needs a mailbox store other processes share, and this one lives in one process. "
                      "Set QIM_MAILBOX_STORE_BACKEND=redis (QIM_MAILBOX_REDIS) or scylla (QIM_CQL_HOSTS).");
+  }
+  if (config.history.backend == "embedded") {
+    return Error(Errc::kConfig,
+                 "QIM_HISTORY_BACKEND='embedded': " + what +
+                     "it needs a history store other processes share (the archiver writes it, every gateway "
+                     "reads it), and the embedded one lives in one process. Set QIM_HISTORY_BACKEND=redis or "
+                     "scylla, or leave it unset to follow QIM_MAILBOX_STORE_BACKEND.");
   }
   return {};
 }

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "archiver/open_history_store.h"
 #include "core/sharding.h"
 #include "log/open_log.h"
 #include "mailbox/store_options.h"
@@ -39,6 +40,7 @@ struct AppConfig {
   std::string data_dir = "qim-data";
   LogOptions log;
   StoreOptions store;
+  HistoryOptions history;  // QIM_HISTORY_BACKEND (archiver/open_history_store.h)
   uint32_t shards = 16;
   uint32_t outbox_partitions = 16;
   std::vector<ShardId> owned_shards;  // default: every shard

@@ -100,6 +100,16 @@ TEST(AppConfigTest, ARoleAloneRefusesWhatOnlyOneProcessCanUse) {
       auto c = app_config_from_env(env({{"QIM_LOG_BACKEND", "kafka"}, {"QIM_MAILBOX_STORE_BACKEND", store}}))
                    .value();
       EXPECT_TRUE(check_role_config(role, c).ok()) << role << " " << store;
+      EXPECT_EQ(c.history.backend, store) << "history follows the store";
+      // History kept in one process's directory: the archiver's writes would not reach the gateways.
+      auto local = app_config_from_env(env({{"QIM_LOG_BACKEND", "kafka"},
+                                            {"QIM_MAILBOX_STORE_BACKEND", store},
+                                            {"QIM_HISTORY_BACKEND", "embedded"}}))
+                       .value();
+      Status s = check_role_config(role, local);
+      ASSERT_FALSE(s.ok()) << role << " " << store;
+      EXPECT_NE(s.error().message().find("QIM_HISTORY_BACKEND='embedded'"), std::string::npos)
+          << s.error().message();
     }
   }
 }

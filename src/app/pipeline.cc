@@ -25,7 +25,8 @@ Result<std::unique_ptr<Pipeline>> Pipeline::open(const AppConfig& config, Pipeli
                                                     p->child("quarantine-log"), config.store.clock));
   p->logger_->info("opening the {} mailbox store", config.store.backend);
   QIM_ASSIGN_OR_RETURN(p->store_, open_mailbox_store(config.store));
-  QIM_ASSIGN_OR_RETURN(p->history_, RocksHistoryStore::open(config.data_dir + "/history"));
+  p->logger_->info("opening the {} history store", config.history.backend);
+  QIM_ASSIGN_OR_RETURN(p->history_, open_history_store(config.history));
   return p;
 }
 

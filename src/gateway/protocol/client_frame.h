@@ -10,10 +10,10 @@
 #include <string_view>
 #include <variant>
 
+#include "archiver/history_store.h"
 #include "core/ids.h"
 #include "core/mailbox_seq.h"
 #include "gateway/protocol/wire_code.h"
-#include "archiver/history_store.h"
 
 namespace qim {
 
