@@ -43,6 +43,7 @@ Connection::Connection(net::ip::tcp::socket socket, GatewayContext& ctx, uint64_
 
 Connection::~Connection() {
   ctx_.registry.remove(principal_ ? &principal_->user : nullptr, id_);
+  if (principal_ && ctx_.deps.routes) ctx_.deps.routes->connection_closed(principal_->user);
   if (accepted_) ctx_.metrics.connections.Decrement();
   if (counted_) ctx_.open_connections.fetch_sub(1);
 }
@@ -223,6 +224,8 @@ void Connection::handle_auth(const std::string& ref, const AuthFrame& f) {
   }
   principal_ = std::move(who).value();
   auth_timer_.cancel();
+  // The route first (see route_registrar.h), so that pushes for this user reach this gateway.
+  if (ctx_.deps.routes) ctx_.deps.routes->connection_authenticated(principal_->user);
   // Registered before AUTH_OK is queued: a push posted from now on lands behind it on this strand.
   ctx_.registry.add_user(principal_->user, id_, shared_from_this());
   enqueue(
