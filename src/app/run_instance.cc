@@ -12,6 +12,9 @@
 #include "app/instance_files.h"
 #include "app/pipeline.h"
 #include "app/role_admin.h"
+#include "delivery/redis/gateway_routing.h"
+#include "delivery/redis/routed_notifier.h"
+#include "delivery/redis/routing_options.h"
 #include "gateway/gateway.h"
 #include "gateway/gateway_options.h"
 
@@ -38,7 +41,8 @@ int refuse(spdlog::logger& log, const std::string& what, const Error& e) {
 struct Instance {
   bool gateway = false;
   PipelineRoles roles;
-  std::string name;  // for messages: "qim up", "qim fanout", ...
+  std::string name;    // for messages: "qim up", "qim fanout", ...
+  bool alone = false;  // one role in its own process: delivery goes through the routing Redis
 };
 
 void print_banner(const AppConfig& c, const Gateway* gw, const RoleAdmin* admin, bool dev_secret,
@@ -96,6 +100,32 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   // The logs are locked now, so a running.json here is left over from a process that did not exit cleanly.
   remove_running_file(cfg.data_dir);
 
+  // Across processes the node's frontier moves reach the gateways through the routing Redis
+  // (delivery/redis/): the node publishes to the gateways holding the users concerned, each gateway
+  // subscribes to its channel and records its users' routes. In `qim up` delivery stays in process.
+  const bool routed = instance.alone && cfg.delivery_mode != "pull";
+  std::optional<RoutingOptions> routing_options;
+  if (routed && (instance.gateway || instance.roles.node)) {
+    auto ro = routing_options_from_env(env);
+    if (!ro.ok()) return refuse(log, instance.name, ro.error());
+    routing_options = *std::move(ro);
+  }
+  std::unique_ptr<RoutingRedis> routing_redis;
+  std::unique_ptr<RoutedNotifier> routed_notifier;  // the node's publisher; after the pipeline's shutdown
+  if (routing_options && instance.roles.node) {
+    auto redis = RoutingRedis::create(*routing_options);
+    if (!redis.ok()) return refuse(log, instance.name, redis.error());
+    routing_redis = *std::move(redis);
+    routed_notifier = std::make_unique<RoutedNotifier>(*routing_redis);
+    pipeline->deliver_to(routed_notifier.get());
+  }
+  std::unique_ptr<GatewayRouting> routing;  // the gateway's routes and subscription
+  if (routing_options && instance.gateway) {
+    auto r = GatewayRouting::create(*routing_options, cfg.shards);
+    if (!r.ok()) return refuse(log, instance.name, r.error());
+    routing = *std::move(r);
+  }
+
   std::unique_ptr<Gateway> gateway;
   if (instance.gateway) {
     auto options = gateway_options_from_env(env);
@@ -106,10 +136,13 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     deps.history = &pipeline->history();
     deps.clock = cfg.store.clock;
     deps.shard_count = cfg.shards;
-    deps.extra_metrics = [p = pipeline.get()] { return p->prometheus(); };
+    deps.extra_metrics = [p = pipeline.get(), r = routing.get()] {
+      return p->prometheus() + (r != nullptr ? r->metrics_text() : std::string());
+    };
     deps.admin_routes = pipeline_admin_routes(*pipeline);
+    if (routing) deps.routes = &routing->registrar();
     gateway = make_gateway(*std::move(options), std::move(deps));
-    if (cfg.delivery_mode != "pull") pipeline->deliver_to(&gateway->notifier());
+    if (cfg.delivery_mode != "pull" && !instance.alone) pipeline->deliver_to(&gateway->notifier());
   }
   std::atomic<bool> fatal{false};
   pipeline->on_fatal([&fatal](const Error&) { fatal = true; });
@@ -120,13 +153,25 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   // A role without a gateway serves the gateway's admin endpoints from an admin server of its own.
   std::unique_ptr<RoleAdmin> admin;
   if (gateway) {
+    // Subscribed before the first AUTH can come, so no push for a routed user is missed.
+    if (routing) {
+      if (Status s = routing->start(gateway->notifier()); !s.ok()) {
+        (void)pipeline->shutdown();
+        return refuse(log, instance.name + ": the routing Redis (QIM_ROUTING_REDIS) does not answer",
+                      s.error());
+      }
+    }
     if (Status s = gateway->start(); !s.ok()) {
+      if (routing) routing->stop();
       (void)pipeline->shutdown();
       return refuse(log, instance.name + ": the gateway cannot start", s.error());
     }
   } else {
-    admin = std::make_unique<RoleAdmin>([p = pipeline.get()] { return p->prometheus(); },
-                                        pipeline_admin_routes(*pipeline));
+    admin = std::make_unique<RoleAdmin>(
+        [p = pipeline.get(), n = routed_notifier.get()] {
+          return p->prometheus() + (n != nullptr ? n->metrics_text() : std::string());
+        },
+        pipeline_admin_routes(*pipeline));
     if (Status s = admin->start(cfg.admin_address, cfg.admin_port); !s.ok()) {
       (void)pipeline->shutdown();
       return refuse(log, instance.name + ": the admin server cannot start", s.error());
@@ -166,7 +211,9 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
                  pipeline->fatal() ? pipeline->fatal()->to_string() : "unknown");
   }
   if (gateway) gateway->stop();
+  if (routing) routing->stop();  // its routes go with it (a killed gateway's expire)
   Status drained = pipeline->shutdown();
+  routed_notifier.reset();   // publishes what the node reported last, then stops
   gateway.reset();           // after the pipeline stopped reporting to it
   if (admin) admin->stop();  // answered /healthz and /metrics through the drain
   remove_running_file(cfg.data_dir);
@@ -199,7 +246,7 @@ int run_role(const std::string& role, const EnvLookup& env) {
                         "tokens with the same secret, so set QIM_AUTH_SECRET (the same value) for each"));
   }
   Instance instance{role == "gateway", PipelineRoles{role == "fanout", role == "mailbox", role == "archiver"},
-                    "qim " + role};
+                    "qim " + role, true};
   return run_instance(env, instance);
 }
 
