@@ -2,6 +2,7 @@
 
 #include <spdlog/sinks/null_sink.h>
 
+#include "log/kafka/kafka_handle.h"
 #include "log/kafka/kafka_topics.h"
 
 namespace qim {
@@ -10,6 +11,25 @@ namespace {
 
 size_t max_message_bytes(const KafkaLogOptions& o) {
   return o.max_record_bytes + KafkaLogOptions::kKeyAndFramingBytes;
+}
+
+// An existing topic keeps its configs; say so where they differ from what this process was configured
+// with (e.g. QIM_OUTBOX_RETENTION_MS changed since the topic was created), naming the way to change them.
+void warn_about_other_settings(rd_kafka_t* admin, const KafkaLogOptions& o, const kafka::TopicSpec& spec) {
+  auto configs = kafka::topic_configs(admin, spec.name, o.request_timeout);
+  if (!configs.ok()) {
+    o.logger->warn("Kafka log {}: cannot read the configs of topic {}: {}", o.name, spec.name,
+                   configs.error().to_string());
+    return;
+  }
+  for (const auto& [key, wanted] : spec.configs) {
+    auto it = configs->find(key);
+    if (it == configs->end() || it->second == wanted) continue;
+    o.logger->warn(
+        "Kafka log {}: topic {} has {}={}, this process is configured for {}; the topic's value "
+        "applies (change it with the Kafka admin tools if that is intended)",
+        o.name, spec.name, key, it->second, wanted);
+  }
 }
 
 }  // namespace
@@ -23,9 +43,8 @@ Result<std::unique_ptr<KafkaLog>> KafkaLog::open(KafkaLogOptions options) {
                                                       std::make_shared<spdlog::sinks::null_sink_mt>());
   }
   if (!options.clock) options.clock = std::make_shared<SystemClock>();
-  kafka::ProducerOptions po{options.brokers, options.topic(), options.append_timeout,
-                            max_message_bytes(options), options.logger};
-  QIM_ASSIGN_OR_RETURN(auto producer, kafka::Producer::open(std::move(po)));
+  QIM_ASSIGN_OR_RETURN(kafka::Handle admin,
+                       kafka::new_handle(RD_KAFKA_PRODUCER, options.brokers, {}, options.logger.get()));
   kafka::TopicSpec spec;
   spec.name = options.topic();
   spec.partitions = options.partitions;
@@ -34,16 +53,20 @@ Result<std::unique_ptr<KafkaLog>> KafkaLog::open(KafkaLogOptions options) {
   spec.configs["retention.ms"] = std::to_string(options.retention_ms.value_or(-1));
   spec.configs["max.message.bytes"] = std::to_string(max_message_bytes(options));
   spec.configs["message.timestamp.type"] = "CreateTime";
-  QIM_RETURN_IF_ERROR(
-      kafka::ensure_topic(producer->handle(), options.brokers, spec, options.connect_timeout));
+  QIM_RETURN_IF_ERROR(kafka::ensure_topic(admin.get(), options.brokers, spec, options.connect_timeout));
+  warn_about_other_settings(admin.get(), options, spec);
+  kafka::ProducerOptions po{options.brokers, options.topic(), options.append_timeout,
+                            max_message_bytes(options), options.logger};
+  QIM_ASSIGN_OR_RETURN(auto producer, kafka::Producer::open(std::move(po)));
   options.logger->info("Kafka log {}: topic {} with {} partitions on {}", options.name, options.topic(),
                        options.partitions, kafka::broker_list(options.brokers));
-  return std::unique_ptr<KafkaLog>(new KafkaLog(std::move(options), std::move(producer)));
+  return std::unique_ptr<KafkaLog>(new KafkaLog(std::move(options), std::move(admin), std::move(producer)));
 }
 
-KafkaLog::KafkaLog(KafkaLogOptions options, std::unique_ptr<kafka::Producer> producer)
+KafkaLog::KafkaLog(KafkaLogOptions options, kafka::Handle admin, std::unique_ptr<kafka::Producer> producer)
     : options_(std::move(options)),
       topic_(options_.topic()),
+      admin_(std::move(admin)),
       producer_(std::move(producer)),
       readers_(kafka::ReaderOptions{options_.brokers, topic_, options_.partitions, options_.request_timeout,
                                     max_message_bytes(options_), options_.logger}),
@@ -92,15 +115,13 @@ Result<std::vector<LogRecord>> KafkaLog::read(uint32_t partition, Offset from, s
 
 Result<Offset> KafkaLog::end_offset(uint32_t partition) {
   QIM_RETURN_IF_ERROR(check_partition(partition));
-  QIM_ASSIGN_OR_RETURN(auto wm,
-                       kafka::watermarks(producer_->handle(), topic_, partition, options_.request_timeout));
+  QIM_ASSIGN_OR_RETURN(auto wm, kafka::watermarks(admin_.get(), topic_, partition, options_.request_timeout));
   return Offset{wm.second};
 }
 
 Result<Offset> KafkaLog::start_offset(uint32_t partition) {
   QIM_RETURN_IF_ERROR(check_partition(partition));
-  QIM_ASSIGN_OR_RETURN(auto wm,
-                       kafka::watermarks(producer_->handle(), topic_, partition, options_.request_timeout));
+  QIM_ASSIGN_OR_RETURN(auto wm, kafka::watermarks(admin_.get(), topic_, partition, options_.request_timeout));
   return Offset{wm.first};
 }
 
@@ -123,7 +144,7 @@ Result<std::optional<Offset>> KafkaLog::committed(const std::string& group, uint
 }
 
 Result<std::map<std::string, std::string>> KafkaLog::topic_configs() {
-  return kafka::topic_configs(producer_->handle(), topic_, options_.request_timeout);
+  return kafka::topic_configs(admin_.get(), topic_, options_.request_timeout);
 }
 
 }  // namespace qim

@@ -84,6 +84,7 @@ class KafkaLog final : public Log {
   size_t max_record_bytes() const override { return options_.max_record_bytes; }
 
   const std::string& topic() const { return topic_; }
+  kafka::Producer& producer() { return *producer_; }
   // The topic's configuration as the broker reports it (DescribeConfigs), e.g. "retention.ms".
   Result<std::map<std::string, std::string>> topic_configs();
   // Waits for appends in flight (up to append_timeout), fails the rest, wakes blocked reads. Idempotent;
@@ -91,12 +92,13 @@ class KafkaLog final : public Log {
   void close();
 
  private:
-  KafkaLog(KafkaLogOptions options, std::unique_ptr<kafka::Producer> producer);
+  KafkaLog(KafkaLogOptions options, kafka::Handle admin, std::unique_ptr<kafka::Producer> producer);
   Status check_partition(uint32_t partition) const;
 
   KafkaLogOptions options_;
   std::string topic_;
-  std::unique_ptr<kafka::Producer> producer_;  // also the handle for admin calls and watermarks
+  kafka::Handle admin_;  // topics, configs and watermarks (thread-safe)
+  std::unique_ptr<kafka::Producer> producer_;
   kafka::ReaderPool readers_;
   kafka::GroupOffsets offsets_;
 };

@@ -1,5 +1,7 @@
 #include "log/kafka/kafka_producer.h"
 
+#include <utility>
+
 #include "core/mailbox_seq.h"
 #include "log/kafka/kafka_errors.h"
 
@@ -28,7 +30,7 @@ void set_delivery_callback(rd_kafka_conf_t* conf) {
 
 }  // namespace
 
-Result<std::unique_ptr<Producer>> Producer::open(ProducerOptions options) {
+Result<Handle> Producer::new_producer_handle(const ProducerOptions& options) {
   const std::map<std::string, std::string> settings = {
       {"enable.idempotence", "true"},  // implies acks=all and ordered, de-duplicated retries
       {"acks", "all"},
@@ -37,8 +39,12 @@ Result<std::unique_ptr<Producer>> Producer::open(ProducerOptions options) {
       {"message.max.bytes", std::to_string(options.max_message_bytes)},
       {"linger.ms", "1"},  // SEND_ACK waits for the batch: keep the batching delay short
   };
-  QIM_ASSIGN_OR_RETURN(Handle rk, new_handle(RD_KAFKA_PRODUCER, options.brokers, settings,
-                                             options.logger.get(), set_delivery_callback));
+  return new_handle(RD_KAFKA_PRODUCER, options.brokers, settings, options.logger.get(),
+                    set_delivery_callback);
+}
+
+Result<std::unique_ptr<Producer>> Producer::open(ProducerOptions options) {
+  QIM_ASSIGN_OR_RETURN(Handle rk, new_producer_handle(options));
   std::unique_ptr<Producer> p(new Producer(std::move(options), std::move(rk)));
   p->poller_ = std::thread([raw = p.get()] { raw->poll_loop(); });
   return p;
@@ -100,7 +106,33 @@ void Producer::poll_loop() {
   while (!stop_poll_) {
     rd_kafka_poll(rk_.get(), 20);  // serves delivery reports
     run_refusals();
+    char reason[512];
+    if (rd_kafka_fatal_error(rk_.get(), reason, sizeof reason) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      replace_after_fatal(reason);
+    }
   }
+}
+
+void Producer::replace_after_fatal(const std::string& reason) {
+  // An idempotent producer that hit a fatal error (e.g. an unrecoverable sequence gap) refuses every
+  // later record; a new one starts a new producer id. Records still in the old one fail (Transport), so
+  // none is acknowledged twice or out of order.
+  options_.logger->error("Kafka topic {}: the producer hit a fatal error, replacing it: {}", options_.topic,
+                         reason);
+  auto fresh = new_producer_handle(options_);
+  if (!fresh.ok()) {
+    options_.logger->error("Kafka topic {}: cannot create a new producer: {}", options_.topic,
+                           fresh.error().to_string());
+    return;  // tried again on the next round
+  }
+  Handle old;
+  {
+    std::unique_lock gate(gate_);
+    old = std::exchange(rk_, std::move(fresh).value());
+  }
+  rd_kafka_purge(old.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  for (int i = 0; i < 50 && rd_kafka_outq_len(old.get()) > 0; ++i) rd_kafka_poll(old.get(), 100);
+  replacements_++;
 }
 
 void Producer::close() {
@@ -120,6 +152,11 @@ void Producer::close() {
   rd_kafka_purge(rk_.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
   for (int i = 0; i < 50 && rd_kafka_outq_len(rk_.get()) > 0; ++i) rd_kafka_poll(rk_.get(), 100);
   run_refusals();
+}
+
+void Producer::simulate_fatal_error(const std::string& reason) {
+  std::shared_lock gate(gate_);
+  rd_kafka_test_fatal_error(rk_.get(), RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER, reason.c_str());
 }
 
 }  // namespace qim::kafka

@@ -4,6 +4,9 @@
 // partition lands in call order exactly once. A record that is not acknowledged within message_timeout
 // fails (Timeout) instead of waiting for the broker forever.
 //
+// A fatal error of the idempotent producer (librdkafka then refuses every record) replaces the client
+// handle; the records in the old one fail with Transport.
+//
 // Thread safety: produce() and close() may be called from any thread. Every `done` is called exactly
 // once, from the producer's poll thread (also a refusal detected before sending); only after close() is a
 // record refused on the caller's thread.
@@ -53,20 +56,26 @@ class Producer {
   // Waits up to message_timeout for records in flight, fails the rest (Transport) and stops taking
   // records (later ones fail with Transport). Idempotent.
   void close();
-  // The client handle, for admin calls and watermarks (thread-safe, owned by this producer).
-  rd_kafka_t* handle() const { return rk_.get(); }
+  // How many times a fatal error made the producer replace its client handle.
+  uint64_t replacements() const { return replacements_.load(); }
+  // Tests: raises a fatal error in the client as the broker's answers could.
+  void simulate_fatal_error(const std::string& reason);
 
  private:
   Producer(ProducerOptions options, Handle rk);
+  static Result<Handle> new_producer_handle(const ProducerOptions& options);
   void poll_loop();
+  // After a fatal error: a new handle takes the records from now on, the old one's fail.
+  void replace_after_fatal(const std::string& reason);
   // Queues `done(error)` for the poll thread; the caller holds gate_ shared and saw closing_ false.
   void refuse(AppendCallback done, Error error);
   void run_refusals();
 
   ProducerOptions options_;
-  Handle rk_;
-  std::shared_mutex gate_;  // produce() holds it shared, close() exclusively: none runs past close()
+  std::shared_mutex gate_;  // produce() holds it shared; close() and a replacement exclusively
+  Handle rk_;               // guarded by gate_ (replaced only by the poll thread, which reads it freely)
   bool closing_ = false;    // guarded by gate_
+  std::atomic<uint64_t> replacements_{0};
   std::mutex refused_mu_;
   std::vector<std::pair<AppendCallback, Error>> refused_;  // guarded by refused_mu_
   std::atomic<bool> stop_poll_{false};

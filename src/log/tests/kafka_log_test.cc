@@ -134,6 +134,29 @@ TEST_F(KafkaLogTest, OpenLogOpensKafkaForSeparateProcesses) {
   EXPECT_EQ(open_log(lo, "outbox", 8, quiet()).code(), Errc::kConfig);
 }
 
+TEST_F(KafkaLogTest, AFatalProducerErrorIsFollowedByANewProducer) {
+  auto log = KafkaLog::open(options(1)).value();
+  ASSERT_EQ(log->append_sync(0, "", "before")->value, 0u);
+  log->producer().simulate_fatal_error("test: unrecoverable sequence gap");
+  // Appends right after the fatal error may fail (Transport: retry later); then a new producer takes them.
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  Result<Offset> after = Error(Errc::kTransport, "not tried");
+  while (!after.ok() && std::chrono::steady_clock::now() < deadline) {
+    after = log->append_sync(0, "", "after");
+    if (!after.ok()) {
+      EXPECT_EQ(wire_code_of(after.code()), WireCode::kUnavailable) << after.error().to_string();
+    }
+  }
+  ASSERT_TRUE(after.ok()) << after.error().to_string();
+  EXPECT_GE(log->producer().replacements(), 1u);
+  auto records = KafkaLog::open(options(1)).value()->read(0, Offset{0}, 10, 5s);
+  ASSERT_TRUE(records.ok()) << records.error().to_string();
+  ASSERT_FALSE(records->empty());
+  EXPECT_EQ(records->front().value, "before");
+  EXPECT_EQ(records->back().value, "after");
+  EXPECT_EQ(records->back().offset, *after);
+}
+
 // No cluster needed: these run everywhere.
 TEST(KafkaLogBoundsTest, OpenFailsWithinTheBoundNamingTheBrokers) {
   KafkaLogOptions o;

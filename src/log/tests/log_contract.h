@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "core/clock.h"
@@ -32,6 +33,11 @@ struct LogBackend {
   std::function<std::string()> unavailable;
   std::function<std::unique_ptr<LogUnderTest>()> make;
 };
+
+// gtest prints a parameter with this (the default would dump its bytes).
+inline void PrintTo(const LogBackend& backend, std::ostream* os) {
+  *os << backend.name;
+}
 
 class LogContractTest : public ::testing::TestWithParam<LogBackend> {
  protected:
