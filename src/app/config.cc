@@ -67,6 +67,7 @@ Result<AppConfig> app_config_from_env(const EnvLookup& getenv) {
   if (auto v = getenv("QIM_DATA_DIR")) c.data_dir = *v;  // emptiness checked by the store's options
   c.store.data_dir = c.data_dir + "/mailbox";
   c.log.data_dir = c.data_dir;
+  QIM_ASSIGN_OR_RETURN(c.history, history_options_from_env(getenv, c.store, c.data_dir));
   if (auto v = getenv("QIM_LOG_BACKEND")) {
     QIM_ASSIGN_OR_RETURN(c.log.backend, one_of("QIM_LOG_BACKEND", *v, {"embedded", "kafka"}));
   }

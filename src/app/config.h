@@ -16,6 +16,7 @@
 //   QIM_RETENTION_SWEEP_INTERVAL_MS  60000  time between two rounds of the owner's retention sweep
 //   QIM_RETENTION_SWEEP_BATCH        1000   users swept per round at most
 //   QIM_LOG_LEVEL             info         trace | debug | info | warn | error
+//   QIM_HISTORY_BACKEND       (follows QIM_MAILBOX_STORE_BACKEND)  embedded | scylla | redis
 //   plus the store's (mailbox/store_options.h) and the gateway's (gateway/gateway_options.h) variables.
 
 #include <spdlog/common.h>
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "archiver/open_history_store.h"
 #include "core/sharding.h"
 #include "log/open_log.h"
 #include "mailbox/store_options.h"
@@ -35,6 +37,7 @@ struct AppConfig {
   std::string data_dir = "qim-data";
   LogOptions log;
   StoreOptions store;
+  HistoryOptions history;  // where the archiver writes and the gateway reads HISTORY
   uint32_t shards = 16;
   uint32_t outbox_partitions = 16;
   std::vector<ShardId> owned_shards;  // default: every shard

@@ -39,16 +39,49 @@ TEST(AppConfigTest, ReadsOurVariables) {
 
 TEST(AppConfigTest, EveryBadValueNamesItsVariable) {
   const std::map<std::string, std::string> bad = {
-      {"QIM_EPOCH", "0"},         {"QIM_EPOCH", "65536"},         {"QIM_OWNED_SHARDS", "0-16"},
-      {"QIM_LOG_BACKEND", "nfs"}, {"QIM_DELIVERY_MODE", "fast"},  {"QIM_OUTBOX_PARTITIONS", "x"},
-      {"QIM_LOG_LEVEL", "loud"},  {"QIM_DRAIN_TIMEOUT_MS", "-1"}, {"QIM_FANOUT_CHUNK_ENTRIES", "0"},
-      {"QIM_KAFKA_BROKERS", ","}};
+      {"QIM_EPOCH", "0"},         {"QIM_EPOCH", "65536"},          {"QIM_OWNED_SHARDS", "0-16"},
+      {"QIM_LOG_BACKEND", "nfs"}, {"QIM_DELIVERY_MODE", "fast"},   {"QIM_OUTBOX_PARTITIONS", "x"},
+      {"QIM_LOG_LEVEL", "loud"},  {"QIM_DRAIN_TIMEOUT_MS", "-1"},  {"QIM_FANOUT_CHUNK_ENTRIES", "0"},
+      {"QIM_KAFKA_BROKERS", ","}, {"QIM_HISTORY_BACKEND", "rocks"}};
   for (const auto& [var, value] : bad) {
     auto c = app_config_from_env(env({{var, value}}));
     ASSERT_FALSE(c.ok()) << var << "=" << value;
     EXPECT_EQ(c.code(), Errc::kConfig);
     EXPECT_NE(c.error().message().find(var), std::string::npos) << c.error().message();
   }
+}
+
+// History lives where the separate archiver and gateway processes can all reach it: by default where
+// the mailbox store does (docs/decisions.md, "History follows the store backend").
+TEST(AppConfigTest, HistoryBackendFollowsTheStoreUnlessSet) {
+  const std::map<std::string, std::string> follows = {{"memory", "embedded"},
+                                                      {"embedded", "embedded"},
+                                                      {"scylla", "scylla"},
+                                                      {"scylla-lwt", "scylla"},
+                                                      {"redis", "redis"}};
+  for (const auto& [store, history] : follows) {
+    auto c = app_config_from_env(env({{"QIM_MAILBOX_STORE_BACKEND", store}}));
+    ASSERT_TRUE(c.ok()) << c.error().to_string();
+    EXPECT_EQ(c->history.backend, history) << store;
+  }
+  auto c = app_config_from_env(env({{"QIM_MAILBOX_STORE_BACKEND", "scylla"},
+                                    {"QIM_HISTORY_BACKEND", "embedded"},
+                                    {"QIM_DATA_DIR", "/tmp/q"},
+                                    {"QIM_CQL_KEYSPACE", "ks1"},
+                                    {"QIM_CQL_RF", "3"},
+                                    {"QIM_MAILBOX_REDIS_PREFIX", "p1:"}}))
+               .value();
+  EXPECT_EQ(c.history.backend, "embedded");
+  EXPECT_EQ(c.history.dir, "/tmp/q/history");
+  EXPECT_EQ(c.history.cql_keyspace, "ks1");
+  EXPECT_EQ(c.history.cql_replication_factor, 3u);
+  EXPECT_EQ(c.history.redis_key_prefix, "p1:");
+  c = app_config_from_env(
+          env({{"QIM_HISTORY_BACKEND", "redis"}, {"QIM_MAILBOX_REDIS", "10.0.0.1:7000,10.0.0.2:7000"}}))
+          .value();
+  EXPECT_EQ(c.store.backend, "embedded");
+  EXPECT_EQ(c.history.backend, "redis");
+  EXPECT_EQ(c.history.redis_endpoints, (std::vector<std::string>{"10.0.0.1:7000", "10.0.0.2:7000"}));
 }
 
 TEST(AppConfigTest, RetentionSweepVariables) {
