@@ -20,6 +20,7 @@
 //   QIM_LOG_LEVEL             info         trace | debug | info | warn | error
 //   QIM_ADMIN_LISTEN          127.0.0.1    admin server (/healthz, /metrics) of a role without a gateway
 //   QIM_ADMIN_PORT            7401         its port; 0 picks a free one (the gateway reads both itself)
+//   QIM_HISTORY_BACKEND       (follows QIM_MAILBOX_STORE_BACKEND)  embedded | scylla | redis
 //   plus the store's (mailbox/store_options.h) and the gateway's (gateway/gateway_options.h) variables.
 
 #include <spdlog/common.h>
@@ -40,7 +41,7 @@ struct AppConfig {
   std::string data_dir = "qim-data";
   LogOptions log;
   StoreOptions store;
-  HistoryOptions history;  // QIM_HISTORY_BACKEND (archiver/open_history_store.h)
+  HistoryOptions history;  // where the archiver writes and the gateway reads HISTORY
   uint32_t shards = 16;
   uint32_t outbox_partitions = 16;
   std::vector<ShardId> owned_shards;  // default: every shard

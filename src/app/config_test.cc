@@ -49,13 +49,114 @@ TEST(AppConfigTest, EveryBadValueNamesItsVariable) {
                                                   {"QIM_FANOUT_CHUNK_ENTRIES", "0"},
                                                   {"QIM_KAFKA_BROKERS", ","},
                                                   {"QIM_KAFKA_TOPIC_PREFIX", "a b"},
-                                                  {"QIM_KAFKA_APPEND_TIMEOUT_MS", "0"}};
+                                                  {"QIM_KAFKA_APPEND_TIMEOUT_MS", "0"},
+                                                  {"QIM_HISTORY_BACKEND", "rocks"}};
   for (const auto& [var, value] : bad) {
     auto c = app_config_from_env(env({{var, value}}));
     ASSERT_FALSE(c.ok()) << var << "=" << value;
     EXPECT_EQ(c.code(), Errc::kConfig);
     EXPECT_NE(c.error().message().find(var), std::string::npos) << c.error().message();
   }
+}
+
+TEST(AppConfigTest, KafkaVariables) {
+  auto defaults = app_config_from_env(env({})).value();
+  EXPECT_EQ(defaults.log.kafka_brokers, std::vector<std::string>{"127.0.0.1:19092"});
+  EXPECT_EQ(defaults.log.kafka_topic_prefix, "qim.");
+  EXPECT_EQ(defaults.log.kafka_append_timeout, std::chrono::milliseconds(5000));
+  auto c = app_config_from_env(env({{"QIM_LOG_BACKEND", "kafka"},
+                                    {"QIM_KAFKA_BROKERS", "10.0.0.1:9092,kafka-2:9093"},
+                                    {"QIM_KAFKA_TOPIC_PREFIX", "prod_qim-1."},
+                                    {"QIM_KAFKA_APPEND_TIMEOUT_MS", "2500"}}))
+               .value();
+  EXPECT_EQ(c.log.backend, "kafka");
+  EXPECT_FALSE(log_is_single_process(c.log));
+  EXPECT_EQ(c.log.kafka_brokers, (std::vector<std::string>{"10.0.0.1:9092", "kafka-2:9093"}));
+  EXPECT_EQ(c.log.kafka_topic_prefix, "prod_qim-1.");
+  EXPECT_EQ(c.log.kafka_append_timeout, std::chrono::milliseconds(2500));
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"QIM_KAFKA_BROKERS", ","},
+      {"QIM_KAFKA_BROKERS", "localhost"},
+      {"QIM_KAFKA_BROKERS", "127.0.0.1:19092,:9092"},
+      {"QIM_KAFKA_BROKERS", "127.0.0.1:port"},
+      {"QIM_KAFKA_BROKERS", "127.0.0.1:70000"},
+      {"QIM_KAFKA_TOPIC_PREFIX", "qim/"},
+      {"QIM_KAFKA_TOPIC_PREFIX", "q i m"},
+      {"QIM_KAFKA_TOPIC_PREFIX", std::string(201, 'q')},
+      {"QIM_KAFKA_APPEND_TIMEOUT_MS", "0"},
+      {"QIM_KAFKA_APPEND_TIMEOUT_MS", "99"},
+      {"QIM_KAFKA_APPEND_TIMEOUT_MS", "300001"},
+      {"QIM_KAFKA_APPEND_TIMEOUT_MS", "5s"}};
+  for (const auto& [var, value] : bad) {
+    auto r = app_config_from_env(env({{var, value}}));
+    ASSERT_FALSE(r.ok()) << var << "=" << value;
+    EXPECT_EQ(r.code(), Errc::kConfig);
+    EXPECT_NE(r.error().message().find(var + "='" + value + "'"), std::string::npos) << r.error().message();
+  }
+}
+
+// History lives where the separate archiver and gateway processes can all reach it: by default where
+// the mailbox store does (docs/decisions.md, "History follows the store backend").
+TEST(AppConfigTest, HistoryBackendFollowsTheStoreUnlessSet) {
+  const std::map<std::string, std::string> follows = {{"memory", "embedded"},
+                                                      {"embedded", "embedded"},
+                                                      {"scylla", "scylla"},
+                                                      {"scylla-lwt", "scylla"},
+                                                      {"redis", "redis"}};
+  for (const auto& [store, history] : follows) {
+    auto c = app_config_from_env(env({{"QIM_MAILBOX_STORE_BACKEND", store}}));
+    ASSERT_TRUE(c.ok()) << c.error().to_string();
+    EXPECT_EQ(c->history.backend, history) << store;
+  }
+  auto c = app_config_from_env(env({{"QIM_MAILBOX_STORE_BACKEND", "scylla"},
+                                    {"QIM_HISTORY_BACKEND", "embedded"},
+                                    {"QIM_DATA_DIR", "/tmp/q"},
+                                    {"QIM_CQL_KEYSPACE", "ks1"},
+                                    {"QIM_CQL_RF", "3"},
+                                    {"QIM_MAILBOX_REDIS_PREFIX", "p1:"}}))
+               .value();
+  EXPECT_EQ(c.history.backend, "embedded");
+  EXPECT_EQ(c.history.dir, "/tmp/q/history");
+  EXPECT_EQ(c.history.cql_keyspace, "ks1");
+  EXPECT_EQ(c.history.cql_replication_factor, 3u);
+  EXPECT_EQ(c.history.redis_key_prefix, "p1:");
+  c = app_config_from_env(
+          env({{"QIM_HISTORY_BACKEND", "redis"}, {"QIM_MAILBOX_REDIS", "10.0.0.1:7000,10.0.0.2:7000"}}))
+          .value();
+  EXPECT_EQ(c.store.backend, "embedded");
+  EXPECT_EQ(c.history.backend, "redis");
+  EXPECT_EQ(c.history.redis_endpoints, (std::vector<std::string>{"10.0.0.1:7000", "10.0.0.2:7000"}));
+}
+
+TEST(AppConfigTest, RetentionSweepVariables) {
+  auto defaults = app_config_from_env(env({})).value();
+  EXPECT_EQ(defaults.retention_sweep_interval, std::chrono::milliseconds(60'000));
+  EXPECT_EQ(defaults.retention_sweep_batch, 1000u);
+  auto c = app_config_from_env(
+               env({{"QIM_RETENTION_SWEEP_INTERVAL_MS", "250"}, {"QIM_RETENTION_SWEEP_BATCH", "7"}}))
+               .value();
+  EXPECT_EQ(c.retention_sweep_interval, std::chrono::milliseconds(250));
+  EXPECT_EQ(c.retention_sweep_batch, 7u);
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"QIM_RETENTION_SWEEP_INTERVAL_MS", "0"},
+      {"QIM_RETENTION_SWEEP_INTERVAL_MS", "99"},
+      {"QIM_RETENTION_SWEEP_INTERVAL_MS", "86400001"},
+      {"QIM_RETENTION_SWEEP_INTERVAL_MS", "1s"},
+      {"QIM_RETENTION_SWEEP_BATCH", "0"},
+      {"QIM_RETENTION_SWEEP_BATCH", "100001"},
+      {"QIM_RETENTION_SWEEP_BATCH", "-5"}};
+  for (const auto& [var, value] : bad) {
+    auto r = app_config_from_env(env({{var, value}}));
+    ASSERT_FALSE(r.ok()) << var << "=" << value;
+    EXPECT_EQ(r.code(), Errc::kConfig);
+    EXPECT_NE(r.error().message().find(var + "='" + value + "'"), std::string::npos) << r.error().message();
+  }
+}
+
+TEST(AppConfigTest, FlagsOverrideTheEnvironment) {
+  auto base = env({{"QIM_EPOCH", "2"}});
+  auto c = app_config_from_env(with_overrides(base, {{"QIM_EPOCH", "3"}})).value();
+  EXPECT_EQ(c.epoch, Epoch{3});
 }
 
 TEST(AppConfigTest, AdminAddressAndPortOfARole) {
@@ -75,6 +176,7 @@ TEST(AppConfigTest, AdminAddressAndPortOfARole) {
 }
 
 // A role alone needs a log and a store other processes share; the refusal names the variable to change.
+
 TEST(AppConfigTest, ARoleAloneRefusesWhatOnlyOneProcessCanUse) {
   const std::vector<std::string> roles = {"gateway", "fanout", "mailbox", "archiver"};
   for (const auto& role : roles) {

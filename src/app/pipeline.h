@@ -43,7 +43,7 @@ class Pipeline {
   // Refused mailbox-log records (node/quarantine.h): `qim quarantine` reads it.
   Log& quarantine_log() { return *quarantine_log_; }
   MailboxStore& store() { return *store_; }
-  HistoryStore& history() { return *history_; }
+  HistoryStore& history() { return *history_; }  // the configured backend (QIM_HISTORY_BACKEND)
 
   // Where visible entries are delivered (before start()); they must outlive shutdown().
   void deliver_to(DeliveryNotifier* notifier) { downstream_.push_back(notifier); }

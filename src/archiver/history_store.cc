@@ -14,8 +14,8 @@ Status validate_history_message(const Message& message) {
 }
 
 Status validate_history_query(const HistoryQuery& query) {
-  if (query.limit == 0 || query.limit > kMaxHistoryLimit) {
-    return Error(Errc::kInvalidArgument, "history limit must be 1.." + std::to_string(kMaxHistoryLimit) +
+  if (query.limit == 0 || query.limit > kMaxHistoryReadLimit) {
+    return Error(Errc::kInvalidArgument, "history limit must be 1.." + std::to_string(kMaxHistoryReadLimit) +
                                              ", got " + std::to_string(query.limit));
   }
   if (query.conversation.empty()) return Error(Errc::kInvalidArgument, "history read without a conversation");

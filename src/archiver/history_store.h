@@ -18,7 +18,7 @@
 
 namespace qim {
 
-inline constexpr uint32_t kMaxHistoryLimit = 200;
+inline constexpr uint32_t kMaxHistoryReadLimit = 200;
 
 struct HistoryQuery {
   ConversationId conversation;
@@ -35,7 +35,7 @@ struct HistoryPage {
 // (validate_message), one without a conversation, or a message id at or above 2^63 (CQL keeps ids as a
 // signed bigint; real ids are (partition << 48) | offset with at most 4096 partitions, far below).
 Status validate_history_message(const Message& message);
-// InvalidArgument for a limit outside 1..kMaxHistoryLimit or a query without a conversation.
+// InvalidArgument for a limit outside 1..kMaxHistoryReadLimit or a query without a conversation.
 Status validate_history_query(const HistoryQuery& query);
 
 // Thread-safe: the archiver writes while gateways read.

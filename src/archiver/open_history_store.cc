@@ -35,6 +35,7 @@ Result<HistoryOptions> history_options_from_env(const EnvLookup& getenv, const S
 
 Result<std::unique_ptr<HistoryStore>> open_history_store(const HistoryOptions& options) {
   if (options.backend == "embedded") {
+    if (options.dir.empty()) return Error(Errc::kConfig, "the embedded history store needs a directory");
     QIM_ASSIGN_OR_RETURN(auto store, RocksHistoryStore::open(options.dir));
     return std::unique_ptr<HistoryStore>(std::move(store));
   }

@@ -18,8 +18,8 @@
 namespace qim {
 
 struct HistoryOptions {
-  std::string backend = "embedded";      // embedded | scylla | redis
-  std::string dir = "qim-data/history";  // embedded
+  std::string backend = "embedded";  // embedded | scylla | redis
+  std::string dir;                   // embedded; empty: <data dir>/history (Pipeline::open fills it)
   std::vector<std::string> cql_hosts = {"127.0.0.1"};
   std::string cql_keyspace = "qim";
   uint32_t cql_replication_factor = 1;

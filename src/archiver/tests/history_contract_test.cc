@@ -138,21 +138,22 @@ TEST_F(HistoryContractTest, ConversationsWithLookAlikeIdsStayApart) {
 
 TEST_F(HistoryContractTest, LimitIsBounded) {
   std::vector<Message> batch;
-  for (uint64_t i = 1; i <= kMaxHistoryLimit + 5; ++i) batch.push_back(message("d:alice:bob", id_at(i), "x"));
+  for (uint64_t i = 1; i <= kMaxHistoryReadLimit + 5; ++i)
+    batch.push_back(message("d:alice:bob", id_at(i), "x"));
   ASSERT_TRUE(store_->append_all(batch).ok());
   reopen();
   EXPECT_EQ(read("d:alice:bob", std::nullopt, 0).code(), Errc::kInvalidArgument);
-  EXPECT_EQ(read("d:alice:bob", std::nullopt, kMaxHistoryLimit + 1).code(), Errc::kInvalidArgument);
+  EXPECT_EQ(read("d:alice:bob", std::nullopt, kMaxHistoryReadLimit + 1).code(), Errc::kInvalidArgument);
   EXPECT_EQ(store_->read(HistoryQuery{ConversationId{}, std::nullopt, 10}).code(), Errc::kInvalidArgument);
-  auto page = read("d:alice:bob", std::nullopt, kMaxHistoryLimit).value();
-  ASSERT_EQ(page.messages.size(), kMaxHistoryLimit);
-  EXPECT_EQ(page.messages.front().id, id_at(kMaxHistoryLimit + 5));
+  auto page = read("d:alice:bob", std::nullopt, kMaxHistoryReadLimit).value();
+  ASSERT_EQ(page.messages.size(), kMaxHistoryReadLimit);
+  EXPECT_EQ(page.messages.front().id, id_at(kMaxHistoryReadLimit + 5));
   EXPECT_EQ(page.messages.back().id, id_at(6));
   EXPECT_TRUE(page.more);
   page = read("d:alice:bob", std::nullopt, 1).value();
-  EXPECT_EQ(ids(page), std::vector<uint64_t>{id_at(kMaxHistoryLimit + 5).value});
+  EXPECT_EQ(ids(page), std::vector<uint64_t>{id_at(kMaxHistoryReadLimit + 5).value});
   EXPECT_TRUE(page.more);
-  page = read("d:alice:bob", id_at(6), kMaxHistoryLimit).value();
+  page = read("d:alice:bob", id_at(6), kMaxHistoryReadLimit).value();
   EXPECT_EQ(page.messages.size(), 5u);
   EXPECT_FALSE(page.more);
 }
