@@ -10,7 +10,6 @@
 #include <string_view>
 #include <variant>
 
-#include "archiver/history_store.h"
 #include "core/ids.h"
 #include "core/mailbox_seq.h"
 #include "gateway/protocol/wire_code.h"
@@ -25,7 +24,7 @@ inline constexpr size_t kMaxPeekBytes = 1024;
 inline constexpr size_t kMaxClientMsgIdBytes = 64;
 inline constexpr uint32_t kMaxSyncLimit = 500;
 inline constexpr uint32_t kDefaultSyncLimit = 100;
-// kMaxHistoryLimit: the history store's (archiver/history_store.h), which the parser enforces too.
+inline constexpr uint32_t kMaxHistoryLimit = 200;
 inline constexpr uint32_t kDefaultHistoryLimit = 50;
 
 struct AuthFrame {
