@@ -5,8 +5,10 @@ namespace qim::kafka {
 namespace {
 
 spdlog::level::level_enum level_of(int syslog_level) {
-  if (syslog_level <= 3) return spdlog::level::err;
-  if (syslog_level == 4) return spdlog::level::warn;
+  // librdkafka reports a refused connection as an error (3); the operation that fails because of it says
+  // so as a QIM error, so its own lines are one step lower.
+  if (syslog_level <= 2) return spdlog::level::err;
+  if (syslog_level <= 4) return spdlog::level::warn;
   if (syslog_level <= 6) return spdlog::level::info;
   return spdlog::level::debug;
 }
@@ -51,6 +53,7 @@ Result<Handle> new_handle(rd_kafka_type_t type, const std::vector<std::string>& 
       {"reconnect.backoff.max.ms", "1000"},
       {"socket.connection.setup.timeout.ms", "5000"},
       {"topic.metadata.refresh.interval.ms", "10000"},
+      {"log.connection.close", "false"},  // brokers close idle connections; that is no news
   };
   for (const auto& [k, v] : settings) all[k] = v;
   for (const auto& [k, v] : all) {

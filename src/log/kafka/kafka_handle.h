@@ -46,8 +46,9 @@ std::string broker_list(const std::vector<std::string>& brokers);
 
 // A new producer or consumer handle on `brokers` with `settings` on top of the shared ones. `logger`
 // receives librdkafka's log lines and errors and must outlive the handle. `conf_hook`, if given, may set
-// callbacks on the configuration before the handle is created. Config naming the setting if librdkafka
-// refuses one.
+// callbacks on the configuration before the handle is created. Errors reach the logger from
+// rd_kafka_poll(): every handle must be polled (they queue up otherwise). Config naming the setting if
+// librdkafka refuses one.
 Result<Handle> new_handle(rd_kafka_type_t type, const std::vector<std::string>& brokers,
                           const std::map<std::string, std::string>& settings, spdlog::logger* logger,
                           void (*conf_hook)(rd_kafka_conf_t*) = nullptr);

@@ -71,7 +71,21 @@ KafkaLog::KafkaLog(KafkaLogOptions options, kafka::Handle admin, std::unique_ptr
       readers_(kafka::ReaderOptions{options_.brokers, topic_, options_.partitions, options_.request_timeout,
                                     max_message_bytes(options_), options_.logger}),
       offsets_(
-          kafka::GroupOffsetsOptions{options_.brokers, topic_, options_.request_timeout, options_.logger}) {}
+          kafka::GroupOffsetsOptions{options_.brokers, topic_, options_.request_timeout, options_.logger}) {
+  events_ = std::thread([this] { serve_events(); });
+}
+
+void KafkaLog::serve_events() {
+  std::unique_lock lock(events_mu_);
+  while (!closing_) {
+    lock.unlock();
+    rd_kafka_poll(admin_.get(), 0);
+    readers_.serve_events();
+    offsets_.serve_events();
+    lock.lock();
+    events_cv_.wait_for(lock, std::chrono::milliseconds(200), [this] { return closing_; });
+  }
+}
 
 KafkaLog::~KafkaLog() {
   close();
@@ -80,6 +94,12 @@ KafkaLog::~KafkaLog() {
 void KafkaLog::close() {
   readers_.close();
   producer_->close();
+  {
+    std::lock_guard lock(events_mu_);
+    closing_ = true;
+  }
+  events_cv_.notify_all();
+  if (events_.joinable()) events_.join();
 }
 
 Status KafkaLog::check_partition(uint32_t partition) const {

@@ -14,10 +14,13 @@
 #include <spdlog/logger.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/clock.h"
@@ -94,6 +97,8 @@ class KafkaLog final : public Log {
  private:
   KafkaLog(KafkaLogOptions options, kafka::Handle admin, std::unique_ptr<kafka::Producer> producer);
   Status check_partition(uint32_t partition) const;
+  // Polls the handles nobody else polls (admin, reader lanes, groups) until close().
+  void serve_events();
 
   KafkaLogOptions options_;
   std::string topic_;
@@ -101,6 +106,10 @@ class KafkaLog final : public Log {
   std::unique_ptr<kafka::Producer> producer_;
   kafka::ReaderPool readers_;
   kafka::GroupOffsets offsets_;
+  std::mutex events_mu_;
+  std::condition_variable events_cv_;
+  bool closing_ = false;  // guarded by events_mu_
+  std::thread events_;    // serve_events()
 };
 
 }  // namespace qim

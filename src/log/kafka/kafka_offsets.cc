@@ -14,6 +14,11 @@ PartitionList one_partition(const std::string& topic, uint32_t partition) {
 
 }  // namespace
 
+void GroupOffsets::serve_events() {
+  std::lock_guard lock(mu_);
+  for (auto& [group, rk] : groups_) rd_kafka_poll(rk.get(), 0);
+}
+
 Result<rd_kafka_t*> GroupOffsets::group_handle(const std::string& group) {
   std::lock_guard lock(mu_);
   if (auto it = groups_.find(group); it != groups_.end()) return it->second.get();

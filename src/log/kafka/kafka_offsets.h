@@ -37,6 +37,8 @@ class GroupOffsets {
   Status commit(const std::string& group, uint32_t partition, uint64_t next);
   // The last committed position, nullopt if the group never committed this partition.
   Result<std::optional<uint64_t>> committed(const std::string& group, uint32_t partition);
+  // Serves the group handles' queued events (errors to the logger); call it regularly.
+  void serve_events();
 
  private:
   Result<rd_kafka_t*> group_handle(const std::string& group);

@@ -52,6 +52,11 @@ ReaderPool::~ReaderPool() {
   }
 }
 
+void ReaderPool::serve_events() {
+  std::lock_guard lock(mu_);
+  for (auto& lane : lanes_) rd_kafka_poll(lane->rk.get(), 0);
+}
+
 Result<std::unique_ptr<ReaderPool::Lane>> ReaderPool::new_lane() {
   const std::map<std::string, std::string> settings = {
       // A position below the log start is reported, never silently moved (Log::read's ExpiredCursor).

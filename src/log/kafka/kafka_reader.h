@@ -58,6 +58,8 @@ class ReaderPool {
   // close().
   Result<std::vector<LogRecord>> read(uint32_t partition, uint64_t from, size_t max,
                                       std::chrono::milliseconds wait);
+  // Serves the lanes' queued events (errors to the logger); call it regularly.
+  void serve_events();
   // Wakes waiting reads (they return what they have) and makes later reads return empty. Idempotent.
   void close() { closed_ = true; }
 

@@ -132,6 +132,35 @@ Status ensure_topic(rd_kafka_t* rk, const std::vector<std::string>& brokers, con
   }
 }
 
+Status delete_topic(rd_kafka_t* rk, const std::string& topic, milliseconds timeout) {
+  char err[512];
+  struct DeleteTopicDeleter {
+    void operator()(rd_kafka_DeleteTopic_t* t) const { rd_kafka_DeleteTopic_destroy(t); }
+  };
+  std::unique_ptr<rd_kafka_DeleteTopic_t, DeleteTopicDeleter> dt(rd_kafka_DeleteTopic_new(topic.c_str()));
+  std::unique_ptr<rd_kafka_AdminOptions_t, AdminOptionsDeleter> opts(
+      rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DELETETOPICS));
+  rd_kafka_AdminOptions_set_request_timeout(opts.get(), ms_of(timeout), err, sizeof err);
+  rd_kafka_AdminOptions_set_operation_timeout(opts.get(), ms_of(timeout), err, sizeof err);
+  Queue q(rd_kafka_queue_new(rk));
+  rd_kafka_DeleteTopic_t* topics[] = {dt.get()};
+  rd_kafka_DeleteTopics(rk, topics, 1, opts.get(), q.get());
+  Event ev(rd_kafka_queue_poll(q.get(), ms_of(timeout + milliseconds(2000))));
+  if (!ev) return Error(Errc::kTimeout, "deleting Kafka topic " + topic + ": no answer");
+  if (auto e = rd_kafka_event_error(ev.get()); e != RD_KAFKA_RESP_ERR_NO_ERROR)
+    return error_of(e, "deleting Kafka topic " + topic);
+  size_t n = 0;
+  const rd_kafka_topic_result_t** results =
+      rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(ev.get()), &n);
+  for (size_t i = 0; i < n; ++i) {
+    const auto e = rd_kafka_topic_result_error(results[i]);
+    if (e == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
+      return Error(Errc::kNotFound, "Kafka topic " + topic + " does not exist");
+    if (e != RD_KAFKA_RESP_ERR_NO_ERROR) return error_of(e, "deleting Kafka topic " + topic);
+  }
+  return {};
+}
+
 Result<std::map<std::string, std::string>> topic_configs(rd_kafka_t* rk, const std::string& topic,
                                                          milliseconds timeout) {
   char err[512];

@@ -1,7 +1,7 @@
 #pragma once
 // Topics through the Admin API: finding a topic's partition count, creating a topic with QIM's settings,
-// reading a topic's configuration back. Each call takes any client handle and is bounded by `timeout`;
-// safe from any thread (librdkafka's admin calls are).
+// reading a topic's configuration back, deleting a topic. Each call takes any client handle and is bounded by
+// `timeout`; safe from any thread (librdkafka's admin calls are).
 
 #include <librdkafka/rdkafka.h>
 
@@ -34,6 +34,9 @@ Result<std::optional<uint32_t>> topic_partitions(rd_kafka_t* rk, const std::vect
 // or Timeout (naming `brokers`) if the cluster cannot be reached within `timeout`.
 Status ensure_topic(rd_kafka_t* rk, const std::vector<std::string>& brokers, const TopicSpec& spec,
                     std::chrono::milliseconds timeout);
+
+// Deletes `topic` and its records (tests, tools). NotFound if there is no such topic.
+Status delete_topic(rd_kafka_t* rk, const std::string& topic, std::chrono::milliseconds timeout);
 
 // Every config entry of `topic` as the broker reports it (DescribeConfigs). NotFound for a missing topic.
 Result<std::map<std::string, std::string>> topic_configs(rd_kafka_t* rk, const std::string& topic,

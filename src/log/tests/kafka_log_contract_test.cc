@@ -13,12 +13,16 @@ class KafkaLogUnderTest final : public LogUnderTest {
     o.max_record_bytes = max_record_bytes;
     o.clock = std::move(clock);
     QIM_ASSIGN_OR_RETURN(auto log, KafkaLog::open(std::move(o)));
+    if (!cleaner_added_) cleaner_.add(log->topic());
+    cleaner_added_ = true;
     return std::unique_ptr<Log>(std::move(log));
   }
   bool multi_instance() const override { return true; }
 
  private:
   std::string prefix_ = fresh_topic_prefix();
+  TopicCleaner cleaner_;
+  bool cleaner_added_ = false;
 };
 
 INSTANTIATE_TEST_SUITE_P(Kafka, LogContractTest,

@@ -28,6 +28,7 @@ class KafkaLogTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (std::string why = kafka_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    for (const char* name : {"log", "keep", "outbox"}) cleaner_.add(prefix_ + name);
   }
   KafkaLogOptions options(uint32_t partitions) { return test_kafka_options(prefix_, "log", partitions); }
 
@@ -50,6 +51,7 @@ class KafkaLogTest : public ::testing::Test {
   }
 
   std::string prefix_ = fresh_topic_prefix();
+  TopicCleaner cleaner_;
 };
 
 TEST_F(KafkaLogTest, TheCreatedTopicHasTheRetentionAndRecordLimit) {

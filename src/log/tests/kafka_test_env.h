@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "log/kafka/kafka_handle.h"
 #include "log/kafka/kafka_log.h"
+#include "log/kafka/kafka_topics.h"
 
 namespace qim::testing {
 
@@ -48,5 +50,20 @@ inline KafkaLogOptions test_kafka_options(const std::string& prefix, const std::
   o.connect_timeout = std::chrono::milliseconds(20'000);
   return o;
 }
+
+// Deletes the test's topics when the test ends, so repeated runs do not pile them up on the broker.
+class TopicCleaner {
+ public:
+  ~TopicCleaner() {
+    if (topics_.empty()) return;
+    auto rk = kafka::new_handle(RD_KAFKA_PRODUCER, test_kafka_brokers(), {}, nullptr);
+    if (!rk.ok()) return;
+    for (const auto& t : topics_) (void)kafka::delete_topic(rk->get(), t, std::chrono::milliseconds(10'000));
+  }
+  void add(const std::string& topic) { topics_.push_back(topic); }
+
+ private:
+  std::vector<std::string> topics_;
+};
 
 }  // namespace qim::testing
