@@ -109,7 +109,9 @@ Result<AppConfig> app_config_from_env(const EnvLookup& getenv) {
     QIM_ASSIGN_OR_RETURN(uint64_t n, parse_uint("QIM_OUTBOX_PARTITIONS", *v, 1, 4096));
     c.outbox_partitions = static_cast<uint32_t>(n);
   }
-  if (auto v = getenv("QIM_OWNED_SHARDS")) {
+  // "auto" (or empty): shards from leases where a node runs alone (node/lease/lease_config.h); `qim up`
+  // owns every shard.
+  if (auto v = getenv("QIM_OWNED_SHARDS"); v && !v->empty() && *v != "auto") {
     auto shards = parse_shard_set(*v, c.shards);
     if (!shards.ok()) return config_error("QIM_OWNED_SHARDS", *v, shards.error().message());
     c.owned_shards = *std::move(shards);

@@ -50,7 +50,8 @@ Status Pipeline::start() {
   if (!downstream_.empty()) fan_in_ = std::make_unique<FanInNotifier>(downstream_);
   if (roles_.node) {
     NodeOptions o;
-    o.shards = config_.owned_shards;
+    o.shards = roles_.leased ? std::vector<ShardId>{} : config_.owned_shards;
+    o.leased = roles_.leased;
     o.epoch = config_.epoch;
     o.logger = child("node");
     o.quarantine = quarantine_log_.get();

@@ -28,6 +28,8 @@ struct PipelineRoles {
   bool fanout = true;
   bool node = true;
   bool archiver = true;
+  // The node starts with no shard; a ShardOwnership loop (node/lease/) adds them as it takes leases.
+  bool leased = false;
 };
 
 class Pipeline {

@@ -17,10 +17,27 @@
 #include "delivery/redis/routing_options.h"
 #include "gateway/gateway.h"
 #include "gateway/gateway_options.h"
+#include "node/lease/lease_config.h"
 
 namespace qim {
 
 namespace {
+
+// The ownership loop's state on /metrics.
+std::string ownership_prometheus(const OwnershipMetrics& m) {
+  std::string out;
+  auto one = [&out](const char* name, const char* type, const char* help, uint64_t v) {
+    out += fmt::format("# HELP {0} {1}\n# TYPE {0} {2}\n{0} {3}\n", name, help, type, v);
+  };
+  one("qim_lease_shards_held", "gauge", "Shard leases this node holds", m.held.size());
+  one("qim_lease_live_nodes", "gauge", "Live nodes at the last scan", m.live_nodes);
+  one("qim_lease_acquired_total", "counter", "Shard leases taken (each at a new epoch)", m.acquired);
+  one("qim_lease_released_total", "counter", "Shard leases given up gracefully", m.released);
+  one("qim_lease_lost_total", "counter", "Shard leases lost (not renewed in time, refused, fenced)", m.lost);
+  one("qim_lease_renew_failures_total", "counter", "Renewals that could not reach the lease store",
+      m.renew_failures);
+  return out;
+}
 
 int exit_code_for(const Error& e) {
   return e.code() == Errc::kConfig || e.code() == Errc::kEpochAhead ? kExitRefused : kExitFailed;
@@ -43,6 +60,13 @@ struct Instance {
   PipelineRoles roles;
   std::string name;    // for messages: "qim up", "qim fanout", ...
   bool alone = false;  // one role in its own process: delivery goes through the routing Redis
+};
+
+// The leases of a `qim mailbox` whose shards are not configured (QIM_OWNED_SHARDS unset or auto).
+struct Leases {
+  OwnershipOptions options;
+  std::unique_ptr<LeaseStore> store;
+  std::unique_ptr<ShardOwnership> loop;  // after the node started; stopped before its drain
 };
 
 void print_banner(const AppConfig& c, const Gateway* gw, const RoleAdmin* admin, bool dev_secret,
@@ -93,6 +117,16 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
+
+  std::optional<Leases> leases;
+  if (instance.roles.leased) {
+    auto options = ownership_options_from_env(env, cfg.shards);
+    if (!options.ok()) return refuse(log, instance.name, options.error());
+    auto store = open_lease_store(cfg.store);
+    if (!store.ok()) return refuse(log, instance.name + ": the shard leases", store.error());
+    leases = Leases{*std::move(options), *std::move(store), nullptr};
+    leases->options.logger = spdlog::default_logger();
+  }
 
   auto opened = Pipeline::open(cfg, instance.roles, spdlog::default_logger());
   if (!opened.ok()) return refuse(log, instance.name, opened.error());
@@ -150,6 +184,15 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     (void)pipeline->shutdown();
     return refuse(log, instance.name, s.error());
   }
+  if (leases) {
+    leases->loop = std::make_unique<ShardOwnership>(*pipeline->node(), *leases->store, pipeline->store(),
+                                                    leases->options);
+    if (Status s = leases->loop->start(); !s.ok()) {
+      leases->loop.reset();
+      (void)pipeline->shutdown();
+      return refuse(log, instance.name + ": the shard ownership loop", s.error());
+    }
+  }
   // A role without a gateway serves the gateway's admin endpoints from an admin server of its own.
   std::unique_ptr<RoleAdmin> admin;
   if (gateway) {
@@ -168,8 +211,9 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     }
   } else {
     admin = std::make_unique<RoleAdmin>(
-        [p = pipeline.get(), n = routed_notifier.get()] {
-          return p->prometheus() + (n != nullptr ? n->metrics_text() : std::string());
+        [p = pipeline.get(), n = routed_notifier.get(), l = leases ? leases->loop.get() : nullptr] {
+          return p->prometheus() + (n != nullptr ? n->metrics_text() : std::string()) +
+                 (l != nullptr ? ownership_prometheus(l->metrics()) : std::string());
         },
         pipeline_admin_routes(*pipeline));
     if (Status s = admin->start(cfg.admin_address, cfg.admin_port); !s.ok()) {
@@ -212,12 +256,16 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   }
   if (gateway) gateway->stop();
   if (routing) routing->stop();  // its routes go with it (a killed gateway's expire)
+  // Leased shards are given up gracefully (drained, committed, released) so the other nodes take them on
+  // their next scan rather than after the lease ttl.
+  if (leases && leases->loop) leases->loop->stop();
   Status drained = pipeline->shutdown();
   routed_notifier.reset();   // publishes what the node reported last, then stops
   gateway.reset();           // after the pipeline stopped reporting to it
   if (admin) admin->stop();  // answered /healthz and /metrics through the drain
   remove_running_file(cfg.data_dir);
-  pipeline.reset();  // flushes and closes the logs and stores
+  if (leases) leases->loop.reset();  // before the node it adds shards to
+  pipeline.reset();                  // flushes and closes the logs and stores
   if (!drained.ok()) {
     log.error("shutdown: {}", drained.error().to_string());
     return kExitFailed;
@@ -245,7 +293,9 @@ int run_role(const std::string& role, const EnvLookup& env) {
                         "QIM_AUTH_SECRET is not set: every gateway of a distributed deployment must verify "
                         "tokens with the same secret, so set QIM_AUTH_SECRET (the same value) for each"));
   }
-  Instance instance{role == "gateway", PipelineRoles{role == "fanout", role == "mailbox", role == "archiver"},
+  const bool leased = role == "mailbox" && shard_leases_enabled(env);
+  Instance instance{role == "gateway",
+                    PipelineRoles{role == "fanout", role == "mailbox", role == "archiver", leased},
                     "qim " + role, true};
   return run_instance(env, instance);
 }
