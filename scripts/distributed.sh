@@ -20,6 +20,7 @@
 #   QIM_RUN_DIR                 the engines' run dir (scripts/engines/README.md)     ($QIM_DISTRIBUTED_DIR/engines)
 #   QIM_KAFKA_PORT, QIM_KAFKA_CONTROLLER_PORT, QIM_KAFKA_HEAP   as scripts/engines/kafka.sh (19092, 19093)
 #   QIM_SKIP_BUILD=1            use ./build/release as it is (default: scripts/build.sh first)
+#   QIM_DISTRIBUTED_STATIC_SHARDS=1  the nodes own shards 0-7 and 8-15 (QIM_OWNED_SHARDS) instead of leases
 # Any other QIM_* variable set here reaches every process (docs/running.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -120,9 +121,16 @@ start_process() {
   extra+=("QIM_DATA_DIR=$data" "QIM_ADMIN_PORT=$admin")
   case $name in
     gateway-*) extra+=("QIM_GATEWAY_PORT=$port" "QIM_GATEWAY_ID=$name") ;;
-    # Each node owns half of the shards, at QIM_EPOCH (default 1).
-    mailbox-1) extra+=("QIM_NODE_ID=$name" "QIM_OWNED_SHARDS=0-$((shards / 2 - 1))") ;;
-    mailbox-2) extra+=("QIM_NODE_ID=$name" "QIM_OWNED_SHARDS=$((shards / 2))-$((shards - 1))") ;;
+    # The nodes take their shards through leases (half each once both run; a dead node's shards go to the
+    # other within the lease ttl, QIM_SHARD_LEASE_TTL_MS). QIM_DISTRIBUTED_STATIC_SHARDS=1: half each,
+    # configured (QIM_OWNED_SHARDS at QIM_EPOCH).
+    mailbox-1 | mailbox-2)
+      extra+=("QIM_NODE_ID=$name")
+      if [[ ${QIM_DISTRIBUTED_STATIC_SHARDS:-0} == 1 ]]; then
+        if [[ $name == mailbox-1 ]]; then extra+=("QIM_OWNED_SHARDS=0-$((shards / 2 - 1))")
+        else extra+=("QIM_OWNED_SHARDS=$((shards / 2))-$((shards - 1))"); fi
+      fi
+      ;;
   esac
   # shellcheck disable=SC2046 # one word a line of the env file
   env $(cat "$dir/env") "${extra[@]}" setsid "$qim" "$role" >>"$data/qim.log" 2>&1 </dev/null &
