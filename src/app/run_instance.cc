@@ -118,6 +118,13 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
+  auto opened = Pipeline::open(cfg, instance.roles, spdlog::default_logger());
+  if (!opened.ok()) return refuse(log, instance.name, opened.error());
+  std::unique_ptr<Pipeline> pipeline = std::move(opened).value();
+  // The logs are locked now, so a running.json here is left over from a process that did not exit cleanly.
+  remove_running_file(cfg.data_dir);
+
+  // Declared after the pipeline: the loop goes before the node it adds shards to, on every path.
   std::optional<Leases> leases;
   if (instance.roles.leased) {
     auto options = ownership_options_from_env(env, cfg.shards);
@@ -127,12 +134,6 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     leases = Leases{*std::move(options), *std::move(store), nullptr};
     leases->options.logger = spdlog::default_logger();
   }
-
-  auto opened = Pipeline::open(cfg, instance.roles, spdlog::default_logger());
-  if (!opened.ok()) return refuse(log, instance.name, opened.error());
-  std::unique_ptr<Pipeline> pipeline = std::move(opened).value();
-  // The logs are locked now, so a running.json here is left over from a process that did not exit cleanly.
-  remove_running_file(cfg.data_dir);
 
   // Across processes the node's frontier moves reach the gateways through the routing Redis
   // (delivery/redis/): the node publishes to the gateways holding the users concerned, each gateway
