@@ -131,7 +131,7 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     if (!options.ok()) return refuse(log, instance.name, options.error());
     auto store = open_lease_store(cfg.store);
     if (!store.ok()) return refuse(log, instance.name + ": the shard leases", store.error());
-    leases = Leases{*std::move(options), *std::move(store), nullptr};
+    leases = Leases{std::move(options).value(), std::move(store).value(), nullptr};
     leases->options.logger = spdlog::default_logger();
   }
 
@@ -143,14 +143,14 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   if (routed && (instance.gateway || instance.roles.node)) {
     auto ro = routing_options_from_env(env);
     if (!ro.ok()) return refuse(log, instance.name, ro.error());
-    routing_options = *std::move(ro);
+    routing_options = std::move(ro).value();
   }
   std::unique_ptr<RoutingRedis> routing_redis;
   std::unique_ptr<RoutedNotifier> routed_notifier;  // the node's publisher; after the pipeline's shutdown
   if (routing_options && instance.roles.node) {
     auto redis = RoutingRedis::create(*routing_options);
     if (!redis.ok()) return refuse(log, instance.name, redis.error());
-    routing_redis = *std::move(redis);
+    routing_redis = std::move(redis).value();
     routed_notifier = std::make_unique<RoutedNotifier>(*routing_redis);
     pipeline->deliver_to(routed_notifier.get());
   }
@@ -158,7 +158,7 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   if (routing_options && instance.gateway) {
     auto r = GatewayRouting::create(*routing_options, cfg.shards);
     if (!r.ok()) return refuse(log, instance.name, r.error());
-    routing = *std::move(r);
+    routing = std::move(r).value();
   }
 
   std::unique_ptr<Gateway> gateway;
