@@ -128,7 +128,9 @@ TEST(Faults, KilledNodesShardsAreTakenOverAndNothingIsLostOrShownTwice) {
   constexpr int kRounds = 12;  // 12 rounds x 16 recipients, the node killed after round 4
   std::map<std::string, std::vector<std::string>> sent;  // recipient -> client_msg_ids acknowledged
   for (int round = 0; round < kRounds; ++round) {
-    if (round == 4) ASSERT_TRUE(qim->kill_process("mailbox-1").ok());
+    if (round == 4) {
+      ASSERT_TRUE(qim->kill_process("mailbox-1").ok());
+    }
     for (const auto& [shard, r] : by_shard) {
       auto& sender = (shard % 2 == 0) ? s1 : s2;
       const std::string cmid = "n" + std::to_string(round) + "-" + std::to_string(shard);
