@@ -68,6 +68,7 @@ std::unique_ptr<QimProcess> new_process(const std::string& name) {
   const std::string ns = "qim_e2e_" + run_tag() + "_" + std::to_string(serial++);
   env["QIM_MAILBOX_REDIS_PREFIX"] = ns + ":";
   env["QIM_CQL_KEYSPACE"] = ns;
+  env["QIM_KAFKA_TOPIC_PREFIX"] = ns + ".";
   auto process = std::make_unique<QimProcess>(QIM_BINARY, dir, std::move(env));
   // A failed run keeps its data directory and qim.log (QIM_E2E_KEEP=1 keeps every one).
   process->keep_data_if([] {
