@@ -8,6 +8,7 @@
 //   QIM_KAFKA_BROKERS         127.0.0.1:19092   host:port[,host:port...] (kafka)
 //   QIM_KAFKA_TOPIC_PREFIX    qim.         topics are <prefix>outbox and <prefix>mailbox (kafka)
 //   QIM_KAFKA_APPEND_TIMEOUT_MS  5000      how long an append may wait for its acknowledgement (kafka)
+//   QIM_KAFKA_REPLICATION_FACTOR 1         replicas of the topics QIM creates (kafka)
 //   QIM_SHARDS                16           mailbox shards = mailbox-log partitions
 //   QIM_OUTBOX_PARTITIONS     16           Outbox partitions
 //   QIM_OWNED_SHARDS          all          shards this MailboxNode owns, e.g. "0-15" or "0-3,8"

@@ -64,16 +64,19 @@ TEST(AppConfigTest, KafkaVariables) {
   EXPECT_EQ(defaults.log.kafka_brokers, std::vector<std::string>{"127.0.0.1:19092"});
   EXPECT_EQ(defaults.log.kafka_topic_prefix, "qim.");
   EXPECT_EQ(defaults.log.kafka_append_timeout, std::chrono::milliseconds(5000));
+  EXPECT_EQ(defaults.log.kafka_replication_factor, 1);
   auto c = app_config_from_env(env({{"QIM_LOG_BACKEND", "kafka"},
                                     {"QIM_KAFKA_BROKERS", "10.0.0.1:9092,kafka-2:9093"},
                                     {"QIM_KAFKA_TOPIC_PREFIX", "prod_qim-1."},
-                                    {"QIM_KAFKA_APPEND_TIMEOUT_MS", "2500"}}))
+                                    {"QIM_KAFKA_APPEND_TIMEOUT_MS", "2500"},
+                                    {"QIM_KAFKA_REPLICATION_FACTOR", "3"}}))
                .value();
   EXPECT_EQ(c.log.backend, "kafka");
   EXPECT_FALSE(log_is_single_process(c.log));
   EXPECT_EQ(c.log.kafka_brokers, (std::vector<std::string>{"10.0.0.1:9092", "kafka-2:9093"}));
   EXPECT_EQ(c.log.kafka_topic_prefix, "prod_qim-1.");
   EXPECT_EQ(c.log.kafka_append_timeout, std::chrono::milliseconds(2500));
+  EXPECT_EQ(c.log.kafka_replication_factor, 3);
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"QIM_KAFKA_BROKERS", ","},
       {"QIM_KAFKA_BROKERS", "localhost"},
@@ -86,7 +89,9 @@ TEST(AppConfigTest, KafkaVariables) {
       {"QIM_KAFKA_APPEND_TIMEOUT_MS", "0"},
       {"QIM_KAFKA_APPEND_TIMEOUT_MS", "99"},
       {"QIM_KAFKA_APPEND_TIMEOUT_MS", "300001"},
-      {"QIM_KAFKA_APPEND_TIMEOUT_MS", "5s"}};
+      {"QIM_KAFKA_APPEND_TIMEOUT_MS", "5s"},
+      {"QIM_KAFKA_REPLICATION_FACTOR", "0"},
+      {"QIM_KAFKA_REPLICATION_FACTOR", "17"}};
   for (const auto& [var, value] : bad) {
     auto r = app_config_from_env(env({{var, value}}));
     ASSERT_FALSE(r.ok()) << var << "=" << value;

@@ -33,6 +33,7 @@ Result<std::unique_ptr<Log>> open_log(const LogOptions& options, const std::stri
     o.partitions = partitions;
     o.retention_ms = retention_ms;
     o.append_timeout = options.kafka_append_timeout;
+    o.replication_factor = options.kafka_replication_factor;
     o.clock = std::move(clock);
     o.logger = std::move(logger);
     QIM_ASSIGN_OR_RETURN(auto log, KafkaLog::open(std::move(o)));

@@ -22,6 +22,7 @@ struct LogOptions {
   std::vector<std::string> kafka_brokers = {"127.0.0.1:19092"};  // QIM_KAFKA_BROKERS (kafka)
   std::string kafka_topic_prefix = "qim.";                       // QIM_KAFKA_TOPIC_PREFIX (kafka)
   std::chrono::milliseconds kafka_append_timeout{5000};          // QIM_KAFKA_APPEND_TIMEOUT_MS (kafka)
+  int kafka_replication_factor = 1;                              // QIM_KAFKA_REPLICATION_FACTOR (kafka)
 };
 
 // True if every role using logs of this backend must share one process.

@@ -41,9 +41,9 @@ std::unique_ptr<Deployment> new_deployment(const std::string& name, Ownership ow
   const std::string ns = "qim_e2e_" + run_tag() + "_" + std::to_string(serial++);
   env["QIM_MAILBOX_REDIS_PREFIX"] = ns + ":";
   env["QIM_CQL_KEYSPACE"] = ns;
+  env["QIM_KAFKA_TOPIC_PREFIX"] = ns + ".";
   std::unique_ptr<Deployment> process;
   if (deployment_under_test() == "distributed") {
-    env["QIM_KAFKA_TOPIC_PREFIX"] = ns + ".";
     env["QIM_ROUTING_REDIS_PREFIX"] = ns + ":";
     process = distributed_deployment(QIM_BINARY, dir, std::move(env), ns, 16, ownership);
   } else {

@@ -13,7 +13,6 @@ Errc errc_of(rd_kafka_resp_err_t err) {
     // The record itself can never be taken: retrying it unchanged is pointless.
     case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
     case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE:
-    case RD_KAFKA_RESP_ERR_INVALID_TIMESTAMP:
     case RD_KAFKA_RESP_ERR_INVALID_RECORD:
     case RD_KAFKA_RESP_ERR__INVALID_ARG:
       return Errc::kInvalidArgument;
@@ -24,6 +23,9 @@ Errc errc_of(rd_kafka_resp_err_t err) {
     case RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED:
     case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
       return Errc::kPermissionDenied;
+    // A CreateTime the broker refuses (message.timestamp.after.max.ms): this process's clock is off, which
+    // is the server's problem, not the client's.
+    case RD_KAFKA_RESP_ERR_INVALID_TIMESTAMP:
     case RD_KAFKA_RESP_ERR_INVALID_CONFIG:
     case RD_KAFKA_RESP_ERR_INVALID_PARTITIONS:
     case RD_KAFKA_RESP_ERR_INVALID_REPLICATION_FACTOR:

@@ -2,7 +2,8 @@
 // The one place a librdkafka error code becomes a QIM error value. What the gateway answers follows from
 // the Errc (gateway/protocol/wire_code.h): the broker being unreachable, slow or refusing for now is
 // Transport or Timeout (UNAVAILABLE: the client retries); a record the broker can never take is
-// InvalidArgument. Stateless; safe from any thread.
+// InvalidArgument; a refusal caused by this server (its clock, its topic settings) is Config.
+// Stateless; safe from any thread.
 
 #include <librdkafka/rdkafka.h>
 

@@ -68,8 +68,9 @@ class KafkaLog final : public Log {
   uint32_t partition_count() const override { return options_.partitions; }
   // `done` runs on the producer's thread with the record's Kafka offset once every in-sync replica has it.
   // InvalidArgument (through `done`) for an unknown partition, a value over max_record_bytes() or a key
-  // over kKeyAndFramingBytes/2; Timeout after append_timeout without acknowledgement; Transport when the
-  // cluster refuses it or the log is closed. Appends to one partition are durable in call order.
+  // over kKeyAndFramingBytes/2; Timeout after append_timeout without acknowledgement; Config if the broker
+  // refuses its CreateTime (this process's clock is too far ahead); Transport when the cluster refuses it
+  // otherwise or the log is closed. Appends to one partition are durable in call order.
   void append(uint32_t partition, std::string key, std::string value, AppendCallback done) override;
   // Timestamps are the records' CreateTime (the clock's now at append). InvalidArgument for an unknown
   // partition or `from` beyond end_offset(); ExpiredCursor for `from` below start_offset() (deleted by

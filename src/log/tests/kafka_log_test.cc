@@ -159,6 +159,18 @@ TEST_F(KafkaLogTest, AFatalProducerErrorIsFollowedByANewProducer) {
   EXPECT_EQ(records->back().offset, *after);
 }
 
+TEST_F(KafkaLogTest, ACreateTimeFarAheadOfTheBrokerIsRefusedAsTheServersProblem) {
+  auto o = options(1);
+  auto clock = std::make_shared<ManualClock>(SystemClock().now_ms() + 2 * 86'400'000);  // two days ahead
+  o.clock = clock;
+  auto log = KafkaLog::open(o).value();
+  auto r = log->append_sync(0, "", "from the future");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.code(), Errc::kConfig) << r.error().to_string();
+  EXPECT_NE(r.error().message().find("INVALID_TIMESTAMP"), std::string::npos) << r.error().message();
+  EXPECT_EQ(log->end_offset(0)->value, 0u);
+}
+
 // No cluster needed: these run everywhere.
 TEST(KafkaLogBoundsTest, OpenFailsWithinTheBoundNamingTheBrokers) {
   KafkaLogOptions o;
@@ -195,6 +207,7 @@ TEST(KafkaLogBoundsTest, BrokerErrorsMapToWhatTheGatewayCanAnswer) {
   EXPECT_EQ(wire_code_of(kafka::errc_of(RD_KAFKA_RESP_ERR__QUEUE_FULL)), WireCode::kUnavailable);
   EXPECT_EQ(wire_code_of(kafka::errc_of(RD_KAFKA_RESP_ERR__FATAL)), WireCode::kUnavailable);
   EXPECT_EQ(wire_code_of(kafka::errc_of(RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE)), WireCode::kInvalidArgument);
+  EXPECT_EQ(wire_code_of(kafka::errc_of(RD_KAFKA_RESP_ERR_INVALID_TIMESTAMP)), WireCode::kInternal);
 }
 
 }  // namespace
