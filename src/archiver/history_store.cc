@@ -22,10 +22,4 @@ Status validate_history_query(const HistoryQuery& query) {
   return {};
 }
 
-Status HistoryStore::append_all(std::span<const Message> messages) {
-  for (const Message& m : messages) QIM_RETURN_IF_ERROR(validate_history_message(m));
-  for (const Message& m : messages) QIM_RETURN_IF_ERROR(append(m));
-  return {};
-}
-
 }  // namespace qim

@@ -46,9 +46,15 @@ class HistoryStore {
   // InvalidArgument (validate_history_message) with nothing written; Transport, Timeout or Io if the
   // rows could not be written (some may have been: writing the message again completes them).
   virtual Status append(const Message& message) = 0;
-  // The same for several messages, as a backend can overlap their round trips. Every message is checked
-  // first: on InvalidArgument nothing is written. The default appends them one by one.
-  virtual Status append_all(std::span<const Message> messages);
+  // The same for several messages, as a backend can overlap their round trips. The backends here check
+  // every message first, so on InvalidArgument nothing is written. The default (inline, so users of
+  // this header need not link the archiver) appends them one by one, stopping at the first error.
+  virtual Status append_all(std::span<const Message> messages) {
+    for (const Message& m : messages) {
+      if (Status s = append(m); !s.ok()) return s;
+    }
+    return {};
+  }
   // Newest first, strictly before `query.before`, at most `query.limit`, `more` if older ones exist.
   // InvalidArgument (validate_history_query); CorruptEntry naming the conversation and message id if a
   // stored row does not decode or the index names a missing message; Transport/Timeout/Io.

@@ -48,14 +48,20 @@ Result<std::unique_ptr<RocksHistoryStore>> RocksHistoryStore::open(const std::st
 }
 
 Status RocksHistoryStore::append(const Message& message) {
-  QIM_RETURN_IF_ERROR(validate_history_message(message));
+  return append_all(std::span<const Message>(&message, 1));
+}
+
+Status RocksHistoryStore::append_all(std::span<const Message> messages) {
+  for (const Message& m : messages) QIM_RETURN_IF_ERROR(validate_history_message(m));
   rocksdb::WriteBatch batch;
-  std::string index = index_prefix(message.conversation);
-  put_be64(index, message.id.value);
-  QIM_RETURN_IF_ERROR(rocks(batch.Put(message_key(message.id), encode_message(message)), "batch"));
-  QIM_RETURN_IF_ERROR(rocks(batch.Put(index, rocksdb::Slice()), "batch"));
+  for (const Message& m : messages) {
+    std::string index = index_prefix(m.conversation);
+    put_be64(index, m.id.value);
+    QIM_RETURN_IF_ERROR(rocks(batch.Put(message_key(m.id), encode_message(m)), "batch"));
+    QIM_RETURN_IF_ERROR(rocks(batch.Put(index, rocksdb::Slice()), "batch"));
+  }
   QIM_RETURN_IF_ERROR(rocks(db_->Write(rocksdb::WriteOptions(), &batch), "append"));
-  counters_.inserts += 2;
+  counters_.inserts += 2 * messages.size();
   return {};
 }
 

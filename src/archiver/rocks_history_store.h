@@ -26,6 +26,8 @@ class RocksHistoryStore final : public HistoryStore {
   // Idempotent upsert of both rows in one batch; InvalidArgument for a message out of bounds. Not synced
   // by itself: call sync() before relying on it surviving a power loss.
   Status append(const Message& message) override;
+  // Every message checked first, then all rows in one batch.
+  Status append_all(std::span<const Message> messages) override;
   // Newest first, strictly before `query.before`. InvalidArgument for a limit outside 1..200 or an empty
   // conversation; CorruptEntry naming the conversation and id if an index row names a message that is
   // missing, does not decode, or holds another id or conversation.

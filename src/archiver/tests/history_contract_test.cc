@@ -1,6 +1,13 @@
 // The HistoryStore contract, run on the backend this binary links (history_fixture.h). Every read that
 // checks what was written goes through a fresh store instance over the same data.
+//
+// QIM_HISTORY_SUITE names the suite per binary (EmbeddedHistoryContractTest, ...): ctest knows tests by
+// their gtest names, so the three binaries must not share them.
 #include <gtest/gtest.h>
+
+#ifndef QIM_HISTORY_SUITE
+#error "define QIM_HISTORY_SUITE (the gtest suite name of this backend's binary)"
+#endif
 
 #include "archiver/tests/history_fixture.h"
 
@@ -35,7 +42,7 @@ std::vector<uint64_t> ids(const HistoryPage& page) {
   return out;
 }
 
-class HistoryContractTest : public ::testing::Test {
+class QIM_HISTORY_SUITE : public ::testing::Test {
  protected:
   void SetUp() override {
     const HistoryFixture f = history_fixture();
@@ -60,7 +67,7 @@ class HistoryContractTest : public ::testing::Test {
   std::unique_ptr<HistoryStore> store_;
 };
 
-TEST_F(HistoryContractTest, AppendIsIdempotentThroughAFreshStore) {
+TEST_F(QIM_HISTORY_SUITE, AppendIsIdempotentThroughAFreshStore) {
   for (uint64_t i = 1; i <= 3; ++i)
     ASSERT_TRUE(store_->append(message("d:alice:bob", id_at(i), "m" + std::to_string(i))).ok());
   reopen();  // a restarted archiver replays message 2 (and writes 4 for the first time)
@@ -78,7 +85,7 @@ TEST_F(HistoryContractTest, AppendIsIdempotentThroughAFreshStore) {
   EXPECT_EQ(page->messages[2], message("d:alice:bob", id_at(2), "m2"));  // every field read back
 }
 
-TEST_F(HistoryContractTest, PagesNewestFirstAcrossSeveralPagesWithBefore) {
+TEST_F(QIM_HISTORY_SUITE, PagesNewestFirstAcrossSeveralPagesWithBefore) {
   std::vector<Message> batch;
   std::vector<uint64_t> written;
   for (uint64_t i = 0; i < 23; ++i) {
@@ -117,7 +124,7 @@ TEST_F(HistoryContractTest, PagesNewestFirstAcrossSeveralPagesWithBefore) {
   EXPECT_EQ(ids(page), std::vector<uint64_t>{written.back()});
 }
 
-TEST_F(HistoryContractTest, ConversationsWithLookAlikeIdsStayApart) {
+TEST_F(QIM_HISTORY_SUITE, ConversationsWithLookAlikeIdsStayApart) {
   const std::vector<std::string> convs = {"d:a:b", "d:a:b.c", "d:a:bc", "d:a.b:c", "d:a:b@x", "d:a:b_"};
   for (size_t i = 0; i < convs.size(); ++i) {
     ASSERT_TRUE(store_->append(message(convs[i], id_at(100 + i), convs[i])).ok()) << convs[i];
@@ -136,7 +143,7 @@ TEST_F(HistoryContractTest, ConversationsWithLookAlikeIdsStayApart) {
   EXPECT_FALSE(none->more);
 }
 
-TEST_F(HistoryContractTest, LimitIsBounded) {
+TEST_F(QIM_HISTORY_SUITE, LimitIsBounded) {
   std::vector<Message> batch;
   for (uint64_t i = 1; i <= kMaxHistoryReadLimit + 5; ++i)
     batch.push_back(message("d:alice:bob", id_at(i), "x"));
@@ -158,7 +165,7 @@ TEST_F(HistoryContractTest, LimitIsBounded) {
   EXPECT_FALSE(page.more);
 }
 
-TEST_F(HistoryContractTest, CountsTwoInsertsPerMessage) {
+TEST_F(QIM_HISTORY_SUITE, CountsTwoInsertsPerMessage) {
   const OpCounts start = store_->op_counts();
   EXPECT_EQ(start.inserts, 0u);
   for (uint64_t i = 1; i <= 10; ++i) ASSERT_TRUE(store_->append(message("d:alice:bob", id_at(i), "x")).ok());
@@ -173,7 +180,7 @@ TEST_F(HistoryContractTest, CountsTwoInsertsPerMessage) {
   EXPECT_GT(store_->op_counts().reads, 0u);
 }
 
-TEST_F(HistoryContractTest, RefusedMessagesWriteNothing) {
+TEST_F(QIM_HISTORY_SUITE, RefusedMessagesWriteNothing) {
   Message big = message("d:alice:bob", id_at(2), std::string(kMaxBodyBytes + 1, 'x'));
   EXPECT_EQ(store_->append(big).code(), Errc::kInvalidArgument);
   Message high = message("d:alice:bob", MessageId{uint64_t{1} << 63}, "x");
@@ -190,7 +197,7 @@ TEST_F(HistoryContractTest, RefusedMessagesWriteNothing) {
   EXPECT_TRUE(page->messages.empty());
 }
 
-TEST_F(HistoryContractTest, ARowThatDoesNotDecodeIsCorruptEntryNamingIt) {
+TEST_F(QIM_HISTORY_SUITE, ARowThatDoesNotDecodeIsCorruptEntryNamingIt) {
   ASSERT_TRUE(store_->append(message("d:alice:bob", id_at(1), "good")).ok());
   ASSERT_TRUE(store_->append(message("d:alice:bob", id_at(3), "good")).ok());
   ASSERT_TRUE(harness_->plant_corrupt(*store_, conv("d:alice:bob"), id_at(2)).ok());
