@@ -1,12 +1,12 @@
 #pragma once
 // The idempotency table of SEND: (sender, client_msg_id) -> the message it was acknowledged as.
 //
-// Decision (docs/protocol.md, "Idempotent send"): an in-memory table bounded by a count and a time
-// window, rebuilt at start from the tail of the Outbox, which holds (sender, client_msg_id) in every
-// record. The Outbox is the durable truth, so there is no window between "append durable" and "dedup
+// The default, MemorySendDedup (docs/protocol.md, "Idempotent send"): an in-memory table bounded by a count
+// and a time window, rebuilt at start from the tail of the Outbox, which holds (sender, client_msg_id) in
+// every record. The Outbox is the durable truth, so there is no window between "append durable" and "dedup
 // entry written" for a crash to fall into. An entry is recorded only once its append is durable; a
 // duplicate that arrives while the first is still being appended waits for the first's outcome.
-// Thread-safe.
+// Several gateways share one table instead (RedisSendDedup, GatewayDeps::send_dedup). Thread-safe.
 
 #include <cstdint>
 #include <deque>
