@@ -260,7 +260,7 @@ void Connection::handle_send(const std::string& ref, SendFrame f) {
     });
   };
   const int64_t now = ctx_.deps.clock->now_ms();
-  auto begin = ctx_.dedup.begin(key, now, [reply](const Result<SentMessage>& sent) { reply(sent, true); });
+  auto begin = ctx_.dedup->begin(key, now, [reply](const Result<SentMessage>& sent) { reply(sent, true); });
   if (begin.kind == SendDedup::Kind::kDone) {
     answer_send(ref, f.client_msg_id, fingerprint, started, *begin.sent, true);
     return;
@@ -279,7 +279,7 @@ void Connection::handle_send(const std::string& ref, SendFrame f) {
                       offset.ok() ? Result<SentMessage>(SentMessage{message_id_of(partition, *offset),
                                                                     conversation, now, fingerprint})
                                   : Result<SentMessage>(offset.error());
-                  ctx->dedup.complete(key, sent);
+                  ctx->dedup->complete(key, sent);
                   reply(sent, false);
                   ctx->send_answered();
                 });

@@ -15,6 +15,7 @@
 #include "core/status.h"
 #include "delivery/notifier.h"
 #include "gateway/route_registrar.h"
+#include "gateway/send_dedup.h"
 #include "log/log.h"
 #include "mailbox/store.h"
 
@@ -64,6 +65,9 @@ struct GatewayDeps {
   std::vector<AdminRoute> admin_routes;  // optional extra admin endpoints
   // Optional (several gateways): records users' routes; must outlive the gateway. Null: nothing recorded.
   RouteRegistrar* routes = nullptr;
+  // Optional (several gateways): the SEND idempotency table shared by the gateways; must outlive the
+  // gateway. Null: the gateway's own in-memory table.
+  SendDedup* send_dedup = nullptr;
 };
 
 class Gateway {

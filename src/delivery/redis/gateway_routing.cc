@@ -17,15 +17,19 @@ GatewayRouting::GatewayRouting(std::unique_ptr<RoutingRedis> redis, ShardMap sha
     : redis_(std::move(redis)), shards_(shards), extra_(std::move(extra)) {
   RouteRegistrarOptions ro;
   ro.refresh_interval = extra_.refresh_interval;
-  ro.on_routes_lost = [this](std::span<const UserId> users) {
-    if (!subscriber_) return;
+  ro.on_routes_lost = [this](std::span<const UserId> users, const std::function<void()>& rewrite) {
+    if (!subscriber_) {
+      rewrite();
+      return;
+    }
     std::set<uint32_t> seen;
     std::vector<ShardId> shards;
     for (const auto& u : users) {
       const ShardId s = shards_.shard_of(u);
       if (seen.insert(s.value).second) shards.push_back(s);
     }
-    subscriber_->resync(shards, std::to_string(users.size()) + " route(s) were missing in the routing Redis");
+    subscriber_->resync_around(shards, rewrite,
+                               std::to_string(users.size()) + " route(s) were missing in the routing Redis");
   };
   registrar_ = std::make_unique<RedisRouteRegistrar>(*redis_, std::move(ro));
 }

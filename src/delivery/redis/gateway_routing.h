@@ -1,7 +1,8 @@
 #pragma once
 // What a gateway process wires for delivery across gateways, in one object: the routing instances, the
 // route registrar (GatewayDeps::routes) and the subscription to the gateway's channel, connected so a
-// route found missing breaks its users' shards' chains (route_registrar.h) and a resubscription makes
+// route found missing is rewritten and its users' shards' chains broken with no publication handed on
+// in between (route_registrar.h), and a resubscription makes
 // the registrar refresh at once (an instance that dropped the subscription may have restarted empty).
 //
 //   auto routing = GatewayRouting::create(routing_options, shard_count).value();

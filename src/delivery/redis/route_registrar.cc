@@ -227,15 +227,21 @@ Status RedisRouteRegistrar::refresh_now() {
   }
   if (missing.empty()) return result;
 
-  // The break comes before the rewrite: a push looked up after the rewrite lands behind the SYNC_NEEDED.
+  // Rewritten, then their chains broken, with publications held back in between (see the header).
   std::vector<UserId> lost;
   for (UserRoutes* u : missing) lost.push_back(u->user);
   lost_ += lost.size();
   spdlog::warn("routing: gateway {}: {} route(s) were missing; their users resync", gateway_id(),
                lost.size());
-  if (options_.on_routes_lost) options_.on_routes_lost(lost);
   for (UserRoutes* u : missing) u->written = false;
-  if (auto st = write_routes_locked(missing); !st.ok() && result.ok()) result = st;
+  Status written;
+  auto rewrite = [&] { written = write_routes_locked(missing); };
+  if (options_.on_routes_lost) {
+    options_.on_routes_lost(lost, rewrite);
+  } else {
+    rewrite();
+  }
+  if (!written.ok() && result.ok()) result = written;
   if (result.ok()) redis_down_until_ms_ = 0;
   return result;
 }

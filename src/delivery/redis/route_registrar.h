@@ -7,9 +7,12 @@
 //
 // A route found missing at a refresh (expired because refreshes failed, an instance restarted empty, or
 // never written because Redis was down at AUTH) means frontier moves may have gone by without this
-// gateway: `on_routes_lost` is called with those users BEFORE the route is written again (so a push
-// looked up after the rewrite can only follow the break; the wiring makes it break the users' shards'
-// chains: RouteSubscriber::resync). Thread-safe.
+// gateway. The route is written again through `on_routes_lost(users, rewrite)`, which must call
+// `rewrite()` and then break those users' chains, with no publication handed to the gateway in between
+// (RouteSubscriber::resync_around does exactly that): a push looked up after the rewrite must not reach
+// the users with their old chain point (it would claim the entries that went by unrouted), and the
+// SYNC_NEEDED must follow the rewrite (so the client's SYNC reads after every move that missed the
+// route). Thread-safe.
 
 #include <condition_variable>
 #include <functional>
@@ -27,7 +30,8 @@ namespace qim {
 
 struct RouteRegistrarOptions {
   std::chrono::milliseconds refresh_interval{0};  // 0: a third of the route TTL
-  std::function<void(std::span<const UserId>)> on_routes_lost;
+  // Unset: the routes are simply written again (nobody to tell).
+  std::function<void(std::span<const UserId>, const std::function<void()>& rewrite)> on_routes_lost;
 };
 
 class RedisRouteRegistrar final : public RouteRegistrar {

@@ -37,18 +37,23 @@ void RouteSubscriber::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void RouteSubscriber::break_locked(ShardId shard) {
+void RouteSubscriber::break_locked(ShardId shard, bool even_if_never_reported) {
   auto it = ends_.find(shard.value);
-  if (it == ends_.end()) return;
+  if (it == ends_.end() && !even_if_never_reported) return;
   // An empty range reported unknown: the registry breaks the chain and keeps its end, so the next
-  // publication (which continues from that end when nothing was lost) is contiguous again.
-  gateway_.range_unknown(shard, it->second, it->second);
+  // publication (which continues from that end when nothing was lost) is contiguous again. A shard never
+  // reported gets a chain ending at 0 (its next publication may then be a second, harmless, break).
+  const MailboxSeq end = it != ends_.end() ? it->second : MailboxSeq{};
+  gateway_.range_unknown(shard, end, end);
+  ends_[shard.value] = end;
 }
 
-void RouteSubscriber::resync(std::span<const ShardId> shards, const std::string& why) {
+void RouteSubscriber::resync_around(std::span<const ShardId> shards, const std::function<void()>& while_held,
+                                    const std::string& why) {
   std::lock_guard lock(mu_);
+  if (while_held) while_held();
   spdlog::info("routing: gateway {}: {} shard(s) resynced: {}", gateway_id_, shards.size(), why);
-  for (ShardId s : shards) break_locked(s);
+  for (ShardId s : shards) break_locked(s, true);
 }
 
 void RouteSubscriber::resync_all(const std::string& why) {

@@ -10,9 +10,12 @@
 //     chain it has followed is broken at its current end (decision: a break per shard, not a blanket
 //     SYNC_NEEDED, so a shard's chain restarts where the next publication continues);
 //   - a payload that does not decode: counted, and every followed shard is broken the same way;
-//   - resync(shards): the route registrar found routes missing (expired, or a routing instance restarted).
-// A shard it never received a report of needs no break: the registry has no chain point there to trust,
-// and a client whose cursor is below the first DELIVER's `from` SYNCs by the client rule.
+//   - resync_around(shards, rewrite): the route registrar found routes missing (expired, or a routing
+//     instance restarted): the routes are rewritten and those shards broken with no publication handed
+//     on in between; here a shard never reported to this gateway is broken too (its users' next DELIVER
+//     may start at the publisher's base, which the users' SYNC after this break covers).
+// On (re)subscription a shard never reported needs no break: nothing was handed on for it, so a
+// publication lost for it leaves the publisher's point poisoned (its next report carries its own `from`).
 
 #include <atomic>
 #include <functional>
@@ -48,8 +51,11 @@ class RouteSubscriber {
   Status start();
   void stop();
 
-  // Breaks the chains of `shards` (SYNC_NEEDED to their users' connections). Thread-safe.
-  void resync(std::span<const ShardId> shards, const std::string& why);
+  // Runs `while_held` (e.g. rewriting routes) with publications held back, then breaks the chains of
+  // `shards`, including shards never reported here (SYNC_NEEDED to their users' connections).
+  // Thread-safe.
+  void resync_around(std::span<const ShardId> shards, const std::function<void()>& while_held,
+                     const std::string& why);
   // The same for every shard this gateway has followed.
   void resync_all(const std::string& why);
 
@@ -62,7 +68,7 @@ class RouteSubscriber {
  private:
   void run();
   void handle(const std::string& payload);
-  void break_locked(ShardId shard);
+  void break_locked(ShardId shard, bool even_if_never_reported);
 
   RoutingRedis& redis_;
   const std::string gateway_id_;

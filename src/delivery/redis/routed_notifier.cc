@@ -17,6 +17,17 @@ RoutedNotifier::RoutedNotifier(RoutingRedis& redis, RoutedNotifierOptions option
   retry_ = std::thread([this] { retry_loop(); });
 }
 
+RoutedNotifier::RoutedNotifier(std::unique_ptr<RoutingRedis> owned, RoutedNotifierOptions options)
+    : RoutedNotifier(*owned, options) {
+  owned_redis_ = std::move(owned);
+}
+
+Result<std::unique_ptr<RoutedNotifier>> RoutedNotifier::create(const RoutingOptions& routing,
+                                                               RoutedNotifierOptions options) {
+  QIM_ASSIGN_OR_RETURN(auto redis, RoutingRedis::create(routing));
+  return std::unique_ptr<RoutedNotifier>(new RoutedNotifier(std::move(redis), options));
+}
+
 RoutedNotifier::~RoutedNotifier() {
   {
     std::lock_guard lock(retry_mu_);

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -42,6 +43,10 @@ class RoutedNotifier final : public DeliveryNotifier {
  public:
   // `redis` must outlive this object. Starts the delivery and retry threads.
   RoutedNotifier(RoutingRedis& redis, RoutedNotifierOptions options = {});
+  // The same over routing instances of its own (what `qim mailbox` wires). Config error for bad
+  // endpoints; connects lazily.
+  static Result<std::unique_ptr<RoutedNotifier>> create(const RoutingOptions& routing,
+                                                        RoutedNotifierOptions options = {});
   // Publishes what is queued (as far as Redis answers), then stops.
   ~RoutedNotifier() override;
   RoutedNotifier(const RoutedNotifier&) = delete;
@@ -106,8 +111,10 @@ class RoutedNotifier final : public DeliveryNotifier {
     mutable std::mutex pending_mu_;  // pending_shards() is read by the retry thread
     std::atomic<size_t> pending_count_{0};
   };
+  RoutedNotifier(std::unique_ptr<RoutingRedis> owned, RoutedNotifierOptions options);
   void retry_loop();
 
+  std::unique_ptr<RoutingRedis> owned_redis_;  // set by create(); before everything that uses it
   RoutingRedis& redis_;
   const RoutedNotifierOptions options_;
   Publisher publisher_;  // before fan_in_: the fan-in's thread calls it until the fan-in is destroyed

@@ -283,6 +283,28 @@ TEST_F(RoutingTest, ADroppedSubscriptionEndsInSyncNeededAndEveryEntryShownOnce) 
   EXPECT_FALSE(bob->closed());
 }
 
+TEST_F(RoutingTest, ACorruptPublicationIsCountedAndEndsInSyncNeeded) {
+  start_gateway(b_, "gw-b");
+  start_node();
+  auto bob = login(b_, bob_);
+  auto follower = follow(*bob);
+  for (int n = 0; n < 3; ++n) send(alice_, bob_, n);
+  EXPECT_EQ(shown(*follower, 3), bodies_range(0, 3));
+  ASSERT_EQ(follower->feed().gaps(), 0u);
+  // Garbage on gateway B's channel: it cannot say what it lost, so every followed shard is broken.
+  auto redis = RoutingRedis::create(routing_options("vandal")).value();
+  RedisCommand junk{"PUBLISH", redis->keys().channel("gw-b"), std::string("R\x01\x00 not a payload", 18)};
+  auto heard = redis->run(redis->instance_of_gateway("gw-b"), std::span(&junk, 1));
+  ASSERT_TRUE(heard.ok());
+  ASSERT_EQ(heard->front().integer, 1) << "gateway B was not subscribed";
+  ASSERT_TRUE(eventually([&] { return b_.subscriber().corrupt_payloads() == 1; }));
+  for (int n = 3; n < 6; ++n) send(alice_, bob_, n);
+  EXPECT_EQ(shown(*follower, 3), bodies_range(3, 6));
+  EXPECT_TRUE(shown(*follower, 1, kQuiet).empty()) << "an entry was shown twice";
+  EXPECT_GE(follower->feed().gaps(), 1u) << "the corrupt publication did not end in SYNC_NEEDED";
+  EXPECT_TRUE(b_.subscriber().subscribed()) << "a corrupt payload must not cost the subscription";
+}
+
 TEST_F(RoutingTest, RoutesOfAGatewayThatStopsRefreshingExpire) {
   ttl_ = 1000ms;
   start_gateway(a_, "gw-a");
@@ -356,6 +378,34 @@ TEST_F(RoutingTest, ARestartedRoutingRedisGetsTheRoutesBackAndPushesResume) {
   EXPECT_TRUE(shown(*follower, 1, kQuiet).empty()) << "an entry was shown twice";
   EXPECT_EQ(follower->feed().sync_runs(), runs) << "pushes did not resume";
   EXPECT_GT(b_.subscriber().received(), received);
+}
+
+// The routing Redis is down when bob authenticates: his connection goes on (no route), the node cannot
+// publish; once Redis is back the gateway writes the missing route, tells bob to SYNC, and pushes follow.
+TEST_F(RoutingTest, ARouteThatCouldNotBeWrittenAtAuthIsWrittenLaterAndTheUserResyncs) {
+  testing::ChildRedis child;
+  if (!child.available()) GTEST_SKIP() << "redis-server is not on PATH";
+  ASSERT_TRUE(child.start());
+  endpoints_ = {child.endpoint()};
+  GatewayRoutingOptions fast;
+  fast.refresh_interval = 200ms;
+  fast.subscriber.reconnect_backoff = 50ms;
+  start_gateway(b_, "gw-b", fast);
+  start_node();
+  child.crash();
+  auto bob = login(b_, bob_);  // the route write fails; AUTH_OK all the same
+  auto follower = follow(*bob);
+  for (int n = 0; n < 3; ++n) send(alice_, bob_, n);
+  ASSERT_TRUE(child.start());
+  ASSERT_TRUE(eventually([&] { return b_.routing->redis_registrar().routes_lost() >= 1; }));
+  EXPECT_EQ(routes_of(bob_), std::vector<std::string>{"gw-b"});
+  EXPECT_EQ(shown(*follower, 3), bodies_range(0, 3));
+  EXPECT_GE(follower->feed().gaps(), 1u) << "bob was never told to SYNC";
+  ASSERT_TRUE(eventually([&] { return routed_->counters().pending_unknown == 0; }));
+  for (int n = 3; n < 6; ++n) send(alice_, bob_, n);
+  EXPECT_EQ(shown(*follower, 3), bodies_range(3, 6));
+  EXPECT_TRUE(shown(*follower, 1, kQuiet).empty()) << "an entry was shown twice";
+  EXPECT_FALSE(bob->closed());
 }
 
 }  // namespace
