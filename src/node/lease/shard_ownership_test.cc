@@ -183,6 +183,25 @@ TEST_F(ShardOwnershipTest, ALeaseThatCannotBeRenewedStopsTheShardBeforeItsTtlEnd
   EXPECT_EQ(o1.metrics().lost, 1u);
 }
 
+TEST_F(ShardOwnershipTest, AShardLeftFreeForAWholeTtlIsTakenWhateverTheShare) {
+  MailboxNode n1(*log_, *store_, nullptr, node_options());
+  ASSERT_TRUE(n1.start().ok());
+  ShardOwnership o1(n1, *leases_, *store_, ownership("n1"));
+  // n2 is live (it heartbeats) but never takes anything: n1's share is 2 of 4.
+  ASSERT_TRUE(leases_->heartbeat("n2", kTtl).ok());
+  o1.tick();
+  EXPECT_EQ(shards_of(n1), (std::vector<uint32_t>{0, 1}));
+  clock_->advance_ms(kTtl.count() / 2);
+  ASSERT_TRUE(leases_->heartbeat("n2", kTtl).ok());
+  o1.tick();
+  EXPECT_EQ(shards_of(n1), (std::vector<uint32_t>{0, 1}));  // free for half a ttl: still n2's to take
+  clock_->advance_ms(kTtl.count() / 2);
+  ASSERT_TRUE(leases_->heartbeat("n2", kTtl).ok());
+  o1.tick();
+  EXPECT_EQ(shards_of(n1), (std::vector<uint32_t>{0, 1, 2, 3}));  // free for a whole ttl: nobody else did
+  EXPECT_EQ(o1.metrics().fair_share, 2u);
+}
+
 TEST(ShardOwnershipOptionsTest, AMarginThatLeavesNoRenewalIsRefused) {
   OwnershipOptions o;
   o.node_id = "n";
