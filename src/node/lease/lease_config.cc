@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <random>
 
@@ -43,16 +44,22 @@ bool shard_leases_enabled(const EnvLookup& getenv) {
   return !v || v->empty() || *v == "auto";
 }
 
-Result<OwnershipOptions> ownership_options_from_env(const EnvLookup& getenv, uint32_t shard_count) {
+Result<OwnershipOptions> ownership_options_from_env(const EnvLookup& getenv, const StoreOptions& store) {
   OwnershipOptions o;
-  o.shard_count = shard_count;
+  o.shard_count = store.shard_count;
   o.node_id = getenv("QIM_NODE_ID").value_or("");
   if (o.node_id.empty()) o.node_id = default_node_id();
   if (auto v = getenv("QIM_SHARD_LEASE_TTL_MS")) {
     QIM_ASSIGN_OR_RETURN(int64_t ms, parse_ms("QIM_SHARD_LEASE_TTL_MS", *v, 30, 3'600'000));
     o.ttl = std::chrono::milliseconds(ms);
   }
-  o.margin = o.ttl * 3 / 10;
+  // The longest a store call takes before it fails (RedisStoreOptions::command_timeout, the CQL request
+  // timeout): a write the guard let start just before the deadline has ended within the margin.
+  const std::chrono::milliseconds call_timeout = store.backend == "redis" ? std::chrono::milliseconds(2000)
+                                                 : store.backend.starts_with("scylla")
+                                                     ? std::chrono::milliseconds(5000)
+                                                     : std::chrono::milliseconds(0);
+  o.margin = std::max(o.ttl * 3 / 10, call_timeout);
   if (auto v = getenv("QIM_SHARD_LEASE_MARGIN_MS")) {
     QIM_ASSIGN_OR_RETURN(int64_t ms, parse_ms("QIM_SHARD_LEASE_MARGIN_MS", *v, 1, o.ttl.count()));
     o.margin = std::chrono::milliseconds(ms);

@@ -4,7 +4,7 @@
 //
 //   StoreOptions so = store_options_from_env(env);                   // as today
 //   if (shard_leases_enabled(env)) {                                 // QIM_OWNED_SHARDS unset or "auto"
-//     auto ownership = ownership_options_from_env(env, so.shard_count);   // QIM_NODE_ID, QIM_SHARD_LEASE_*
+//     auto ownership = ownership_options_from_env(env, so);   // QIM_NODE_ID, QIM_SHARD_LEASE_*
 //     auto leases = open_lease_store(so);                            // redis or cql, by the store backend
 //     NodeOptions no = ...; no.leased = true; no.shards = {};        // start() starts no shard
 //     MailboxNode node(mailbox_log, *store, notifier, no);  node.start();
@@ -28,9 +28,11 @@ namespace qim {
 bool shard_leases_enabled(const EnvLookup& getenv);
 
 // QIM_NODE_ID (default: <hostname>-<pid>-<random hex>, unique per process), QIM_SHARD_LEASE_TTL_MS
-// (default 10000, 30..3600000), QIM_SHARD_LEASE_MARGIN_MS (default 3/10 of the ttl), the scan at ttl/3.
-// Config naming the variable for a malformed value or a margin that leaves no renewal (see validate()).
-Result<OwnershipOptions> ownership_options_from_env(const EnvLookup& getenv, uint32_t shard_count);
+// (default 10000, 30..3600000), QIM_SHARD_LEASE_MARGIN_MS (default: 3/10 of the ttl, but at least the
+// store's call timeout: 2 s on redis, 5 s on scylla, so a write started just before the holder gives up
+// has ended before the lease can be taken), the scan at ttl/3. Config naming the variable for a malformed
+// value or a margin that leaves no renewal (see validate()).
+Result<OwnershipOptions> ownership_options_from_env(const EnvLookup& getenv, const StoreOptions& store);
 
 // The lease store of the deployment: redis for QIM_MAILBOX_STORE_BACKEND=redis (QIM_MAILBOX_REDIS, its
 // prefix), cql for scylla and scylla-lwt (QIM_CQL_HOSTS, QIM_CQL_KEYSPACE, QIM_CQL_RF). Config for

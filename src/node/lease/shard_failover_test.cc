@@ -1,20 +1,30 @@
 // Two MailboxNodes in one process, as two `qim mailbox` processes would run: they share an embedded mailbox
-// log (standing in for Kafka), a real Redis store (each node its own store instance and connections) and
-// the Redis lease store (each its own instance). Needs QIM_TEST_REDIS. A producer keeps appending messages
-// to every shard throughout; at the end a fresh store instance reads every mailbox back.
+// log (standing in for Kafka), a real store (each node its own store instance and connections) and the
+// lease store of that deployment (each its own instance). Built twice: Redis store + Redis leases
+// (QIM_TEST_REDIS, label redis) and scylla store + CQL leases (QIM_TEST_CQL_HOSTS, label scylla). A
+// producer keeps appending messages to every shard throughout; at the end a fresh store instance reads
+// every mailbox back.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <map>
 #include <thread>
 
 #include "log/testing/temp_dir.h"
 #include "log/testing/test_log.h"
 #include "mailbox/message_codec.h"
-#include "mailbox/redis/redis_test_env.h"
 #include "mailbox/store_options.h"
 #include "node/lease/ownership_test_support.h"
+#if defined(QIM_FAILOVER_BACKEND_CQL)
+#include <unistd.h>
+
+#include "mailbox/scylla/cql/cql_session.h"
+#include "node/lease/cql_lease_store.h"
+#else
+#include "mailbox/redis/redis_test_env.h"
 #include "node/lease/redis_lease_store.h"
+#endif
 #include "node/lease/shard_ownership.h"
 #include "node/quarantine.h"
 
@@ -26,9 +36,21 @@ using namespace std::chrono_literals;
 constexpr uint32_t kShards = 16;
 constexpr auto kTtl = 1500ms;
 constexpr auto kMargin = 450ms;
-// The documented takeover bound (ttl + one scan), and slack for a loaded machine.
-constexpr auto kTakeoverBound = kTtl + kTtl / 3;
-constexpr auto kSlack = 20s;
+#if defined(QIM_FAILOVER_BACKEND_CQL)
+#define QIM_FAILOVER_FIXTURE CqlShardFailoverTest
+// CQL writes a 1.5 s ttl as 3 s (whole seconds + 1): the documented bound is ttl + one scan + 2 s.
+constexpr auto kTakeoverBound = kTtl + kTtl / 3 + 2000ms;
+constexpr auto kProducerPause = 100ms;  // a shared Cassandra on a small machine
+const char* cql_hosts() {
+  const char* h = std::getenv("QIM_TEST_CQL_HOSTS");  // NOLINT(concurrency-mt-unsafe): read at set-up
+  return h != nullptr && *h != '\0' ? h : nullptr;
+}
+#else
+#define QIM_FAILOVER_FIXTURE RedisShardFailoverTest
+constexpr auto kTakeoverBound = kTtl + kTtl / 3;  // the documented bound: ttl + one scan
+constexpr auto kProducerPause = 5ms;
+#endif
+constexpr auto kSlack = 30s;  // for a loaded machine
 
 // A lease store whose connection can be cut: the node behind it can neither renew nor announce itself, as
 // if it were frozen or partitioned from the lease store while its workers still run.
@@ -75,33 +97,59 @@ class CuttableLeases final : public LeaseStore {
 class ShardFailoverTest : public ::testing::Test {
  protected:
   void SetUp() override {
+#if defined(QIM_FAILOVER_BACKEND_CQL)
+    if (!cql_hosts())
+      GTEST_SKIP() << "QIM_TEST_CQL_HOSTS is unset: no CQL cluster for the scylla failover test";
+    keyspace_ = "leases_fo_" + std::to_string(::getpid());
+#else
     endpoints_ = test_redis_endpoints();
     if (endpoints_.empty()) GTEST_SKIP() << kTestRedisSkipMessage;
     prefix_ = unique_test_prefix("failover");
+#endif
     log_ = testing::open_test_log(dir_.sub("mailbox-log"), kShards, "mailbox");
     quarantine_log_ = testing::open_test_log(dir_.sub("quarantine-log"), kQuarantinePartitions, "quarantine");
     for (uint32_t s = 0; s < kShards; ++s) pairs_[s] = testing::two_users_of(shards_, ShardId{s});
   }
   void TearDown() override {
     stop_producer();
+#if defined(QIM_FAILOVER_BACKEND_CQL)
+    if (!keyspace_.empty()) {
+      auto admin = cql::Session::connect({.hosts = cql::split_hosts(cql_hosts())});
+      if (admin.ok()) (void)admin->query("DROP KEYSPACE IF EXISTS " + keyspace_, {}, {.timeout_ms = 60'000});
+    }
+#else
     if (!endpoints_.empty()) (void)delete_test_prefix(endpoints_, prefix_);
+#endif
   }
 
   std::unique_ptr<MailboxStore> open_store() {
     StoreOptions so;
-    so.backend = "redis";
     so.shard_count = kShards;
+#if defined(QIM_FAILOVER_BACKEND_CQL)
+    so.backend = "scylla";
+    so.cql_hosts = cql::split_hosts(cql_hosts());
+    so.cql_keyspace = keyspace_;
+#else
+    so.backend = "redis";
     so.redis_endpoints = endpoints_;
     so.redis_key_prefix = prefix_;
+#endif
     auto store = open_mailbox_store(so);
     EXPECT_TRUE(store.ok()) << store.error().to_string();
     return store.ok() ? std::move(*store) : nullptr;
   }
   std::unique_ptr<LeaseStore> open_leases() {
+#if defined(QIM_FAILOVER_BACKEND_CQL)
+    CqlLeaseOptions o;
+    o.hosts = cql::split_hosts(cql_hosts());
+    o.keyspace = keyspace_;
+    auto leases = open_cql_lease_store(o);
+#else
     RedisLeaseOptions o;
     o.endpoints = endpoints_;
     o.key_prefix = prefix_;
     auto leases = open_redis_lease_store(o);
+#endif
     EXPECT_TRUE(leases.ok()) << leases.error().to_string();
     return leases.ok() ? std::move(*leases) : nullptr;
   }
@@ -128,7 +176,7 @@ class ShardFailoverTest : public ::testing::Test {
     producer_ = std::thread([this] {
       while (!stop_) {
         for (uint32_t s = 0; s < kShards && !stop_; ++s) append(s);
-        std::this_thread::sleep_for(5ms);
+        std::this_thread::sleep_for(kProducerPause);  // the pace of the load, not a synchronisation
       }
     });
   }
@@ -147,7 +195,9 @@ class ShardFailoverTest : public ::testing::Test {
     stop_ = true;
     if (producer_.joinable()) producer_.join();
   }
-  static int64_t now_ms() { return SystemClock().now_ms(); }
+  static int64_t now_ms() {
+    return SystemClock().now_ms();
+  }
 
   // Polls `done` until it holds or the deadline passes (then fails naming `what`).
   template <typename F>
@@ -158,7 +208,9 @@ class ShardFailoverTest : public ::testing::Test {
       std::this_thread::sleep_for(10ms);
     }
   }
-  static size_t count(const MailboxNode& n) { return n.owned().size(); }
+  static size_t count(const MailboxNode& n) {
+    return n.owned().size();
+  }
   size_t messages() {
     std::lock_guard lock(mu_);
     size_t n = 0;
@@ -192,8 +244,9 @@ class ShardFailoverTest : public ::testing::Test {
     }
   }
 
-  std::vector<std::string> endpoints_;
-  std::string prefix_;
+  std::vector<std::string> endpoints_;  // redis
+  std::string prefix_;                  // redis
+  std::string keyspace_;                // cql
   testing::TempDir dir_;
   ShardMap shards_ = ShardMap::create(kShards).value();
   std::unique_ptr<EmbeddedLog> log_;
@@ -205,7 +258,9 @@ class ShardFailoverTest : public ::testing::Test {
   std::thread producer_;
 };
 
-TEST_F(ShardFailoverTest, AJoiningNodeGetsHalfAndADeadNodesShardsMoveAtHigherEpochsExactlyOnce) {
+class QIM_FAILOVER_FIXTURE : public ShardFailoverTest {};
+
+TEST_F(QIM_FAILOVER_FIXTURE, AJoiningNodeGetsHalfAndADeadNodesShardsMoveAtHigherEpochsExactlyOnce) {
   auto store1 = open_store();
   auto store2 = open_store();
   ASSERT_TRUE(store1 && store2);

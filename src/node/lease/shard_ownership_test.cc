@@ -183,6 +183,25 @@ TEST_F(ShardOwnershipTest, ALeaseThatCannotBeRenewedStopsTheShardBeforeItsTtlEnd
   EXPECT_EQ(o1.metrics().lost, 1u);
 }
 
+TEST_F(ShardOwnershipTest, AShardLeftFreeForAWholeTtlIsTakenWhateverTheShare) {
+  MailboxNode n1(*log_, *store_, nullptr, node_options());
+  ASSERT_TRUE(n1.start().ok());
+  ShardOwnership o1(n1, *leases_, *store_, ownership("n1"));
+  // n2 is live (it heartbeats) but never takes anything: n1's share is 2 of 4.
+  ASSERT_TRUE(leases_->heartbeat("n2", kTtl).ok());
+  o1.tick();
+  EXPECT_EQ(shards_of(n1), (std::vector<uint32_t>{0, 1}));
+  clock_->advance_ms(kTtl.count() / 2);
+  ASSERT_TRUE(leases_->heartbeat("n2", kTtl).ok());
+  o1.tick();
+  EXPECT_EQ(shards_of(n1), (std::vector<uint32_t>{0, 1}));  // free for half a ttl: still n2's to take
+  clock_->advance_ms(kTtl.count() / 2);
+  ASSERT_TRUE(leases_->heartbeat("n2", kTtl).ok());
+  o1.tick();
+  EXPECT_EQ(shards_of(n1), (std::vector<uint32_t>{0, 1, 2, 3}));  // free for a whole ttl: nobody else did
+  EXPECT_EQ(o1.metrics().fair_share, 2u);
+}
+
 TEST(ShardOwnershipOptionsTest, AMarginThatLeavesNoRenewalIsRefused) {
   OwnershipOptions o;
   o.node_id = "n";
@@ -218,19 +237,30 @@ TEST(LeaseConfigTest, LeasesAreOnUnlessShardsAreConfigured) {
 }
 
 TEST(LeaseConfigTest, OptionsComeFromTheEnvironmentAndBadOnesNameTheVariable) {
-  auto o = ownership_options_from_env(env({{"QIM_NODE_ID", "mb-1"}, {"QIM_SHARD_LEASE_TTL_MS", "6000"}}), 16);
+  StoreOptions redis;
+  redis.backend = "redis";
+  redis.shard_count = 16;
+  auto o =
+      ownership_options_from_env(env({{"QIM_NODE_ID", "mb-1"}, {"QIM_SHARD_LEASE_TTL_MS", "20000"}}), redis);
   ASSERT_TRUE(o.ok()) << o.error().to_string();
   EXPECT_EQ(o->node_id, "mb-1");
-  EXPECT_EQ(o->ttl, std::chrono::milliseconds(6000));
-  EXPECT_EQ(o->margin, std::chrono::milliseconds(1800));
-  auto a = ownership_options_from_env(env({}), 16);
-  auto b = ownership_options_from_env(env({}), 16);
+  EXPECT_EQ(o->shard_count, 16u);
+  EXPECT_EQ(o->ttl, std::chrono::milliseconds(20000));
+  EXPECT_EQ(o->margin, std::chrono::milliseconds(6000));  // 3/10 of the ttl
+  StoreOptions scylla = redis;
+  scylla.backend = "scylla";
+  o = ownership_options_from_env(env({}), scylla);
+  ASSERT_TRUE(o.ok()) << o.error().to_string();
+  EXPECT_EQ(o->ttl, std::chrono::milliseconds(10000));
+  EXPECT_EQ(o->margin, std::chrono::milliseconds(5000));  // at least the CQL request timeout
+  auto a = ownership_options_from_env(env({}), redis);
+  auto b = ownership_options_from_env(env({}), redis);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_NE(a->node_id, b->node_id);  // unique per process, and per call
-  auto bad = ownership_options_from_env(env({{"QIM_SHARD_LEASE_TTL_MS", "ten"}}), 16);
+  auto bad = ownership_options_from_env(env({{"QIM_SHARD_LEASE_TTL_MS", "ten"}}), redis);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message().find("QIM_SHARD_LEASE_TTL_MS"), std::string::npos);
-  bad = ownership_options_from_env(env({{"QIM_SHARD_LEASE_MARGIN_MS", "8000"}}), 16);
+  bad = ownership_options_from_env(env({{"QIM_SHARD_LEASE_MARGIN_MS", "8000"}}), redis);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message().find("QIM_SHARD_LEASE_MARGIN_MS"), std::string::npos);
 }
