@@ -287,6 +287,7 @@ run_phases() {
   if wanted redis; then
     engine_start redis redis_start
     export QIM_TEST_REDIS=127.0.0.1:${redis_ports[0]},127.0.0.1:${redis_ports[1]}
+    export QIM_TEST_ROUTING_REDIS=127.0.0.1:${redis_ports[2]}  # the routing tests (label redis)
     smoke_phase "redis smoke" "" env QIM_SMOKE_REDIS_PORT="$smoke_redis_port" bash tests/engines/redis_smoke.sh
     ctest_phase "redis store" redis -L redis
     ctest_phase "contract suite on redis" redis -R '/redis( |$)'
@@ -294,7 +295,7 @@ run_phases() {
     e2e_phase "e2e (embedded log, redis store)" redis redis
     e2e_distributed_phase "e2e (distributed: Kafka, redis store)" "redis kafka" redis
     e2e_distributed_phase "faults (distributed: Kafka, redis store)" "redis kafka" redis faults
-    unset QIM_TEST_REDIS QIM_MAILBOX_REDIS
+    unset QIM_TEST_REDIS QIM_TEST_ROUTING_REDIS QIM_MAILBOX_REDIS
   fi
 
   # 3. The pipeline in process and the end-to-end suite against `qim up` (embedded default).
