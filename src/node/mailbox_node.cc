@@ -67,6 +67,7 @@ Result<std::unique_ptr<MailboxNode::Slot>> MailboxNode::make_slot(ShardId shard,
 void MailboxNode::run_slot(Slot& slot) {
   slot.thread = std::thread([this, raw = &slot] {
     raw->worker->run();
+    raw->ended = true;
     auto e = raw->worker->fatal();
     if (!e || !options_.on_fatal) return;
     // A shard taken over (or whose lease lapsed) after add_shard() is the lease loop's to handle.
@@ -169,7 +170,8 @@ Status MailboxNode::remove_shard(ShardId shard, Removal how, std::chrono::millis
   if (how == Removal::kGraceful) {
     slot->worker->request_drain();
     const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!slot->worker->drained() && !slot->worker->fatal()) {
+    // A worker that already ended (the node was stopped) has nothing more to drain.
+    while (!slot->worker->drained() && !slot->worker->fatal() && !slot->ended) {
       if (std::chrono::steady_clock::now() >= deadline) {
         result = Error(Errc::kTimeout, "shard " + std::to_string(shard.value) + " did not drain within " +
                                            std::to_string(limit.count()) + " ms; " +

@@ -14,6 +14,7 @@
 
 #include <spdlog/logger.h>
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -115,6 +116,7 @@ class MailboxNode {
     std::unique_ptr<LeaseGuardedStore> guard;  // null without a lease check
     std::unique_ptr<ShardWorker> worker;
     std::thread thread;
+    std::atomic<bool> ended{false};  // the worker's run() returned (stopped, drained or fatal)
   };
   // The worker of `shard` at `epoch`, initialised (fail closed), not yet running.
   Result<std::unique_ptr<Slot>> make_slot(ShardId shard, Epoch epoch, LeaseCheck lease);
