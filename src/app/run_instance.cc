@@ -127,7 +127,7 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   // Declared after the pipeline: the loop goes before the node it adds shards to, on every path.
   std::optional<Leases> leases;
   if (instance.roles.leased) {
-    auto options = ownership_options_from_env(env, cfg.shards);
+    auto options = ownership_options_from_env(env, cfg.store);
     if (!options.ok()) return refuse(log, instance.name, options.error());
     auto store = open_lease_store(cfg.store);
     if (!store.ok()) return refuse(log, instance.name + ": the shard leases", store.error());
