@@ -102,13 +102,13 @@ int owned_shards(const Deployment& qim, const std::string& node) {
 }
 
 // Injected: SIGKILL of mailbox-1 in the middle of a load spread over every shard (nodes on leases,
-// QIM_SHARD_LEASE_TTL_MS=3000). Checked: mailbox-2 takes mailbox-1's shards (all 16 listed on its
+// QIM_SHARD_LEASE_TTL_MS=6000). Checked: mailbox-2 takes mailbox-1's shards (all 16 listed on its
 // /admin/pipeline); every acknowledged message shows exactly once in its recipient's mailbox, in order,
 // at or below the frontier (the frontier stays contiguous: a SYNC from 0 returns all of them).
 TEST(Faults, KilledNodesShardsAreTakenOverAndNothingIsLostOrShownTwice) {
   QIM_NEEDS_DISTRIBUTED();
   auto qim = new_deployment("fault-node", Ownership::kLeases);
-  const Env leases = {{"QIM_SHARD_LEASE_TTL_MS", "3000"}};
+  const Env leases = {{"QIM_SHARD_LEASE_TTL_MS", "6000"}};
   ASSERT_TRUE(qim->start(leases).ok()) << qim->log_tail();
   // Both nodes hold shards once the leases settle.
   const auto settle = std::chrono::steady_clock::now() + 60s;
