@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command (README, CI): installs, builds, starts each engine once, runs every test, stops them.
-#   bash scripts/test.sh            everything: unit, contract suites, engines, pipeline, e2e, CQL gate
+#   bash scripts/test.sh            everything: unit, contract suites, engines, pipeline, e2e (one process
+#                                    and distributed on Kafka), CQL gate
 #   QIM_TEST_SKIP_CLUSTER=1 ...      skip the three-node Cassandra gate (faster local runs)
 #
 # Output (DEVELOPERS.md, "Tests"): each phase starts with "=== test phase: NAME" and ends with
@@ -83,7 +84,12 @@ redis_stop() {
   for port in "${redis_ports[@]}"; do bash $engines/redis.sh stop "mailbox$port" "$port" || rc=1; done
   return $rc
 }
-kafka_start() { bash $engines/kafka.sh start && bash $engines/kafka.sh wait; }
+# The e2e scenarios run QIM's clock days ahead (QIM_TEST_CLOCK_OFFSET_MS, scenario 13); the broker's
+# default refuses record timestamps more than an hour in the future, so the test broker accepts them.
+kafka_start() {
+  printf 'log.message.timestamp.after.max.ms=9223372036854775807\n' >"$work/kafka-test.properties"
+  QIM_KAFKA_EXTRA_CONFIG=$work/kafka-test.properties bash $engines/kafka.sh start && bash $engines/kafka.sh wait
+}
 cassandra_start() { bash $engines/cassandra.sh start "$1" && bash $engines/cassandra.sh wait "$1"; }
 cleanup_engines() {
   echo
@@ -227,6 +233,14 @@ e2e_phase() {
   local name=$1 needed=$2 backend=$3
   QIM_E2E_BACKEND=$backend ctest_phase "$name" "$needed" -L e2e
 }
+# The e2e suite on the distributed deployment (tests/e2e/deployment.h): every role its own process on the
+# Kafka broker, the given store, routing through the third Redis instance.
+#   e2e_distributed_phase NAME ENGINES BACKEND [LABEL]   (LABEL: e2e, or faults for the fault tests)
+e2e_distributed_phase() {
+  local name=$1 needed=$2 backend=$3 label=${4:-e2e}
+  QIM_E2E_DEPLOYMENT=distributed QIM_E2E_BACKEND=$backend QIM_KAFKA_BROKERS=127.0.0.1:${QIM_KAFKA_PORT:-19092} \
+    QIM_ROUTING_REDIS=127.0.0.1:${redis_ports[2]} ctest_phase "$name" "$needed" -L "$label"
+}
 
 # ------------------------------------------------------------------------------------------- the end
 
@@ -258,45 +272,55 @@ run_phases() {
   # 1. Unit tests and the contract suite on memory and embedded: no engine needed.
   if wanted unit; then ctest_phase "unit" "" -L unit; fi
 
-  # 2. Redis: two mailbox instances (a shard maps to one of them) and one for routing.
+  # Kafka (KRaft, one broker) is started once and stays up through the Redis and Cassandra blocks, whose
+  # distributed e2e phases run on it; it stops before the three-node ring starts.
+  if wanted kafka || wanted redis || wanted cassandra; then
+    engine_start kafka kafka_start
+  fi
+  if wanted kafka; then
+    smoke_phase "kafka smoke" kafka bash tests/engines/kafka_smoke.sh
+    QIM_TEST_KAFKA_BROKERS=127.0.0.1:${QIM_KAFKA_PORT:-19092} ctest_phase "kafka log" kafka -L kafka
+  fi
+
+  # 2. Redis: two mailbox instances (a shard maps to one of them) and one for routing; they stay up for the
+  #    distributed phase of the Cassandra block (routing).
   if wanted redis; then
     engine_start redis redis_start
     export QIM_TEST_REDIS=127.0.0.1:${redis_ports[0]},127.0.0.1:${redis_ports[1]}
+    export QIM_TEST_ROUTING_REDIS=127.0.0.1:${redis_ports[2]}  # the routing tests (label redis)
     smoke_phase "redis smoke" "" env QIM_SMOKE_REDIS_PORT="$smoke_redis_port" bash tests/engines/redis_smoke.sh
     ctest_phase "redis store" redis -L redis
     ctest_phase "contract suite on redis" redis -R '/redis( |$)'
     export QIM_MAILBOX_REDIS=$QIM_TEST_REDIS
     e2e_phase "e2e (embedded log, redis store)" redis redis
-    unset QIM_TEST_REDIS QIM_MAILBOX_REDIS
-    engine_stop redis redis_stop || true
+    e2e_distributed_phase "e2e (distributed: Kafka, redis store)" "redis kafka" redis
+    e2e_distributed_phase "faults (distributed: Kafka, redis store)" "redis kafka" redis faults
+    unset QIM_TEST_REDIS QIM_TEST_ROUTING_REDIS QIM_MAILBOX_REDIS
   fi
 
-  # 3. Kafka (KRaft, one broker).
-  if wanted kafka; then
-    engine_start kafka kafka_start
-    smoke_phase "kafka smoke" kafka bash tests/engines/kafka_smoke.sh
-    engine_stop kafka bash $engines/kafka.sh stop || true
-  fi
-
-  # 4. The pipeline in process and the end-to-end suite against `qim up` (embedded default).
+  # 3. The pipeline in process and the end-to-end suite against `qim up` (embedded default).
   if wanted pipeline; then
     ctest_phase "pipeline" "" -L pipeline
     e2e_phase "e2e (embedded)" "" embedded
   fi
 
-  # 5. Cassandra: the contract suite on one node, then the CQL gate on three nodes, RF 3. The stop of one
+  # 4. Cassandra: the contract suite on one node, then the CQL gate on three nodes, RF 3. The stop of one
   #    mode returns once its ports are free (cassandra.sh), so the other can start on them.
   if wanted cassandra; then
     engine_start cassandra-single cassandra_start single
+    [[ -n ${engine_up[redis]:-} ]] || engine_start redis redis_start  # routing, for the distributed phase
     export QIM_TEST_CQL_HOSTS=${prefix}1 QIM_CQL_HOSTS=${prefix}1
     smoke_phase "cassandra smoke" cassandra-single bash tests/engines/cassandra_smoke.sh single
     ctest_phase "CQL client (one node)" cassandra-single -L scylla
     ctest_phase "contract suite on scylla (one node)" cassandra-single -R '/scylla( |$)'
     ctest_phase "scylla CQL gate (one node, RF 1)" cassandra-single -L scylla-cluster
     e2e_phase "e2e (embedded log, scylla store on Cassandra)" cassandra-single scylla
+    e2e_distributed_phase "e2e (distributed: Kafka, scylla store on Cassandra)" "cassandra-single kafka redis" scylla
     unset QIM_TEST_CQL_HOSTS QIM_CQL_HOSTS
     engine_stop cassandra-single bash $engines/cassandra.sh stop single || true
   fi
+  engine_stop kafka bash $engines/kafka.sh stop || true
+  engine_stop redis redis_stop || true
   if wanted cluster; then
     if [[ ${engine_up[cassandra-single]:-} == 0 ]]; then
       engine_up[cassandra-cluster]=0

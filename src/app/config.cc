@@ -67,6 +67,7 @@ Result<AppConfig> app_config_from_env(const EnvLookup& getenv) {
   if (auto v = getenv("QIM_DATA_DIR")) c.data_dir = *v;  // emptiness checked by the store's options
   c.store.data_dir = c.data_dir + "/mailbox";
   c.log.data_dir = c.data_dir;
+  QIM_ASSIGN_OR_RETURN(c.history, history_options_from_env(getenv, c.store, c.data_dir));
   if (auto v = getenv("QIM_LOG_BACKEND")) {
     QIM_ASSIGN_OR_RETURN(c.log.backend, one_of("QIM_LOG_BACKEND", *v, {"embedded", "kafka"}));
   }
@@ -83,12 +84,38 @@ Result<AppConfig> app_config_from_env(const EnvLookup& getenv) {
     }
     if (c.log.kafka_brokers.empty())
       return config_error("QIM_KAFKA_BROKERS", *v, "expected host:port[,host:port...]");
+    for (const auto& b : c.log.kafka_brokers) {
+      const size_t colon = b.rfind(':');
+      if (colon == 0 || colon == std::string::npos ||
+          !parse_uint("QIM_KAFKA_BROKERS", b.substr(colon + 1), 1, 65535).ok()) {
+        return config_error("QIM_KAFKA_BROKERS", *v, "'" + b + "' is not host:port");
+      }
+    }
+  }
+  if (auto v = getenv("QIM_KAFKA_TOPIC_PREFIX")) {
+    // Kafka topic names are at most 249 of [A-Za-z0-9._-]; leave room for the log's name.
+    const bool legal =
+        v->find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+        std::string::npos;
+    if (!legal || v->size() > 200)
+      return config_error("QIM_KAFKA_TOPIC_PREFIX", *v, "expected up to 200 of A-Z a-z 0-9 . _ -");
+    c.log.kafka_topic_prefix = *v;
+  }
+  if (auto v = getenv("QIM_KAFKA_APPEND_TIMEOUT_MS")) {
+    QIM_ASSIGN_OR_RETURN(uint64_t ms, parse_uint("QIM_KAFKA_APPEND_TIMEOUT_MS", *v, 100, 300'000));
+    c.log.kafka_append_timeout = std::chrono::milliseconds(ms);
+  }
+  if (auto v = getenv("QIM_KAFKA_REPLICATION_FACTOR")) {
+    QIM_ASSIGN_OR_RETURN(uint64_t n, parse_uint("QIM_KAFKA_REPLICATION_FACTOR", *v, 1, 16));
+    c.log.kafka_replication_factor = static_cast<int>(n);
   }
   if (auto v = getenv("QIM_OUTBOX_PARTITIONS")) {
     QIM_ASSIGN_OR_RETURN(uint64_t n, parse_uint("QIM_OUTBOX_PARTITIONS", *v, 1, 4096));
     c.outbox_partitions = static_cast<uint32_t>(n);
   }
-  if (auto v = getenv("QIM_OWNED_SHARDS")) {
+  // "auto" (or empty): shards from leases where a node runs alone (node/lease/lease_config.h); `qim up`
+  // owns every shard.
+  if (auto v = getenv("QIM_OWNED_SHARDS"); v && !v->empty() && *v != "auto") {
     auto shards = parse_shard_set(*v, c.shards);
     if (!shards.ok()) return config_error("QIM_OWNED_SHARDS", *v, shards.error().message());
     c.owned_shards = *std::move(shards);
@@ -123,7 +150,43 @@ Result<AppConfig> app_config_from_env(const EnvLookup& getenv) {
                          one_of("QIM_LOG_LEVEL", *v, {"trace", "debug", "info", "warn", "error"}));
     c.log_level = spdlog::level::from_str(level);
   }
+  if (auto v = getenv("QIM_ADMIN_LISTEN")) {
+    if (v->empty()) return config_error("QIM_ADMIN_LISTEN", *v, "must not be empty");
+    c.admin_address = *v;
+  }
+  if (auto v = getenv("QIM_ADMIN_PORT")) {
+    QIM_ASSIGN_OR_RETURN(uint64_t port, parse_uint("QIM_ADMIN_PORT", *v, 0, 65535));
+    c.admin_port = static_cast<uint16_t>(port);
+  }
   return c;
+}
+
+Status check_role_config(const std::string& role, const AppConfig& config) {
+  const std::string what = "`qim " + role + "` runs apart from the other roles, so ";
+  if (log_is_single_process(config.log)) {
+    return Error(Errc::kConfig,
+                 "QIM_LOG_BACKEND='" + config.log.backend + "': " + what +
+                     "it needs a log other processes share, and the embedded log is single-process. Run "
+                     "every role in one process with `qim up`, or set QIM_LOG_BACKEND=kafka (with "
+                     "QIM_KAFKA_BROKERS) for separate processes.");
+  }
+  // The store and the history are opened by every role (the gateway reads both, the node writes the
+  // store, the archiver writes the history); one kept in this process's directory would be another
+  // process's blind spot.
+  if (config.store.backend == "embedded" || config.store.backend == "memory") {
+    return Error(Errc::kConfig,
+                 "QIM_MAILBOX_STORE_BACKEND='" + config.store.backend + "': " + what +
+                     "it needs a mailbox store other processes share, and this one lives in one process. "
+                     "Set QIM_MAILBOX_STORE_BACKEND=redis (QIM_MAILBOX_REDIS) or scylla (QIM_CQL_HOSTS).");
+  }
+  if (config.history.backend == "embedded") {
+    return Error(Errc::kConfig,
+                 "QIM_HISTORY_BACKEND='embedded': " + what +
+                     "it needs a history store other processes share (the archiver writes it, every gateway "
+                     "reads it), and the embedded one lives in one process. Set QIM_HISTORY_BACKEND=redis or "
+                     "scylla, or leave it unset to follow QIM_MAILBOX_STORE_BACKEND.");
+  }
+  return {};
 }
 
 }  // namespace qim

@@ -3,9 +3,12 @@
 // command-line flags may override. Every bad value is a Config error naming the variable.
 //
 //   QIM_DATA_DIR              ./qim-data   everything the embedded deployment keeps
-//   QIM_LOG_BACKEND           embedded     embedded | kafka (Kafka is not built yet)
+//   QIM_LOG_BACKEND           embedded     embedded | kafka (each role its own process)
 //   QIM_LOG_SEGMENT_BYTES     67108864     embedded log segment size
-//   QIM_KAFKA_BROKERS         127.0.0.1:9092
+//   QIM_KAFKA_BROKERS         127.0.0.1:19092   host:port[,host:port...] (kafka)
+//   QIM_KAFKA_TOPIC_PREFIX    qim.         topics are <prefix>outbox and <prefix>mailbox (kafka)
+//   QIM_KAFKA_APPEND_TIMEOUT_MS  5000      how long an append may wait for its acknowledgement (kafka)
+//   QIM_KAFKA_REPLICATION_FACTOR 1         replicas of the topics QIM creates (kafka)
 //   QIM_SHARDS                16           mailbox shards = mailbox-log partitions
 //   QIM_OUTBOX_PARTITIONS     16           Outbox partitions
 //   QIM_OWNED_SHARDS          all          shards this MailboxNode owns, e.g. "0-15" or "0-3,8"
@@ -16,6 +19,9 @@
 //   QIM_RETENTION_SWEEP_INTERVAL_MS  60000  time between two rounds of the owner's retention sweep
 //   QIM_RETENTION_SWEEP_BATCH        1000   users swept per round at most
 //   QIM_LOG_LEVEL             info         trace | debug | info | warn | error
+//   QIM_ADMIN_LISTEN          127.0.0.1    admin server (/healthz, /metrics) of a role without a gateway
+//   QIM_ADMIN_PORT            7401         its port; 0 picks a free one (the gateway reads both itself)
+//   QIM_HISTORY_BACKEND       (follows QIM_MAILBOX_STORE_BACKEND)  embedded | scylla | redis
 //   plus the store's (mailbox/store_options.h) and the gateway's (gateway/gateway_options.h) variables.
 
 #include <spdlog/common.h>
@@ -25,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "archiver/open_history_store.h"
 #include "core/sharding.h"
 #include "log/open_log.h"
 #include "mailbox/store_options.h"
@@ -35,6 +42,7 @@ struct AppConfig {
   std::string data_dir = "qim-data";
   LogOptions log;
   StoreOptions store;
+  HistoryOptions history;  // where the archiver writes and the gateway reads HISTORY
   uint32_t shards = 16;
   uint32_t outbox_partitions = 16;
   std::vector<ShardId> owned_shards;  // default: every shard
@@ -45,9 +53,17 @@ struct AppConfig {
   std::chrono::milliseconds retention_sweep_interval{60'000};
   uint32_t retention_sweep_batch = 1000;
   spdlog::level::level_enum log_level = spdlog::level::info;
+  std::string admin_address = "127.0.0.1";
+  uint16_t admin_port = 7401;
 };
 
 Result<AppConfig> app_config_from_env(const EnvLookup& getenv);
+
+// Whether `role` ("gateway", "fanout", "mailbox", "archiver") can run in a process of its own with this
+// configuration: every log and store a role touches must be one that other processes share. Config naming
+// the variables otherwise (QIM_LOG_BACKEND=embedded, QIM_MAILBOX_STORE_BACKEND=embedded|memory, ...), with
+// what to set instead. Pure: looks at the configuration only.
+Status check_role_config(const std::string& role, const AppConfig& config);
 
 // `base`, with the variables in `overrides` (from command-line flags) taking precedence.
 EnvLookup with_overrides(EnvLookup base, std::map<std::string, std::string> overrides);

@@ -38,17 +38,99 @@ TEST(AppConfigTest, ReadsOurVariables) {
 }
 
 TEST(AppConfigTest, EveryBadValueNamesItsVariable) {
-  const std::map<std::string, std::string> bad = {
-      {"QIM_EPOCH", "0"},         {"QIM_EPOCH", "65536"},         {"QIM_OWNED_SHARDS", "0-16"},
-      {"QIM_LOG_BACKEND", "nfs"}, {"QIM_DELIVERY_MODE", "fast"},  {"QIM_OUTBOX_PARTITIONS", "x"},
-      {"QIM_LOG_LEVEL", "loud"},  {"QIM_DRAIN_TIMEOUT_MS", "-1"}, {"QIM_FANOUT_CHUNK_ENTRIES", "0"},
-      {"QIM_KAFKA_BROKERS", ","}};
+  const std::map<std::string, std::string> bad = {{"QIM_EPOCH", "0"},
+                                                  {"QIM_EPOCH", "65536"},
+                                                  {"QIM_OWNED_SHARDS", "0-16"},
+                                                  {"QIM_LOG_BACKEND", "nfs"},
+                                                  {"QIM_DELIVERY_MODE", "fast"},
+                                                  {"QIM_OUTBOX_PARTITIONS", "x"},
+                                                  {"QIM_LOG_LEVEL", "loud"},
+                                                  {"QIM_DRAIN_TIMEOUT_MS", "-1"},
+                                                  {"QIM_FANOUT_CHUNK_ENTRIES", "0"},
+                                                  {"QIM_KAFKA_BROKERS", ","},
+                                                  {"QIM_KAFKA_TOPIC_PREFIX", "a b"},
+                                                  {"QIM_KAFKA_APPEND_TIMEOUT_MS", "0"},
+                                                  {"QIM_HISTORY_BACKEND", "rocks"}};
   for (const auto& [var, value] : bad) {
     auto c = app_config_from_env(env({{var, value}}));
     ASSERT_FALSE(c.ok()) << var << "=" << value;
     EXPECT_EQ(c.code(), Errc::kConfig);
     EXPECT_NE(c.error().message().find(var), std::string::npos) << c.error().message();
   }
+}
+
+TEST(AppConfigTest, KafkaVariables) {
+  auto defaults = app_config_from_env(env({})).value();
+  EXPECT_EQ(defaults.log.kafka_brokers, std::vector<std::string>{"127.0.0.1:19092"});
+  EXPECT_EQ(defaults.log.kafka_topic_prefix, "qim.");
+  EXPECT_EQ(defaults.log.kafka_append_timeout, std::chrono::milliseconds(5000));
+  EXPECT_EQ(defaults.log.kafka_replication_factor, 1);
+  auto c = app_config_from_env(env({{"QIM_LOG_BACKEND", "kafka"},
+                                    {"QIM_KAFKA_BROKERS", "10.0.0.1:9092,kafka-2:9093"},
+                                    {"QIM_KAFKA_TOPIC_PREFIX", "prod_qim-1."},
+                                    {"QIM_KAFKA_APPEND_TIMEOUT_MS", "2500"},
+                                    {"QIM_KAFKA_REPLICATION_FACTOR", "3"}}))
+               .value();
+  EXPECT_EQ(c.log.backend, "kafka");
+  EXPECT_FALSE(log_is_single_process(c.log));
+  EXPECT_EQ(c.log.kafka_brokers, (std::vector<std::string>{"10.0.0.1:9092", "kafka-2:9093"}));
+  EXPECT_EQ(c.log.kafka_topic_prefix, "prod_qim-1.");
+  EXPECT_EQ(c.log.kafka_append_timeout, std::chrono::milliseconds(2500));
+  EXPECT_EQ(c.log.kafka_replication_factor, 3);
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"QIM_KAFKA_BROKERS", ","},
+      {"QIM_KAFKA_BROKERS", "localhost"},
+      {"QIM_KAFKA_BROKERS", "127.0.0.1:19092,:9092"},
+      {"QIM_KAFKA_BROKERS", "127.0.0.1:port"},
+      {"QIM_KAFKA_BROKERS", "127.0.0.1:70000"},
+      {"QIM_KAFKA_TOPIC_PREFIX", "qim/"},
+      {"QIM_KAFKA_TOPIC_PREFIX", "q i m"},
+      {"QIM_KAFKA_TOPIC_PREFIX", std::string(201, 'q')},
+      {"QIM_KAFKA_APPEND_TIMEOUT_MS", "0"},
+      {"QIM_KAFKA_APPEND_TIMEOUT_MS", "99"},
+      {"QIM_KAFKA_APPEND_TIMEOUT_MS", "300001"},
+      {"QIM_KAFKA_APPEND_TIMEOUT_MS", "5s"},
+      {"QIM_KAFKA_REPLICATION_FACTOR", "0"},
+      {"QIM_KAFKA_REPLICATION_FACTOR", "17"}};
+  for (const auto& [var, value] : bad) {
+    auto r = app_config_from_env(env({{var, value}}));
+    ASSERT_FALSE(r.ok()) << var << "=" << value;
+    EXPECT_EQ(r.code(), Errc::kConfig);
+    EXPECT_NE(r.error().message().find(var + "='" + value + "'"), std::string::npos) << r.error().message();
+  }
+}
+
+// History lives where the separate archiver and gateway processes can all reach it: by default where
+// the mailbox store does (docs/decisions.md, "History follows the store backend").
+TEST(AppConfigTest, HistoryBackendFollowsTheStoreUnlessSet) {
+  const std::map<std::string, std::string> follows = {{"memory", "embedded"},
+                                                      {"embedded", "embedded"},
+                                                      {"scylla", "scylla"},
+                                                      {"scylla-lwt", "scylla"},
+                                                      {"redis", "redis"}};
+  for (const auto& [store, history] : follows) {
+    auto c = app_config_from_env(env({{"QIM_MAILBOX_STORE_BACKEND", store}}));
+    ASSERT_TRUE(c.ok()) << c.error().to_string();
+    EXPECT_EQ(c->history.backend, history) << store;
+  }
+  auto c = app_config_from_env(env({{"QIM_MAILBOX_STORE_BACKEND", "scylla"},
+                                    {"QIM_HISTORY_BACKEND", "embedded"},
+                                    {"QIM_DATA_DIR", "/tmp/q"},
+                                    {"QIM_CQL_KEYSPACE", "ks1"},
+                                    {"QIM_CQL_RF", "3"},
+                                    {"QIM_MAILBOX_REDIS_PREFIX", "p1:"}}))
+               .value();
+  EXPECT_EQ(c.history.backend, "embedded");
+  EXPECT_EQ(c.history.dir, "/tmp/q/history");
+  EXPECT_EQ(c.history.cql_keyspace, "ks1");
+  EXPECT_EQ(c.history.cql_replication_factor, 3u);
+  EXPECT_EQ(c.history.redis_key_prefix, "p1:");
+  c = app_config_from_env(
+          env({{"QIM_HISTORY_BACKEND", "redis"}, {"QIM_MAILBOX_REDIS", "10.0.0.1:7000,10.0.0.2:7000"}}))
+          .value();
+  EXPECT_EQ(c.store.backend, "embedded");
+  EXPECT_EQ(c.history.backend, "redis");
+  EXPECT_EQ(c.history.redis_endpoints, (std::vector<std::string>{"10.0.0.1:7000", "10.0.0.2:7000"}));
 }
 
 TEST(AppConfigTest, RetentionSweepVariables) {
@@ -80,6 +162,63 @@ TEST(AppConfigTest, FlagsOverrideTheEnvironment) {
   auto base = env({{"QIM_EPOCH", "2"}});
   auto c = app_config_from_env(with_overrides(base, {{"QIM_EPOCH", "3"}})).value();
   EXPECT_EQ(c.epoch, Epoch{3});
+}
+
+TEST(AppConfigTest, AdminAddressAndPortOfARole) {
+  auto defaults = app_config_from_env(env({})).value();
+  EXPECT_EQ(defaults.admin_address, "127.0.0.1");
+  EXPECT_EQ(defaults.admin_port, 7401);
+  auto c = app_config_from_env(env({{"QIM_ADMIN_LISTEN", "::1"}, {"QIM_ADMIN_PORT", "0"}})).value();
+  EXPECT_EQ(c.admin_address, "::1");
+  EXPECT_EQ(c.admin_port, 0);
+  for (const auto& [var, value] : std::vector<std::pair<std::string, std::string>>{
+           {"QIM_ADMIN_PORT", "65536"}, {"QIM_ADMIN_PORT", "x"}, {"QIM_ADMIN_LISTEN", ""}}) {
+    auto r = app_config_from_env(env({{var, value}}));
+    ASSERT_FALSE(r.ok()) << var << "=" << value;
+    EXPECT_EQ(r.code(), Errc::kConfig);
+    EXPECT_NE(r.error().message().find(var), std::string::npos) << r.error().message();
+  }
+}
+
+// A role alone needs a log and a store other processes share; the refusal names the variable to change.
+
+TEST(AppConfigTest, ARoleAloneRefusesWhatOnlyOneProcessCanUse) {
+  const std::vector<std::string> roles = {"gateway", "fanout", "mailbox", "archiver"};
+  for (const auto& role : roles) {
+    auto embedded = app_config_from_env(env({})).value();
+    Status s = check_role_config(role, embedded);
+    ASSERT_FALSE(s.ok()) << role;
+    EXPECT_EQ(s.code(), Errc::kConfig);
+    EXPECT_NE(s.error().message().find("QIM_LOG_BACKEND='embedded'"), std::string::npos)
+        << s.error().message();
+    EXPECT_NE(s.error().message().find("`qim " + role + "`"), std::string::npos) << s.error().message();
+
+    for (const char* store : {"embedded", "memory"}) {
+      auto c = app_config_from_env(env({{"QIM_LOG_BACKEND", "kafka"}, {"QIM_MAILBOX_STORE_BACKEND", store}}))
+                   .value();
+      Status local = check_role_config(role, c);
+      ASSERT_FALSE(local.ok()) << role << " " << store;
+      EXPECT_EQ(local.code(), Errc::kConfig);
+      EXPECT_NE(local.error().message().find(std::string("QIM_MAILBOX_STORE_BACKEND='") + store + "'"),
+                std::string::npos)
+          << local.error().message();
+    }
+    for (const char* store : {"redis", "scylla"}) {
+      auto c = app_config_from_env(env({{"QIM_LOG_BACKEND", "kafka"}, {"QIM_MAILBOX_STORE_BACKEND", store}}))
+                   .value();
+      EXPECT_TRUE(check_role_config(role, c).ok()) << role << " " << store;
+      EXPECT_EQ(c.history.backend, store) << "history follows the store";
+      // History kept in one process's directory: the archiver's writes would not reach the gateways.
+      auto local = app_config_from_env(env({{"QIM_LOG_BACKEND", "kafka"},
+                                            {"QIM_MAILBOX_STORE_BACKEND", store},
+                                            {"QIM_HISTORY_BACKEND", "embedded"}}))
+                       .value();
+      Status s = check_role_config(role, local);
+      ASSERT_FALSE(s.ok()) << role << " " << store;
+      EXPECT_NE(s.error().message().find("QIM_HISTORY_BACKEND='embedded'"), std::string::npos)
+          << s.error().message();
+    }
+  }
 }
 
 }  // namespace

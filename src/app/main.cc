@@ -58,7 +58,11 @@ int main(int argc, char** argv) {
     auto* cmd =
         app.add_subcommand(r, std::string("run the ") + r + " role alone (needs a shared log: Kafka)");
     instance_flags(cmd, overrides);
-    if (std::string(r) == "gateway") gateway_flags(cmd, overrides);
+    if (std::string(r) == "gateway") {
+      gateway_flags(cmd, overrides);
+    } else {
+      env_flag(cmd, overrides, "--admin-port", "QIM_ADMIN_PORT", "admin port (0: any free port)");
+    }
     cmd->callback([&role, r] { role = r; });
   }
 

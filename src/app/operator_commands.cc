@@ -23,9 +23,10 @@ int fail(const std::string& what, const Error& e) {
   return e.code() == Errc::kConfig || e.code() == Errc::kInvalidArgument ? kExitRefused : kExitFailed;
 }
 
-// Operator commands look at an instance; they never create one where there is none.
+// Operator commands look at an instance; they never create one where there is none. A log several
+// processes share (Kafka) lives in its brokers, not in this directory: there the log itself is opened.
 Status check_instance_exists(const AppConfig& config) {
-  if (!std::filesystem::exists(config.data_dir + "/outbox-log/META")) {
+  if (log_is_single_process(config.log) && !std::filesystem::exists(config.data_dir + "/outbox-log/META")) {
     return Error(Errc::kNotFound, "no QIM instance in " + config.data_dir + " (QIM_DATA_DIR / --data-dir)");
   }
   return {};

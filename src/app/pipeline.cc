@@ -25,7 +25,10 @@ Result<std::unique_ptr<Pipeline>> Pipeline::open(const AppConfig& config, Pipeli
                                                     p->child("quarantine-log"), config.store.clock));
   p->logger_->info("opening the {} mailbox store", config.store.backend);
   QIM_ASSIGN_OR_RETURN(p->store_, open_mailbox_store(config.store));
-  QIM_ASSIGN_OR_RETURN(p->history_, RocksHistoryStore::open(config.data_dir + "/history"));
+  p->logger_->info("opening the {} history store", config.history.backend);
+  HistoryOptions history = config.history;
+  if (history.dir.empty()) history.dir = config.data_dir + "/history";
+  QIM_ASSIGN_OR_RETURN(p->history_, open_history_store(history));
   return p;
 }
 
@@ -47,7 +50,8 @@ Status Pipeline::start() {
   if (!downstream_.empty()) fan_in_ = std::make_unique<FanInNotifier>(downstream_);
   if (roles_.node) {
     NodeOptions o;
-    o.shards = config_.owned_shards;
+    o.shards = roles_.leased ? std::vector<ShardId>{} : config_.owned_shards;
+    o.leased = roles_.leased;
     o.epoch = config_.epoch;
     o.logger = child("node");
     o.quarantine = quarantine_log_.get();
@@ -198,6 +202,9 @@ std::string Pipeline::prometheus() const {
           {"{kind=\"read\"}", ops.reads},
           {"{kind=\"lwt\"}", ops.lwts},
           {"{kind=\"frontier_write\"}", ops.frontier_writes}});
+  const OpCounts history_ops = history_->op_counts();
+  family("qim_history_ops_total", "counter", "History store operations by kind (2 inserts per message)",
+         {{"{kind=\"insert\"}", history_ops.inserts}, {"{kind=\"read\"}", history_ops.reads}});
   family("qim_store_inflight_records", "gauge",
          "Begun records held in the store's in-flight table (records begun above their shard's frontier)",
          {{"", store_->inflight_records()}});

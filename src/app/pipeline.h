@@ -15,7 +15,7 @@
 
 #include "app/config.h"
 #include "archiver/archiver.h"
-#include "archiver/rocks_history_store.h"
+#include "archiver/history_store.h"
 #include "delivery/fan_in_notifier.h"
 #include "fanout/fanout.h"
 #include "log/log.h"
@@ -28,6 +28,8 @@ struct PipelineRoles {
   bool fanout = true;
   bool node = true;
   bool archiver = true;
+  // The node starts with no shard; a ShardOwnership loop (node/lease/) adds them as it takes leases.
+  bool leased = false;
 };
 
 class Pipeline {
@@ -43,7 +45,7 @@ class Pipeline {
   // Refused mailbox-log records (node/quarantine.h): `qim quarantine` reads it.
   Log& quarantine_log() { return *quarantine_log_; }
   MailboxStore& store() { return *store_; }
-  RocksHistoryStore& history() { return *history_; }
+  HistoryStore& history() { return *history_; }  // the configured backend (QIM_HISTORY_BACKEND)
 
   // Where visible entries are delivered (before start()); they must outlive shutdown().
   void deliver_to(DeliveryNotifier* notifier) { downstream_.push_back(notifier); }
@@ -83,7 +85,7 @@ class Pipeline {
   std::unique_ptr<Log> mailbox_log_;
   std::unique_ptr<Log> quarantine_log_;
   std::unique_ptr<MailboxStore> store_;
-  std::unique_ptr<RocksHistoryStore> history_;
+  std::unique_ptr<HistoryStore> history_;
   std::unique_ptr<FanInNotifier> fan_in_;
   std::unique_ptr<MailboxNode> node_;
   std::unique_ptr<Archiver> archiver_;

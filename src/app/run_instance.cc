@@ -11,12 +11,33 @@
 #include "app/config.h"
 #include "app/instance_files.h"
 #include "app/pipeline.h"
+#include "app/role_admin.h"
+#include "delivery/redis/gateway_routing.h"
+#include "delivery/redis/routed_notifier.h"
+#include "delivery/redis/routing_options.h"
 #include "gateway/gateway.h"
 #include "gateway/gateway_options.h"
+#include "node/lease/lease_config.h"
 
 namespace qim {
 
 namespace {
+
+// The ownership loop's state on /metrics.
+std::string ownership_prometheus(const OwnershipMetrics& m) {
+  std::string out;
+  auto one = [&out](const char* name, const char* type, const char* help, uint64_t v) {
+    out += fmt::format("# HELP {0} {1}\n# TYPE {0} {2}\n{0} {3}\n", name, help, type, v);
+  };
+  one("qim_lease_shards_held", "gauge", "Shard leases this node holds", m.held.size());
+  one("qim_lease_live_nodes", "gauge", "Live nodes at the last scan", m.live_nodes);
+  one("qim_lease_acquired_total", "counter", "Shard leases taken (each at a new epoch)", m.acquired);
+  one("qim_lease_released_total", "counter", "Shard leases given up gracefully", m.released);
+  one("qim_lease_lost_total", "counter", "Shard leases lost (not renewed in time, refused, fenced)", m.lost);
+  one("qim_lease_renew_failures_total", "counter", "Renewals that could not reach the lease store",
+      m.renew_failures);
+  return out;
+}
 
 int exit_code_for(const Error& e) {
   return e.code() == Errc::kConfig || e.code() == Errc::kEpochAhead ? kExitRefused : kExitFailed;
@@ -37,10 +58,19 @@ int refuse(spdlog::logger& log, const std::string& what, const Error& e) {
 struct Instance {
   bool gateway = false;
   PipelineRoles roles;
-  std::string name;  // for messages: "qim up", "qim fanout", ...
+  std::string name;    // for messages: "qim up", "qim fanout", ...
+  bool alone = false;  // one role in its own process: delivery goes through the routing Redis
 };
 
-void print_banner(const AppConfig& c, const Gateway* gw, bool dev_secret, const std::string& name) {
+// The leases of a `qim mailbox` whose shards are not configured (QIM_OWNED_SHARDS unset or auto).
+struct Leases {
+  OwnershipOptions options;
+  std::unique_ptr<LeaseStore> store;
+  std::unique_ptr<ShardOwnership> loop;  // after the node started; stopped before its drain
+};
+
+void print_banner(const AppConfig& c, const Gateway* gw, const RoleAdmin* admin, bool dev_secret,
+                  const std::string& name) {
   const std::string dir = std::filesystem::absolute(c.data_dir).lexically_normal().string();
   std::string shards = std::to_string(c.owned_shards.size()) + " of " + std::to_string(c.shards) + " shards";
   fmt::print("{} is running: {} log, {} mailbox store, {}, epoch {}, delivery {}, data in {}\n", name,
@@ -54,7 +84,12 @@ void print_banner(const AppConfig& c, const Gateway* gw, bool dev_secret, const 
       fmt::print("                      (dev secret in {}/auth-secret; set QIM_AUTH_SECRET to choose one)\n",
                  dir);
   }
-  fmt::print("  stop with Ctrl-C or SIGTERM: the gateway stops accepting, the pipeline drains, exit 0\n");
+  if (admin != nullptr) {
+    fmt::print("  admin               http://{}:{}/healthz  /metrics  /admin/pipeline\n", c.admin_address,
+               admin->port());
+  }
+  fmt::print("  stop with Ctrl-C or SIGTERM: {}, exit 0\n",
+             gw != nullptr ? "the gateway stops accepting, the pipeline drains" : "the role drains");
   std::fflush(stdout);
 }
 
@@ -89,6 +124,43 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   // The logs are locked now, so a running.json here is left over from a process that did not exit cleanly.
   remove_running_file(cfg.data_dir);
 
+  // Declared after the pipeline: the loop goes before the node it adds shards to, on every path.
+  std::optional<Leases> leases;
+  if (instance.roles.leased) {
+    auto options = ownership_options_from_env(env, cfg.store);
+    if (!options.ok()) return refuse(log, instance.name, options.error());
+    auto store = open_lease_store(cfg.store);
+    if (!store.ok()) return refuse(log, instance.name + ": the shard leases", store.error());
+    leases = Leases{std::move(options).value(), std::move(store).value(), nullptr};
+    leases->options.logger = spdlog::default_logger();
+  }
+
+  // Across processes the node's frontier moves reach the gateways through the routing Redis
+  // (delivery/redis/): the node publishes to the gateways holding the users concerned, each gateway
+  // subscribes to its channel and records its users' routes. In `qim up` delivery stays in process.
+  const bool routed = instance.alone && cfg.delivery_mode != "pull";
+  std::optional<RoutingOptions> routing_options;
+  if (routed && (instance.gateway || instance.roles.node)) {
+    auto ro = routing_options_from_env(env);
+    if (!ro.ok()) return refuse(log, instance.name, ro.error());
+    routing_options = std::move(ro).value();
+  }
+  std::unique_ptr<RoutingRedis> routing_redis;
+  std::unique_ptr<RoutedNotifier> routed_notifier;  // the node's publisher; after the pipeline's shutdown
+  if (routing_options && instance.roles.node) {
+    auto redis = RoutingRedis::create(*routing_options);
+    if (!redis.ok()) return refuse(log, instance.name, redis.error());
+    routing_redis = std::move(redis).value();
+    routed_notifier = std::make_unique<RoutedNotifier>(*routing_redis);
+    pipeline->deliver_to(routed_notifier.get());
+  }
+  std::unique_ptr<GatewayRouting> routing;  // the gateway's routes and subscription
+  if (routing_options && instance.gateway) {
+    auto r = GatewayRouting::create(*routing_options, cfg.shards);
+    if (!r.ok()) return refuse(log, instance.name, r.error());
+    routing = std::move(r).value();
+  }
+
   std::unique_ptr<Gateway> gateway;
   if (instance.gateway) {
     auto options = gateway_options_from_env(env);
@@ -99,10 +171,13 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     deps.history = &pipeline->history();
     deps.clock = cfg.store.clock;
     deps.shard_count = cfg.shards;
-    deps.extra_metrics = [p = pipeline.get()] { return p->prometheus(); };
+    deps.extra_metrics = [p = pipeline.get(), r = routing.get()] {
+      return p->prometheus() + (r != nullptr ? r->metrics_text() : std::string());
+    };
     deps.admin_routes = pipeline_admin_routes(*pipeline);
+    if (routing) deps.routes = &routing->registrar();
     gateway = make_gateway(*std::move(options), std::move(deps));
-    if (cfg.delivery_mode != "pull") pipeline->deliver_to(&gateway->notifier());
+    if (cfg.delivery_mode != "pull" && !instance.alone) pipeline->deliver_to(&gateway->notifier());
   }
   std::atomic<bool> fatal{false};
   pipeline->on_fatal([&fatal](const Error&) { fatal = true; });
@@ -110,18 +185,50 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     (void)pipeline->shutdown();
     return refuse(log, instance.name, s.error());
   }
+  if (leases) {
+    leases->loop = std::make_unique<ShardOwnership>(*pipeline->node(), *leases->store, pipeline->store(),
+                                                    leases->options);
+    if (Status s = leases->loop->start(); !s.ok()) {
+      leases->loop.reset();
+      (void)pipeline->shutdown();
+      return refuse(log, instance.name + ": the shard ownership loop", s.error());
+    }
+  }
+  // A role without a gateway serves the gateway's admin endpoints from an admin server of its own.
+  std::unique_ptr<RoleAdmin> admin;
   if (gateway) {
+    // Subscribed before the first AUTH can come, so no push for a routed user is missed.
+    if (routing) {
+      if (Status s = routing->start(gateway->notifier()); !s.ok()) {
+        (void)pipeline->shutdown();
+        return refuse(log, instance.name + ": the routing Redis (QIM_ROUTING_REDIS) does not answer",
+                      s.error());
+      }
+    }
     if (Status s = gateway->start(); !s.ok()) {
+      if (routing) routing->stop();
       (void)pipeline->shutdown();
       return refuse(log, instance.name + ": the gateway cannot start", s.error());
     }
-    RunningInstance running{::getpid(), gateway->port(), gateway->admin_port(), cfg.epoch.value};
-    if (Status s = write_running_file(cfg.data_dir, running); !s.ok()) {
-      log.warn("cannot write {}/running.json (operator commands will not find this instance): {}",
-               cfg.data_dir, s.error().to_string());
+  } else {
+    admin = std::make_unique<RoleAdmin>(
+        [p = pipeline.get(), n = routed_notifier.get(), l = leases ? leases->loop.get() : nullptr] {
+          return p->prometheus() + (n != nullptr ? n->metrics_text() : std::string()) +
+                 (l != nullptr ? ownership_prometheus(l->metrics()) : std::string());
+        },
+        pipeline_admin_routes(*pipeline));
+    if (Status s = admin->start(cfg.admin_address, cfg.admin_port); !s.ok()) {
+      (void)pipeline->shutdown();
+      return refuse(log, instance.name + ": the admin server cannot start", s.error());
     }
   }
-  print_banner(cfg, gateway.get(), dev_secret, instance.name);
+  RunningInstance running{::getpid(), gateway ? gateway->port() : uint16_t{0},
+                          gateway ? gateway->admin_port() : admin->port(), cfg.epoch.value};
+  if (Status s = write_running_file(cfg.data_dir, running); !s.ok()) {
+    log.warn("cannot write {}/running.json (operator commands will not find this instance): {}", cfg.data_dir,
+             s.error().to_string());
+  }
+  print_banner(cfg, gateway.get(), admin.get(), dev_secret, instance.name);
 
   int signal_number = 0;
   std::string last_summary;
@@ -149,10 +256,17 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
                  pipeline->fatal() ? pipeline->fatal()->to_string() : "unknown");
   }
   if (gateway) gateway->stop();
+  if (routing) routing->stop();  // its routes go with it (a killed gateway's expire)
+  // Leased shards are given up gracefully (drained, committed, released) so the other nodes take them on
+  // their next scan rather than after the lease ttl.
+  if (leases && leases->loop) leases->loop->stop();
   Status drained = pipeline->shutdown();
-  gateway.reset();  // after the pipeline stopped reporting to it
+  routed_notifier.reset();   // publishes what the node reported last, then stops
+  gateway.reset();           // after the pipeline stopped reporting to it
+  if (admin) admin->stop();  // answered /healthz and /metrics through the drain
   remove_running_file(cfg.data_dir);
-  pipeline.reset();  // flushes and closes the logs and stores
+  if (leases) leases->loop.reset();  // before the node it adds shards to
+  pipeline.reset();                  // flushes and closes the logs and stores
   if (!drained.ok()) {
     log.error("shutdown: {}", drained.error().to_string());
     return kExitFailed;
@@ -171,18 +285,19 @@ int run_role(const std::string& role, const EnvLookup& env) {
   auto& log = *spdlog::default_logger();
   auto config = app_config_from_env(env);
   if (!config.ok()) return refuse(log, "qim " + role, config.error());
-  if (log_is_single_process(config->log)) {
-    return refuse(log, "qim " + role,
-                  Error(Errc::kConfig, "QIM_LOG_BACKEND='" + config->log.backend +
-                                           "': the embedded log is "
-                                           "single-process, so `qim " +
-                                           role +
-                                           "` cannot run apart from the other "
-                                           "roles. Run every role in one process with `qim up`, or set "
-                                           "QIM_LOG_BACKEND=kafka for separate processes."));
+  if (Status s = check_role_config(role, *config); !s.ok()) return refuse(log, "qim " + role, s.error());
+  // Every gateway must accept the tokens of the others: a development secret made in this process's data
+  // directory would be one gateway's alone.
+  if (role == "gateway" && !env("QIM_AUTH_SECRET")) {
+    return refuse(log, "qim gateway",
+                  Error(Errc::kConfig,
+                        "QIM_AUTH_SECRET is not set: every gateway of a distributed deployment must verify "
+                        "tokens with the same secret, so set QIM_AUTH_SECRET (the same value) for each"));
   }
-  Instance instance{role == "gateway", PipelineRoles{role == "fanout", role == "mailbox", role == "archiver"},
-                    "qim " + role};
+  const bool leased = role == "mailbox" && shard_leases_enabled(env);
+  Instance instance{role == "gateway",
+                    PipelineRoles{role == "fanout", role == "mailbox", role == "archiver", leased},
+                    "qim " + role, true};
   return run_instance(env, instance);
 }
 

@@ -31,24 +31,29 @@ ArchiverMetrics Archiver::metrics() const {
 }
 
 Status Archiver::handle(uint32_t partition, std::span<const LogRecord> batch) {
-  uint64_t written = 0, skipped = 0;
+  // An undecodable record or a message the store would refuse will never do: skip it (logged). The rest
+  // go to the store together, so a remote store overlaps their round trips; a failure there (disk,
+  // transport) fails the batch, which the consumer retries from the same position.
+  std::vector<Message> messages;
+  messages.reserve(batch.size());
+  uint64_t skipped = 0;
   for (const LogRecord& rec : batch) {
     auto outbox = decode_outbox_record(rec.value);
-    Status s = outbox.ok() ? history_.append(to_message(*outbox, message_id_of(partition, rec.offset)))
-                           : Status(outbox.error());
-    // An undecodable record or a message the store refuses will never do: skip it. Anything else (disk,
-    // transport) may pass on a retry of the batch.
-    if (!s.ok() && outbox.ok() && s.code() != Errc::kInvalidArgument) return s;
+    Status s = outbox.ok() ? Status() : Status(outbox.error());
+    if (outbox.ok()) {
+      messages.push_back(to_message(*outbox, message_id_of(partition, rec.offset)));
+      s = validate_history_message(messages.back());
+      if (!s.ok()) messages.pop_back();
+    }
     if (!s.ok()) {
       consumer_.logger().warn("archiver: skipping outbox record {}:{}: {}", partition, rec.offset.value,
                               s.error().to_string());
       ++skipped;
-      continue;
     }
-    ++written;
   }
+  if (!messages.empty()) QIM_RETURN_IF_ERROR(history_.append_all(messages));
   if (options_.make_durable) QIM_RETURN_IF_ERROR(options_.make_durable());
-  messages_ += written;
+  messages_ += messages.size();
   skipped_ += skipped;
   return {};
 }

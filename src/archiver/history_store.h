@@ -1,9 +1,14 @@
 #pragma once
 // Conversation history (ADR-0018 "tiered history"): the archiver writes two rows per message (the
 // message, and the conversation's index entry); the gateway serves HISTORY from it, newest first.
+//
+// Backends (docs/decisions.md, "History follows the store backend"): RocksDB on local disk for the
+// embedded deployment (rocks_history_store.h), CQL (cql/) and Redis (redis/) for the distributed ones,
+// chosen by open_history_store.h. Every backend keeps the same contract (history_store_contract_test.cc).
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "core/ids.h"
@@ -12,6 +17,8 @@
 #include "mailbox/op_counters.h"
 
 namespace qim {
+
+inline constexpr uint32_t kMaxHistoryReadLimit = 200;
 
 struct HistoryQuery {
   ConversationId conversation;
@@ -24,14 +31,40 @@ struct HistoryPage {
   bool more = false;
 };
 
+// What every backend refuses with InvalidArgument before writing anything: a message out of bounds
+// (validate_message), one without a conversation, or a message id at or above 2^63 (CQL keeps ids as a
+// signed bigint; real ids are (partition << 48) | offset with at most 4096 partitions, far below).
+Status validate_history_message(const Message& message);
+// InvalidArgument for a limit outside 1..kMaxHistoryReadLimit or a query without a conversation.
+Status validate_history_query(const HistoryQuery& query);
+
+// Thread-safe: the archiver writes while gateways read.
 class HistoryStore {
  public:
   virtual ~HistoryStore() = default;
-  // Idempotent: the same message id written twice is one message.
+  // Idempotent upsert of the message's two rows: the same message id written twice is one message.
+  // InvalidArgument (validate_history_message) with nothing written; Transport, Timeout or Io if the
+  // rows could not be written (some may have been: writing the message again completes them).
   virtual Status append(const Message& message) = 0;
-  // InvalidArgument for a limit outside 1..200.
+  // The same for several messages, as a backend can overlap their round trips. The backends here check
+  // every message first, so on InvalidArgument nothing is written. The default (inline, so users of
+  // this header need not link the archiver) appends them one by one, stopping at the first error.
+  virtual Status append_all(std::span<const Message> messages) {
+    for (const Message& m : messages) {
+      if (Status s = append(m); !s.ok()) return s;
+    }
+    return {};
+  }
+  // Newest first, strictly before `query.before`, at most `query.limit`, `more` if older ones exist.
+  // InvalidArgument (validate_history_query); CorruptEntry naming the conversation and message id if a
+  // stored row does not decode or the index names a missing message; Transport/Timeout/Io.
   virtual Result<HistoryPage> read(const HistoryQuery& query) = 0;
+  // Operations issued so far: 2 inserts per appended message (replays included), reads per query.
   virtual OpCounts op_counts() const = 0;
+  // Makes every append so far durable. The archiver calls it before committing its Outbox position. A
+  // no-op where an acknowledged append is already as durable as the backend makes it (CQL at QUORUM,
+  // Redis per its appendfsync).
+  virtual Status sync() { return {}; }
 };
 
 }  // namespace qim

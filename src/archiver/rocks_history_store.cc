@@ -48,16 +48,20 @@ Result<std::unique_ptr<RocksHistoryStore>> RocksHistoryStore::open(const std::st
 }
 
 Status RocksHistoryStore::append(const Message& message) {
-  QIM_RETURN_IF_ERROR(validate_message(message));
-  if (message.conversation.empty())
-    return Error(Errc::kInvalidArgument, "history: message without a conversation");
+  return append_all(std::span<const Message>(&message, 1));
+}
+
+Status RocksHistoryStore::append_all(std::span<const Message> messages) {
+  for (const Message& m : messages) QIM_RETURN_IF_ERROR(validate_history_message(m));
   rocksdb::WriteBatch batch;
-  std::string index = index_prefix(message.conversation);
-  put_be64(index, message.id.value);
-  QIM_RETURN_IF_ERROR(rocks(batch.Put(message_key(message.id), encode_message(message)), "batch"));
-  QIM_RETURN_IF_ERROR(rocks(batch.Put(index, rocksdb::Slice()), "batch"));
+  for (const Message& m : messages) {
+    std::string index = index_prefix(m.conversation);
+    put_be64(index, m.id.value);
+    QIM_RETURN_IF_ERROR(rocks(batch.Put(message_key(m.id), encode_message(m)), "batch"));
+    QIM_RETURN_IF_ERROR(rocks(batch.Put(index, rocksdb::Slice()), "batch"));
+  }
   QIM_RETURN_IF_ERROR(rocks(db_->Write(rocksdb::WriteOptions(), &batch), "append"));
-  counters_.inserts += 2;
+  counters_.inserts += 2 * messages.size();
   return {};
 }
 
@@ -66,10 +70,7 @@ Status RocksHistoryStore::sync() {
 }
 
 Result<HistoryPage> RocksHistoryStore::read(const HistoryQuery& query) {
-  if (query.limit == 0 || query.limit > 200) {
-    return Error(Errc::kInvalidArgument, "history limit must be 1..200, got " + std::to_string(query.limit));
-  }
-  if (query.conversation.empty()) return Error(Errc::kInvalidArgument, "history read without a conversation");
+  QIM_RETURN_IF_ERROR(validate_history_query(query));
   const std::string prefix = index_prefix(query.conversation);
   std::string start = prefix;
   put_be64(start, query.before ? query.before->value : ~uint64_t{0});
@@ -105,8 +106,14 @@ Result<HistoryPage> RocksHistoryStore::read(const HistoryQuery& query) {
                                             query.conversation.str() + " but the message row is missing");
     }
     QIM_RETURN_IF_ERROR(rocks(statuses[i], "read message " + std::to_string(ids[i])));
-    QIM_ASSIGN_OR_RETURN(Message m, decode_message(values[i]));
-    page.messages.push_back(std::move(m));
+    auto m = decode_message(values[i]);
+    if (!m.ok() || m->id.value != ids[i] || m->conversation != query.conversation) {
+      return Error(
+          Errc::kCorruptEntry,
+          "history message " + std::to_string(ids[i]) + " of " + query.conversation.str() +
+              " does not decode: " + (m.ok() ? "it holds another id or conversation" : m.error().message()));
+    }
+    page.messages.push_back(std::move(m).value());
   }
   return page;
 }

@@ -23,16 +23,22 @@ class RocksHistoryStore final : public HistoryStore {
   // Opens (creating if missing) the store in `dir`. Io if it cannot be opened or another process holds it.
   static Result<std::unique_ptr<RocksHistoryStore>> open(const std::string& dir);
 
-  // Idempotent upsert of both rows; InvalidArgument for a message out of bounds. Not synced by itself:
-  // call sync() before relying on it surviving a power loss.
+  // Idempotent upsert of both rows in one batch; InvalidArgument for a message out of bounds. Not synced
+  // by itself: call sync() before relying on it surviving a power loss.
   Status append(const Message& message) override;
+  // Every message checked first, then all rows in one batch.
+  Status append_all(std::span<const Message> messages) override;
   // Newest first, strictly before `query.before`. InvalidArgument for a limit outside 1..200 or an empty
-  // conversation; CorruptEntry if an index row names a message that does not decode.
+  // conversation; CorruptEntry naming the conversation and id if an index row names a message that is
+  // missing, does not decode, or holds another id or conversation.
   Result<HistoryPage> read(const HistoryQuery& query) override;
   OpCounts op_counts() const override { return counters_.snapshot(); }
 
   // Makes every append so far durable (fsyncs the write-ahead log).
-  Status sync();
+  Status sync() override;
+
+  // Test-only: the raw RocksDB, so the contract suite can plant a row that does not decode.
+  rocksdb::DB& raw_db() { return *db_; }
 
  private:
   explicit RocksHistoryStore(std::unique_ptr<rocksdb::DB> db) : db_(std::move(db)) {}

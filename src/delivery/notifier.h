@@ -26,6 +26,8 @@ class DeliveryNotifier {
   // The frontier of `shard` moved from `from` to `to`, but which entries became visible is not known
   // (e.g. a frontier write reported as failed that had landed, or notifications dropped under load).
   // Receivers must treat every entry of the shard in (from, to] as possibly missed. Same thread rules.
+  // from == to (an empty range) is a break without a move: a receiver-side layer that lost what it cannot
+  // name (delivery across gateways: a dropped subscription) reports its chain's end that way.
   virtual void range_unknown(ShardId shard, MailboxSeq from, MailboxSeq to) = 0;
 };
 

@@ -43,6 +43,7 @@ Connection::Connection(net::ip::tcp::socket socket, GatewayContext& ctx, uint64_
 
 Connection::~Connection() {
   ctx_.registry.remove(principal_ ? &principal_->user : nullptr, id_);
+  if (principal_ && ctx_.deps.routes) ctx_.deps.routes->connection_closed(principal_->user);
   if (accepted_) ctx_.metrics.connections.Decrement();
   if (counted_) ctx_.open_connections.fetch_sub(1);
 }
@@ -223,6 +224,8 @@ void Connection::handle_auth(const std::string& ref, const AuthFrame& f) {
   }
   principal_ = std::move(who).value();
   auth_timer_.cancel();
+  // The route first (see route_registrar.h), so that pushes for this user reach this gateway.
+  if (ctx_.deps.routes) ctx_.deps.routes->connection_authenticated(principal_->user);
   // Registered before AUTH_OK is queued: a push posted from now on lands behind it on this strand.
   ctx_.registry.add_user(principal_->user, id_, shared_from_this());
   enqueue(
@@ -257,7 +260,7 @@ void Connection::handle_send(const std::string& ref, SendFrame f) {
     });
   };
   const int64_t now = ctx_.deps.clock->now_ms();
-  auto begin = ctx_.dedup.begin(key, now, [reply](const Result<SentMessage>& sent) { reply(sent, true); });
+  auto begin = ctx_.dedup->begin(key, now, [reply](const Result<SentMessage>& sent) { reply(sent, true); });
   if (begin.kind == SendDedup::Kind::kDone) {
     answer_send(ref, f.client_msg_id, fingerprint, started, *begin.sent, true);
     return;
@@ -276,7 +279,7 @@ void Connection::handle_send(const std::string& ref, SendFrame f) {
                       offset.ok() ? Result<SentMessage>(SentMessage{message_id_of(partition, *offset),
                                                                     conversation, now, fingerprint})
                                   : Result<SentMessage>(offset.error());
-                  ctx->dedup.complete(key, sent);
+                  ctx->dedup->complete(key, sent);
                   reply(sent, false);
                   ctx->send_answered();
                 });

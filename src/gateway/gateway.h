@@ -14,6 +14,8 @@
 #include "core/clock.h"
 #include "core/status.h"
 #include "delivery/notifier.h"
+#include "gateway/route_registrar.h"
+#include "gateway/send_dedup.h"
 #include "log/log.h"
 #include "mailbox/store.h"
 
@@ -61,6 +63,11 @@ struct GatewayDeps {
   // Optional: more /metrics text appended after the gateway's own (e.g. the node's store counters).
   std::function<std::string()> extra_metrics;
   std::vector<AdminRoute> admin_routes;  // optional extra admin endpoints
+  // Optional (several gateways): records users' routes; must outlive the gateway. Null: nothing recorded.
+  RouteRegistrar* routes = nullptr;
+  // Optional (several gateways): the SEND idempotency table shared by the gateways; must outlive the
+  // gateway. Null: the gateway's own in-memory table.
+  SendDedup* send_dedup = nullptr;
 };
 
 class Gateway {

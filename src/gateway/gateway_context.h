@@ -24,7 +24,8 @@ struct GatewayContext {
       : options(std::move(o)),
         deps(std::move(d)),
         mode(m),
-        dedup(options.dedup_capacity, options.dedup_window_ms),
+        memory_dedup(options.dedup_capacity, options.dedup_window_ms),
+        dedup(deps.send_dedup ? deps.send_dedup : &memory_dedup),
         registry(mode != DeliveryMode::kPull, deps.shard_count, metrics),
         blocking(options.blocking_threads) {}
 
@@ -32,7 +33,8 @@ struct GatewayContext {
   const GatewayDeps deps;
   const DeliveryMode mode;
   GatewayMetrics metrics;
-  SendDedup dedup;
+  MemorySendDedup memory_dedup;  // the default table (unused when the deps bring a shared one)
+  SendDedup* dedup;
   ConnectionRegistry registry;
   ParserPool parsers;  // shared: a parser's buffers grow to the largest frame it saw
   boost::asio::thread_pool blocking;

@@ -141,9 +141,9 @@ class GatewayServer final : public Gateway {
             continue;
           }
           if (r->server_time_ms < oldest || r->client_msg_id.empty()) continue;
-          ctx_->dedup.record(SendDedup::key_of(r->sender, r->client_msg_id),
-                             SentMessage{message_id_of(p, rec.offset), r->conversation, r->server_time_ms,
-                                         send_fingerprint(r->conversation, r->body)});
+          ctx_->dedup->record(SendDedup::key_of(r->sender, r->client_msg_id),
+                              SentMessage{message_id_of(p, rec.offset), r->conversation, r->server_time_ms,
+                                          send_fingerprint(r->conversation, r->body)});
           ++restored;
         }
       }

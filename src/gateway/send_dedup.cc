@@ -18,7 +18,7 @@ std::string SendDedup::key_of(const UserId& sender, std::string_view client_msg_
   return key;
 }
 
-SendDedup::Begin SendDedup::begin(const std::string& key, int64_t now_ms, Waiter waiter) {
+SendDedup::Begin MemorySendDedup::begin(const std::string& key, int64_t now_ms, Waiter waiter) {
   std::lock_guard lock(mu_);
   if (auto it = done_.find(key); it != done_.end()) {
     if (now_ms - it->second.server_time_ms <= window_ms_) return Begin{Kind::kDone, it->second};
@@ -32,7 +32,7 @@ SendDedup::Begin SendDedup::begin(const std::string& key, int64_t now_ms, Waiter
   return Begin{Kind::kFirst, std::nullopt};
 }
 
-void SendDedup::complete(const std::string& key, const Result<SentMessage>& outcome) {
+void MemorySendDedup::complete(const std::string& key, const Result<SentMessage>& outcome) {
   std::vector<Waiter> waiters;
   {
     std::lock_guard lock(mu_);
@@ -45,17 +45,17 @@ void SendDedup::complete(const std::string& key, const Result<SentMessage>& outc
   for (auto& w : waiters) w(outcome);
 }
 
-void SendDedup::record(const std::string& key, const SentMessage& sent) {
+void MemorySendDedup::record(const std::string& key, const SentMessage& sent) {
   std::lock_guard lock(mu_);
   insert_locked(key, sent);
 }
 
-size_t SendDedup::size() const {
+size_t MemorySendDedup::size() const {
   std::lock_guard lock(mu_);
   return done_.size();
 }
 
-void SendDedup::insert_locked(const std::string& key, const SentMessage& sent) {
+void MemorySendDedup::insert_locked(const std::string& key, const SentMessage& sent) {
   done_[key] = sent;
   order_.emplace_back(key, sent.id);
   while (done_.size() > capacity_ && !order_.empty()) {

@@ -1,12 +1,12 @@
 #pragma once
 // The idempotency table of SEND: (sender, client_msg_id) -> the message it was acknowledged as.
 //
-// Decision (docs/protocol.md, "Idempotent send"): an in-memory table bounded by a count and a time
-// window, rebuilt at start from the tail of the Outbox, which holds (sender, client_msg_id) in every
-// record. The Outbox is the durable truth, so there is no window between "append durable" and "dedup
+// The default, MemorySendDedup (docs/protocol.md, "Idempotent send"): an in-memory table bounded by a count
+// and a time window, rebuilt at start from the tail of the Outbox, which holds (sender, client_msg_id) in
+// every record. The Outbox is the durable truth, so there is no window between "append durable" and "dedup
 // entry written" for a crash to fall into. An entry is recorded only once its append is durable; a
 // duplicate that arrives while the first is still being appended waits for the first's outcome.
-// Thread-safe.
+// Several gateways share one table instead (RedisSendDedup, GatewayDeps::send_dedup). Thread-safe.
 
 #include <cstdint>
 #include <deque>
@@ -32,6 +32,9 @@ struct SentMessage {
 // The fingerprint of a SEND's content: XXH3-64 over conversation, NUL, body.
 uint64_t send_fingerprint(const ConversationId& conversation, std::string_view body);
 
+// The table as the gateway uses it. Implementations: MemorySendDedup (one gateway, `qim up`, the
+// default) and RedisSendDedup (delivery/redis/redis_send_dedup.h: shared by the gateways of a
+// deployment). Thread-safe.
 class SendDedup {
  public:
   using Waiter = std::function<void(const Result<SentMessage>&)>;
@@ -39,24 +42,35 @@ class SendDedup {
   enum class Kind {
     kFirst,    // nobody sent this key: the caller appends, then calls complete()
     kDone,     // acknowledged before: `sent` holds the original
-    kWaiting,  // the first is being appended: `waiter` will be called with its outcome
+    kWaiting,  // the first is being appended: `waiter` will be called with its outcome (or an error)
   };
   struct Begin {
     Kind kind = Kind::kFirst;
     std::optional<SentMessage> sent;
   };
 
-  SendDedup(size_t capacity, int64_t window_ms) : capacity_(capacity), window_ms_(window_ms) {}
+  virtual ~SendDedup() = default;
 
   static std::string key_of(const UserId& sender, std::string_view client_msg_id);
 
-  // Looks the key up at `now_ms`. `waiter` is kept only for kWaiting and called from complete().
-  Begin begin(const std::string& key, int64_t now_ms, Waiter waiter);
-  // The first append's outcome. On success the entry is recorded; every waiter gets the outcome (on
-  // failure they get the error and the key is free again, so a retry appends anew).
-  void complete(const std::string& key, const Result<SentMessage>& outcome);
+  // Looks the key up at `now_ms`. `waiter` is kept only for kWaiting and called (on any thread, at most
+  // once) with the first's outcome, or with an error when that outcome cannot be learned.
+  virtual Begin begin(const std::string& key, int64_t now_ms, Waiter waiter) = 0;
+  // The first append's outcome (after a kFirst). On success the entry is recorded; on failure the key is
+  // free again, so a retry appends anew.
+  virtual void complete(const std::string& key, const Result<SentMessage>& outcome) = 0;
   // Records an entry read back from the Outbox at start.
-  void record(const std::string& key, const SentMessage& sent);
+  virtual void record(const std::string& key, const SentMessage& sent) = 0;
+};
+
+// In memory, bounded by a count and a time window; waiters are told by complete().
+class MemorySendDedup final : public SendDedup {
+ public:
+  MemorySendDedup(size_t capacity, int64_t window_ms) : capacity_(capacity), window_ms_(window_ms) {}
+
+  Begin begin(const std::string& key, int64_t now_ms, Waiter waiter) override;
+  void complete(const std::string& key, const Result<SentMessage>& outcome) override;
+  void record(const std::string& key, const SentMessage& sent) override;
 
   size_t size() const;
 

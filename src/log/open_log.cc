@@ -1,11 +1,12 @@
 #include "log/open_log.h"
 
 #include "log/embedded/embedded_log.h"
+#include "log/kafka/kafka_log.h"
 
 namespace qim {
 
 bool log_is_single_process(const LogOptions& options) {
-  return options.backend == "embedded";
+  return options.backend != "kafka";
 }
 
 Result<std::unique_ptr<Log>> open_log(const LogOptions& options, const std::string& name, uint32_t partitions,
@@ -25,8 +26,18 @@ Result<std::unique_ptr<Log>> open_log(const LogOptions& options, const std::stri
     return std::unique_ptr<Log>(std::move(log));
   }
   if (options.backend == "kafka") {
-    return Error(Errc::kConfig,
-                 "QIM_LOG_BACKEND='kafka': the Kafka log is not built into this binary yet; use 'embedded'");
+    KafkaLogOptions o;
+    o.brokers = options.kafka_brokers;
+    o.topic_prefix = options.kafka_topic_prefix;
+    o.name = name;
+    o.partitions = partitions;
+    o.retention_ms = retention_ms;
+    o.append_timeout = options.kafka_append_timeout;
+    o.replication_factor = options.kafka_replication_factor;
+    o.clock = std::move(clock);
+    o.logger = std::move(logger);
+    QIM_ASSIGN_OR_RETURN(auto log, KafkaLog::open(std::move(o)));
+    return std::unique_ptr<Log>(std::move(log));
   }
   return Error(Errc::kConfig, "QIM_LOG_BACKEND='" + options.backend + "': expected embedded or kafka");
 }

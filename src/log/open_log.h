@@ -1,9 +1,10 @@
 #pragma once
 // Which log implementation backs the Outbox and the mailbox log, and the factory that opens one. The
-// embedded log is single-process (its directory is locked); Kafka (later) lets each role run apart.
+// embedded log is single-process (its directory is locked); Kafka lets each role run apart.
 
 #include <spdlog/logger.h>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,11 +16,13 @@
 namespace qim {
 
 struct LogOptions {
-  std::string backend = "embedded";                             // QIM_LOG_BACKEND: embedded | kafka
-  std::string data_dir = "qim-data";                            // embedded: <data_dir>/<name>-log
-  uint64_t segment_bytes = 64ull << 20;                         // QIM_LOG_SEGMENT_BYTES (embedded)
-  std::vector<std::string> kafka_brokers = {"127.0.0.1:9092"};  // QIM_KAFKA_BROKERS (kafka)
-  std::string kafka_topic_prefix = "qim.";                      // QIM_KAFKA_TOPIC_PREFIX (kafka)
+  std::string backend = "embedded";                              // QIM_LOG_BACKEND: embedded | kafka
+  std::string data_dir = "qim-data";                             // embedded: <data_dir>/<name>-log
+  uint64_t segment_bytes = 64ull << 20;                          // QIM_LOG_SEGMENT_BYTES (embedded)
+  std::vector<std::string> kafka_brokers = {"127.0.0.1:19092"};  // QIM_KAFKA_BROKERS (kafka)
+  std::string kafka_topic_prefix = "qim.";                       // QIM_KAFKA_TOPIC_PREFIX (kafka)
+  std::chrono::milliseconds kafka_append_timeout{5000};          // QIM_KAFKA_APPEND_TIMEOUT_MS (kafka)
+  int kafka_replication_factor = 1;                              // QIM_KAFKA_REPLICATION_FACTOR (kafka)
 };
 
 // True if every role using logs of this backend must share one process.
@@ -28,7 +31,9 @@ bool log_is_single_process(const LogOptions& options);
 // Opens (creating if needed) the log `name` ("outbox", "mailbox") with `partitions` partitions. Config for
 // an unknown or unbuilt backend, or a partition count that differs from the existing log's; Io or
 // CorruptEntry when the embedded log cannot be opened or recovered.
-// With `retention_ms` the log deletes records older than that (whole segments, embedded/embedded_log.h).
+// With `retention_ms` the log deletes records older than that (whole segments, embedded/embedded_log.h;
+// the topic's retention.ms on Kafka, kafka/kafka_log.h). Kafka: Transport or Timeout naming the brokers
+// when the cluster cannot be reached within KafkaLogOptions::connect_timeout.
 Result<std::unique_ptr<Log>> open_log(const LogOptions& options, const std::string& name, uint32_t partitions,
                                       std::shared_ptr<spdlog::logger> logger,
                                       std::shared_ptr<const Clock> clock = nullptr,

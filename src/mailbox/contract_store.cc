@@ -110,6 +110,9 @@ Result<MailboxSeq> ContractStore::owner_frontier(ShardState& state, ShardId shar
         return fenced(shard, epoch, current, "by the periodic fence check");
       }
       // Our own epoch's row: the cache, kept by this owner's writes, stays authoritative for the chain.
+      // A cache of a lower epoch is not ours (this process owned the shard before, another owner may have
+      // moved it since): the stored frontier replaces it.
+      if (state.frontier->epoch() < epoch) state.frontier = current;
     } else {
       state.frontier = current;
     }
@@ -238,6 +241,9 @@ Result<PageOutcome> ContractStore::finish_locked(ShardState& state, ShardId shar
     if (!rec || rec->epoch != epoch)
       return invariant("dispatch " + item.dispatch_id.str() + " was not begun");
     if (prev != running) {
+      // A cache of an older epoch than the caller's was left by an earlier ownership of this process: the
+      // new owner chains on the stored frontier, so reload it for the retry.
+      if (frontier.epoch() < epoch) state.frontier.reset();
       return Error(Errc::kWatermarkGap, "dispatch " + item.dispatch_id.str() + " expects previous " +
                                             prev.to_string() + " but the frontier is at " +
                                             running.to_string());

@@ -39,13 +39,62 @@ MailboxNode::~MailboxNode() {
   stop();
 }
 
+Result<std::unique_ptr<MailboxNode::Slot>> MailboxNode::make_slot(ShardId shard, Epoch epoch,
+                                                                  LeaseCheck lease) {
+  auto slot = std::make_unique<Slot>();
+  slot->epoch = epoch;
+  MailboxStore* store = &store_;
+  if (lease) {
+    slot->guard = std::make_unique<LeaseGuardedStore>(store_, shard, std::move(lease));
+    store = slot->guard.get();
+  }
+  ShardWorkerOptions o;
+  o.shard = shard;
+  o.epoch = epoch;
+  o.group = options_.group;
+  o.read_batch = options_.read_batch;
+  o.poll_wait = options_.poll_wait;
+  o.retry_min = options_.retry_min;
+  o.retry_max = options_.retry_max;
+  o.commit_interval = options_.commit_interval;
+  o.logger = options_.logger;
+  o.quarantine = quarantine_.get();
+  slot->worker = std::make_unique<ShardWorker>(log_, *store, notifier_, std::move(o));
+  QIM_RETURN_IF_ERROR(slot->worker->init());  // fail closed before the worker runs
+  return slot;
+}
+
+void MailboxNode::run_slot(Slot& slot) {
+  slot.thread = std::thread([this, raw = &slot] {
+    raw->worker->run();
+    raw->ended = true;
+    auto e = raw->worker->fatal();
+    if (!e || !options_.on_fatal) return;
+    // A shard taken over (or whose lease lapsed) after add_shard() is the lease loop's to handle.
+    if (raw->added && e->code() == Errc::kEpochAhead) return;
+    options_.on_fatal(*e);
+  });
+}
+
+std::vector<ShardId> MailboxNode::shard_list() const {
+  std::vector<ShardId> out;
+  for (const auto& [shard, slot] : slots_) out.push_back(ShardId{shard});
+  return out;
+}
+
 Status MailboxNode::start() {
-  if (!workers_.empty()) return Error(Errc::kInvariant, "mailbox node already started");
-  if (options_.epoch.value == 0 || options_.epoch.value > kMaxEpoch) {
+  std::lock_guard control(control_mu_);
+  {
+    std::lock_guard lock(mu_);
+    if (started_) return Error(Errc::kInvariant, "mailbox node already started");
+  }
+  if (!options_.shards.empty() && (options_.epoch.value == 0 || options_.epoch.value > kMaxEpoch)) {
     return Error(Errc::kConfig, "QIM_EPOCH=" + std::to_string(options_.epoch.value) + ": must be 1.." +
                                     std::to_string(kMaxEpoch));
   }
-  if (options_.shards.empty()) return Error(Errc::kConfig, "QIM_OWNED_SHARDS: the node owns no shard");
+  if (options_.shards.empty() && !options_.leased) {
+    return Error(Errc::kConfig, "QIM_OWNED_SHARDS: the node owns no shard");
+  }
   if (options_.quarantine == nullptr) {
     return Error(Errc::kConfig, "the mailbox node needs a quarantine log for records the store refuses");
   }
@@ -53,54 +102,134 @@ Status MailboxNode::start() {
     quarantine_ = std::make_unique<Quarantine>(
         *options_.quarantine, options_.clock ? options_.clock : std::make_shared<SystemClock>());
   }
-  std::vector<std::unique_ptr<ShardWorker>> workers;
+  std::map<uint32_t, std::unique_ptr<Slot>> slots;
   for (ShardId shard : options_.shards) {
     if (shard.value >= log_.partition_count()) {
       return Error(Errc::kConfig, "QIM_OWNED_SHARDS: shard " + std::to_string(shard.value) +
                                       " is not a partition of the mailbox log (" +
                                       std::to_string(log_.partition_count()) + " shards)");
     }
-    ShardWorkerOptions o;
-    o.shard = shard;
-    o.epoch = options_.epoch;
-    o.group = options_.group;
-    o.read_batch = options_.read_batch;
-    o.poll_wait = options_.poll_wait;
-    o.retry_min = options_.retry_min;
-    o.retry_max = options_.retry_max;
-    o.commit_interval = options_.commit_interval;
-    o.logger = options_.logger;
-    o.quarantine = quarantine_.get();
-    auto worker = std::make_unique<ShardWorker>(log_, store_, notifier_, std::move(o));
-    QIM_RETURN_IF_ERROR(worker->init());  // fail closed before any worker runs
-    workers.push_back(std::move(worker));
-  }
-  workers_ = std::move(workers);
-  for (auto& w : workers_) {
-    threads_.emplace_back([this, raw = w.get()] {
-      raw->run();
-      if (auto e = raw->fatal(); e && options_.on_fatal) options_.on_fatal(*e);
-    });
+    QIM_ASSIGN_OR_RETURN(slots[shard.value], make_slot(shard, options_.epoch, {}));
   }
   RetentionSweepOptions sweep = options_.retention;
   if (!sweep.logger) sweep.logger = options_.logger;
-  sweeper_ = std::make_unique<RetentionSweeper>(store_, options_.shards, options_.clock, std::move(sweep));
+  {
+    std::lock_guard lock(mu_);
+    slots_ = std::move(slots);
+    for (auto& [shard, slot] : slots_) run_slot(*slot);
+    sweeper_ = std::make_unique<RetentionSweeper>(store_, shard_list(), options_.clock, std::move(sweep));
+    started_ = true;
+  }
   sweeper_->start();
   return {};
 }
 
+Status MailboxNode::add_shard(ShardId shard, Epoch epoch, LeaseCheck lease) {
+  std::lock_guard control(control_mu_);
+  if (epoch.value == 0 || epoch.value > kMaxEpoch) {
+    return Error(Errc::kInvalidArgument, "shard " + std::to_string(shard.value) + ": epoch " +
+                                             std::to_string(epoch.value) + " is outside 1.." +
+                                             std::to_string(kMaxEpoch));
+  }
+  if (shard.value >= log_.partition_count()) {
+    return Error(Errc::kInvalidArgument, "shard " + std::to_string(shard.value) +
+                                             " is not a partition of the mailbox log (" +
+                                             std::to_string(log_.partition_count()) + " shards)");
+  }
+  {
+    std::lock_guard lock(mu_);
+    if (!started_ || stopped_) {
+      return Error(Errc::kInvariant, std::string("add_shard on a mailbox node that is ") +
+                                         (stopped_ ? "stopped" : "not started"));
+    }
+    if (slots_.contains(shard.value)) {
+      return Error(Errc::kInvariant, "the node already owns shard " + std::to_string(shard.value));
+    }
+  }
+  QIM_ASSIGN_OR_RETURN(auto slot, make_slot(shard, epoch, std::move(lease)));
+  slot->added = true;
+  std::lock_guard lock(mu_);
+  run_slot(*slot);
+  slots_[shard.value] = std::move(slot);
+  sweeper_->set_shards(shard_list());
+  options_.logger->info("shard {}: now owned at epoch {}", shard.value, epoch.value);
+  return {};
+}
+
+Status MailboxNode::remove_shard(ShardId shard, Removal how, std::chrono::milliseconds limit) {
+  std::lock_guard control(control_mu_);
+  Slot* slot = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    auto it = slots_.find(shard.value);
+    if (it == slots_.end())
+      return Error(Errc::kNotFound, "the node does not own shard " + std::to_string(shard.value));
+    slot = it->second.get();  // stays in slots_ (metrics) until its thread has ended
+  }
+  Status result;
+  if (how == Removal::kGraceful) {
+    slot->worker->request_drain();
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    // A worker that already ended (the node was stopped) has nothing more to drain.
+    while (!slot->worker->drained() && !slot->worker->fatal() && !slot->ended) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        result = Error(Errc::kTimeout, "shard " + std::to_string(shard.value) + " did not drain within " +
+                                           std::to_string(limit.count()) + " ms; " +
+                                           std::to_string(slot->worker->metrics().lag) + " records left");
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    slot->worker->request_stop();  // commits the position it reached
+  } else {
+    slot->worker->request_abort();
+  }
+  if (slot->thread.joinable()) slot->thread.join();
+  std::unique_ptr<Slot> gone;
+  {
+    std::lock_guard lock(mu_);
+    auto it = slots_.find(shard.value);
+    gone = std::move(it->second);
+    slots_.erase(it);
+    if (sweeper_) sweeper_->set_shards(shard_list());
+  }
+  options_.logger->info("shard {}: no longer owned (epoch {}, {})", shard.value, gone->epoch.value,
+                        how == Removal::kGraceful ? "given up after a drain" : "stopped at once");
+  return result;
+}
+
+std::vector<std::pair<ShardId, Epoch>> MailboxNode::owned() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::pair<ShardId, Epoch>> out;
+  for (const auto& [shard, slot] : slots_) out.emplace_back(ShardId{shard}, slot->epoch);
+  return out;
+}
+
+std::optional<Error> MailboxNode::shard_error(ShardId shard) const {
+  std::lock_guard lock(mu_);
+  auto it = slots_.find(shard.value);
+  if (it == slots_.end()) return std::nullopt;
+  return it->second->worker->fatal();
+}
+
 Status MailboxNode::drain(std::chrono::milliseconds limit, const std::function<void(uint64_t)>& progress) {
-  for (auto& w : workers_) w->request_drain();
+  std::lock_guard control(control_mu_);
+  std::vector<ShardWorker*> workers;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [shard, slot] : slots_) workers.push_back(slot->worker.get());
+  }
+  for (auto* w : workers) w->request_drain();
   const auto deadline = std::chrono::steady_clock::now() + limit;
   auto next_progress = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   while (true) {
     bool done = true;
-    for (auto& w : workers_) done = done && (w->drained() || w->fatal());
+    for (auto* w : workers) done = done && (w->drained() || w->fatal());
     if (done) break;
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) {
       const uint64_t left = total(metrics()).lag;
-      stop();
+      stop_locked();
       return Error(Errc::kTimeout, "mailbox node did not drain within " + std::to_string(limit.count()) +
                                        " ms; " + std::to_string(left) + " records left");
     }
@@ -110,34 +239,49 @@ Status MailboxNode::drain(std::chrono::milliseconds limit, const std::function<v
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  stop();
+  stop_locked();
   if (auto e = fatal()) return *e;
   return {};
 }
 
 void MailboxNode::stop() {
-  if (sweeper_) sweeper_->stop();
-  for (auto& w : workers_) w->request_stop();
-  for (auto& t : threads_) {
-    if (t.joinable()) t.join();
+  std::lock_guard control(control_mu_);
+  stop_locked();
+}
+
+void MailboxNode::stop_locked() {
+  std::vector<Slot*> slots;
+  {
+    std::lock_guard lock(mu_);
+    stopped_ = started_;
+    for (auto& [shard, slot] : slots_) slots.push_back(slot.get());
   }
-  threads_.clear();
+  if (sweeper_) sweeper_->stop();
+  for (auto* s : slots) s->worker->request_stop();
+  for (auto* s : slots) {
+    if (s->thread.joinable()) s->thread.join();
+  }
 }
 
 std::optional<Error> MailboxNode::fatal() const {
-  for (const auto& w : workers_) {
-    if (auto e = w->fatal()) return e;
+  std::lock_guard lock(mu_);
+  for (const auto& [shard, slot] : slots_) {
+    auto e = slot->worker->fatal();
+    if (!e || (slot->added && e->code() == Errc::kEpochAhead)) continue;
+    return e;
   }
   return std::nullopt;
 }
 
 std::vector<ShardMetrics> MailboxNode::metrics() const {
+  std::lock_guard lock(mu_);
   std::vector<ShardMetrics> out;
-  for (const auto& w : workers_) out.push_back(w->metrics());
+  for (const auto& [shard, slot] : slots_) out.push_back(slot->worker->metrics());
   return out;
 }
 
 RetentionMetrics MailboxNode::retention_metrics() const {
+  std::lock_guard lock(mu_);
   return sweeper_ ? sweeper_->metrics() : RetentionMetrics{};
 }
 

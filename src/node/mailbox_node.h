@@ -1,19 +1,31 @@
 #pragma once
-// MailboxNode (`qim mailbox`, or a role of `qim up`): owns a set of shards at an epoch and runs one shard
-// worker thread per owned shard (node/shard_worker.h). Ownership comes from configuration
-// (QIM_OWNED_SHARDS, QIM_EPOCH); a shard whose store holds a higher epoch refuses to start (fail closed),
-// and so does the whole node.
+// MailboxNode (`qim mailbox`, or a role of `qim up`): owns a set of shards and runs one shard worker thread
+// per owned shard (node/shard_worker.h), each shard at its own epoch. Ownership comes either from
+// configuration (QIM_OWNED_SHARDS, QIM_EPOCH: the shards start() starts, all at one epoch; a shard whose
+// store holds a higher epoch refuses to start (fail closed), and so does the whole node), or at run time
+// from the lease loop (node/lease/shard_ownership.h), which calls add_shard() and remove_shard() as it
+// takes and gives up leases. Both may be combined: start() starts the configured shards (possibly none
+// with `leased`), add_shard()/remove_shard() change the set afterwards.
+//
+// Thread safety: every public method may be called from any thread. start(), add_shard(), remove_shard(),
+// drain() and stop() are serialised among themselves (one waits for the other: a graceful remove_shard()
+// or a drain() can take a while); metrics(), owned(), fatal() and shard_error() only take a short lock and
+// never wait for them.
 
 #include <spdlog/logger.h>
 
+#include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "delivery/notifier.h"
 #include "log/log.h"
 #include "mailbox/store.h"
+#include "node/lease_guard.h"
 #include "node/retention_sweeper.h"
 #include "node/shard_metrics.h"
 #include "node/shard_worker.h"
@@ -23,8 +35,10 @@ namespace qim {
 inline constexpr const char* kMailboxGroup = "qim-mailbox";
 
 struct NodeOptions {
-  std::vector<ShardId> shards;  // owned shards (QIM_OWNED_SHARDS)
+  std::vector<ShardId> shards;  // owned shards (QIM_OWNED_SHARDS), started by start()
   Epoch epoch{1};               // QIM_EPOCH: 1..65535 (0 would make the first record of offset 0 no advance)
+  // Shards come from leases (add_shard/remove_shard): start() may start with no shard at all.
+  bool leased = false;
   std::string group = kMailboxGroup;
   size_t read_batch = 512;
   std::chrono::milliseconds poll_wait{100};
@@ -34,6 +48,8 @@ struct NodeOptions {
   // The owned shards' retention sweep (node/retention_sweeper.h); its logger defaults to `logger`.
   RetentionSweepOptions retention;
   // Called once, from a worker thread, when a worker stops on a fatal error (the process should exit).
+  // Not called for EpochAhead of a shard added with add_shard(): that shard was taken over or its lease
+  // lapsed, which the lease loop handles (shard_error()); the process goes on with its other shards.
   std::function<void(const Error&)> on_fatal;
   std::shared_ptr<spdlog::logger> logger;  // silent if null
   // Required: the log refused records are appended to before the frontier passes them (node/quarantine.h).
@@ -51,15 +67,42 @@ class MailboxNode {
   MailboxNode(const MailboxNode&) = delete;
   MailboxNode& operator=(const MailboxNode&) = delete;
 
-  // Reads every owned shard's frontier, then starts the workers and the retention sweeper. Config for epoch 0
-  // or no shards or a shard the mailbox log does not have or no quarantine log; EpochAhead (fail closed) or
-  // Invariant from a shard's init. Nothing is started on error.
+  // Reads every configured shard's frontier, then starts the workers and the retention sweeper. Config for
+  // epoch 0 or no shards (unless `leased`) or a shard the mailbox log does not have or no quarantine log;
+  // EpochAhead (fail closed) or Invariant from a shard's init. Nothing is started on error.
   Status start();
+
+  // How remove_shard() stops a shard's worker.
+  enum class Removal {
+    kGraceful,   // finish what the log holds now, commit the log position, then stop (a lease given up)
+    kImmediate,  // stop after the store call in progress, no commit (a lease lost: another node may take it)
+  };
+  // Starts owning `shard` at `epoch` (after start()): reads its frontier as start() does, then runs its
+  // worker. With `lease`, every write of the shard first asks it (LeaseGuardedStore): once it says no, the
+  // worker stops writing (EpochAhead "lease lapsed", see shard_error()). InvalidArgument for an epoch
+  // outside 1..65535 or a shard the mailbox log does not have; Invariant if the node is not started, is
+  // stopped, or owns the shard already; EpochAhead (fail closed) if the store holds a higher epoch;
+  // Invariant from the worker's init. Nothing runs for the shard on error.
+  Status add_shard(ShardId shard, Epoch epoch, LeaseCheck lease = {});
+  // Stops owning `shard` (see Removal); returns once its worker thread has ended. Graceful gives the
+  // drain up to `limit` (then stops as immediate, but commits: Timeout naming what was left). NotFound if
+  // the shard is not owned. The shard's metrics disappear from metrics().
+  Status remove_shard(ShardId shard, Removal how, std::chrono::milliseconds limit = std::chrono::seconds(10));
+  // The owned shards and the epoch of each, ascending by shard.
+  std::vector<std::pair<ShardId, Epoch>> owned() const;
+  // The error the shard's worker stopped on (e.g. EpochAhead: taken over, or its lease lapsed); nullopt
+  // while it runs or if the shard is not owned.
+  std::optional<Error> shard_error(ShardId shard) const;
+
   // Finishes every record the log holds now, then stops. Timeout past `limit` (stopped anyway).
   Status drain(std::chrono::milliseconds limit, const std::function<void(uint64_t remaining)>& progress = {});
+  // Stops every worker and the sweeper (idempotent). Afterwards add_shard() is refused; metrics() still
+  // shows the shards owned at the stop.
   void stop();
-  // The first fatal error of any worker, if one stopped.
+  // The first fatal error of any worker, if one stopped; not EpochAhead of a shard added with add_shard()
+  // (the lease loop's business, see on_fatal).
   std::optional<Error> fatal() const;
+  // Per owned shard, ascending by shard.
   std::vector<ShardMetrics> metrics() const;
   // The retention sweeper's counters (all zero before start()).
   RetentionMetrics retention_metrics() const;
@@ -67,13 +110,30 @@ class MailboxNode {
   uint32_t page_limit() const { return store_.finish_page_limit(); }
 
  private:
+  struct Slot {
+    Epoch epoch;
+    bool added = false;                        // by add_shard(): EpochAhead is not process-fatal
+    std::unique_ptr<LeaseGuardedStore> guard;  // null without a lease check
+    std::unique_ptr<ShardWorker> worker;
+    std::thread thread;
+    std::atomic<bool> ended{false};  // the worker's run() returned (stopped, drained or fatal)
+  };
+  // The worker of `shard` at `epoch`, initialised (fail closed), not yet running.
+  Result<std::unique_ptr<Slot>> make_slot(ShardId shard, Epoch epoch, LeaseCheck lease);
+  void run_slot(Slot& slot);
+  void stop_locked();
+  std::vector<ShardId> shard_list() const;  // caller holds mu_
+
   Log& log_;
   MailboxStore& store_;
   DeliveryNotifier* notifier_;
   NodeOptions options_;
   std::unique_ptr<Quarantine> quarantine_;
-  std::vector<std::unique_ptr<ShardWorker>> workers_;
-  std::vector<std::thread> threads_;
+  std::mutex control_mu_;  // serialises start/add_shard/remove_shard/drain/stop
+  mutable std::mutex mu_;  // guards slots_ and the flags; never held while waiting for a worker
+  std::map<uint32_t, std::unique_ptr<Slot>> slots_;
+  bool started_ = false;
+  bool stopped_ = false;
   std::unique_ptr<RetentionSweeper> sweeper_;
 };
 

@@ -49,7 +49,28 @@ bool RetentionSweeper::tick() {
   return true;
 }
 
+void RetentionSweeper::set_shards(std::vector<ShardId> shards) {
+  std::lock_guard lock(mu_);
+  next_shards_ = std::move(shards);
+}
+
 void RetentionSweeper::run_round() {
+  {
+    std::lock_guard lock(mu_);
+    if (next_shards_) {
+      const std::optional<ShardId> at =
+          shard_index_ < shards_.size() ? std::optional(shards_[shard_index_]) : std::nullopt;
+      shards_ = std::move(*next_shards_);
+      next_shards_.reset();
+      const auto same = at ? std::find(shards_.begin(), shards_.end(), *at) : shards_.end();
+      if (same == shards_.end()) {
+        shard_index_ = 0;
+        cursor_.clear();
+      } else {
+        shard_index_ = static_cast<size_t>(same - shards_.begin());
+      }
+    }
+  }
   uint32_t budget = options_.batch;
   uint64_t swept = 0, buckets = 0, errors = 0, passes = 0;
   std::optional<Error> first_error;

@@ -56,6 +56,9 @@ class RetentionSweeper {
   void stop();
 
   RetentionMetrics metrics() const;
+  // Replaces the owned shards (a MailboxNode whose shards come and go); the next round uses the new set,
+  // resuming at the shard it was at if that is still owned, else at the first. Thread-safe.
+  void set_shards(std::vector<ShardId> shards);
 
  private:
   bool stopping() const;
@@ -72,8 +75,9 @@ class RetentionSweeper {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;         // guarded by mu_
-  RetentionMetrics metrics_;  // guarded by mu_
+  bool stop_ = false;                                // guarded by mu_
+  std::optional<std::vector<ShardId>> next_shards_;  // guarded by mu_: set_shards() for the next round
+  RetentionMetrics metrics_;                         // guarded by mu_
   std::thread thread_;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "mailbox/message_codec.h"
+#include "node/lease_guard.h"
 
 namespace qim {
 
@@ -54,6 +55,11 @@ void ShardWorker::request_stop() {
   cv_.notify_all();
 }
 
+void ShardWorker::request_abort() {
+  skip_final_commit_ = true;
+  request_stop();
+}
+
 void ShardWorker::request_drain() {
   auto end = log_.end_offset(options_.shard.value);
   std::lock_guard lock(mu_);
@@ -80,7 +86,11 @@ ShardMetrics ShardWorker::metrics() const {
 }
 
 void ShardWorker::set_fatal(const Error& error) {
-  logger_.critical("shard {}: stopping: {}", options_.shard.value, error.to_string());
+  if (is_lease_lapsed(error)) {
+    logger_.warn("shard {}: stopping: {}", options_.shard.value, error.to_string());
+  } else {
+    logger_.critical("shard {}: stopping: {}", options_.shard.value, error.to_string());
+  }
   std::lock_guard lock(mu_);
   fatal_ = error;
 }
@@ -136,7 +146,7 @@ void ShardWorker::run() {
     }
     if (!step()) break;
   }
-  maybe_commit(true);
+  if (!skip_final_commit_) maybe_commit(true);
 }
 
 bool ShardWorker::step() {

@@ -48,6 +48,9 @@ class ShardWorker {
   // The worker's loop; returns on stop, when a drain is complete, or on a fatal error (see fatal()).
   void run();
   void request_stop();
+  // Stops like request_stop() but without the final commit of the log position: for a shard whose lease
+  // was lost, whose position is the new owner's to commit.
+  void request_abort();
   // Finish what the log holds now, then return from run().
   void request_drain();
   bool drained() const { return drained_; }
@@ -89,6 +92,7 @@ class ShardWorker {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> skip_final_commit_{false};
   std::optional<uint64_t> drain_until_;  // guarded by mu_
   std::atomic<bool> drained_{false};
   std::optional<Error> fatal_;  // guarded by mu_

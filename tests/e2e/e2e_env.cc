@@ -12,34 +12,6 @@ namespace qim::e2e {
 
 namespace {
 
-class SharedQim : public ::testing::Environment {
- public:
-  void SetUp() override {
-    process_ = new_process("shared");
-    auto st = process_->start();
-    if (!st.ok()) {
-      // Not ASSERT: a fatal failure here makes gtest report every test "skipped", which reads as "no
-      // engine configured". A process that cannot start (e.g. its store unreachable) fails the run.
-      ADD_FAILURE() << "the shared qim up did not start: " << st.error().to_string() << "\nlog tail:\n"
-                    << process_->log_tail();
-      process_.reset();  // now (it keeps its data: a test failed), not from exit, which destroys gtest
-      std::exit(1);      // NOLINT(concurrency-mt-unsafe): no other thread runs yet
-    }
-  }
-  void TearDown() override {
-    if (process_ && process_->running()) {
-      int code = process_->stop();
-      EXPECT_EQ(code, 0) << "qim up did not exit cleanly; log tail:\n" << process_->log_tail();
-    }
-    // Destroy it now, while gtest is alive: its keep-data check asks gtest whether anything failed, and
-    // gtest destroys environments only from its own destructor at exit.
-    process_.reset();
-  }
-  std::unique_ptr<QimProcess> process_;
-};
-
-SharedQim* g_shared = static_cast<SharedQim*>(::testing::AddGlobalTestEnvironment(new SharedQim));
-
 std::string run_tag() {
   static const std::string tag = std::to_string(::getpid());
   return tag;
@@ -59,16 +31,24 @@ Env process_env_for_backend() {
   return env;
 }
 
-std::unique_ptr<QimProcess> new_process(const std::string& name) {
+std::unique_ptr<Deployment> new_deployment(const std::string& name, Ownership ownership) {
   std::string dir = make_temp_dir("qim-e2e-" + name);
   Env env = process_env_for_backend();
-  // Each process has logs of its own (its data dir), so it needs a store namespace of its own too: a
-  // remote store shared between processes would hold frontiers of another process's log.
+  // Each deployment has logs of its own (its data dir, or its own Kafka topics), so it needs a store
+  // namespace of its own too: a remote store shared between deployments would hold frontiers of another
+  // deployment's log.
   static int serial = 0;
   const std::string ns = "qim_e2e_" + run_tag() + "_" + std::to_string(serial++);
   env["QIM_MAILBOX_REDIS_PREFIX"] = ns + ":";
   env["QIM_CQL_KEYSPACE"] = ns;
-  auto process = std::make_unique<QimProcess>(QIM_BINARY, dir, std::move(env));
+  env["QIM_KAFKA_TOPIC_PREFIX"] = ns + ".";
+  std::unique_ptr<Deployment> process;
+  if (deployment_under_test() == "distributed") {
+    env["QIM_ROUTING_REDIS_PREFIX"] = ns + ":";
+    process = distributed_deployment(QIM_BINARY, dir, std::move(env), ns, 16, ownership);
+  } else {
+    process = single_deployment(QIM_BINARY, dir, std::move(env));
+  }
   // A failed run keeps its data directory and qim.log (QIM_E2E_KEEP=1 keeps every one).
   process->keep_data_if([] {
     const char* keep = std::getenv("QIM_E2E_KEEP");
@@ -76,10 +56,6 @@ std::unique_ptr<QimProcess> new_process(const std::string& name) {
            ::testing::Test::HasFailure();
   });
   return process;
-}
-
-QimProcess& shared_qim() {
-  return *g_shared->process_;
 }
 
 std::string user(const std::string& scenario, const std::string& name) {
@@ -92,17 +68,23 @@ std::string token_for(const std::string& user, const std::string& device) {
   return *mint_token(kSecret, *UserId::parse(user), *DeviceId::parse(device), 30 * kDayMs, clock);
 }
 
-std::unique_ptr<Client> connect_to(const QimProcess& qim) {
+namespace {
+std::unique_ptr<Client> connect_port(uint16_t port) {
   client::ClientOptions o;
-  o.port = qim.port();
+  o.port = port;
   o.timeout = kWait;
   auto c = Client::connect(o);
   EXPECT_TRUE(c.ok()) << c.error().to_string();
   return c.ok() ? std::move(c).value() : nullptr;
 }
+}  // namespace
 
-std::unique_ptr<Client> login(const QimProcess& qim, const std::string& user, const std::string& device) {
-  auto c = connect_to(qim);
+std::unique_ptr<Client> connect_to(const Deployment& qim) {
+  return connect_port(qim.port());
+}
+
+std::unique_ptr<Client> login(const Deployment& qim, const std::string& user, const std::string& device) {
+  auto c = connect_port(qim.port_for(user));
   if (!c) return nullptr;
   auto ok = c->auth(token_for(user, device));
   EXPECT_TRUE(ok.ok()) << ok.error().to_string();
@@ -169,15 +151,23 @@ std::vector<Entry> follow(client::MailboxFollower& f, size_t count, std::chrono:
   return out;
 }
 
-double metric(const QimProcess& qim, const std::string& sample) {
-  std::string text = http_request(qim.admin_port(), "GET", "/metrics");
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.size() > sample.size() && line.compare(0, sample.size(), sample) == 0 &&
-        line[sample.size()] == ' ')
-      return std::strtod(line.c_str() + sample.size() + 1, nullptr);
+std::string metrics_text(const Deployment& qim) {
+  std::string out;
+  for (uint16_t port : qim.admin_ports()) out += http_request(port, "GET", "/metrics") + "\n";
+  return out;
+}
+
+double metric(const Deployment& qim, const std::string& sample) {
+  double sum = 0;
+  for (uint16_t port : qim.admin_ports()) {
+    std::istringstream in(http_request(port, "GET", "/metrics"));
+    for (std::string line; std::getline(in, line);) {
+      if (line.size() > sample.size() && line.compare(0, sample.size(), sample) == 0 &&
+          line[sample.size()] == ' ')
+        sum += std::strtod(line.c_str() + sample.size() + 1, nullptr);
+    }
   }
-  return 0;
+  return sum;
 }
 
 }  // namespace qim::e2e

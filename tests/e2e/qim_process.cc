@@ -44,8 +44,11 @@ std::string make_temp_dir(const std::string& prefix) {
   return std::string(buf.data());
 }
 
-QimProcess::QimProcess(std::string binary, std::string data_dir, Env env)
-    : binary_(std::move(binary)), data_dir_(std::move(data_dir)), env_(std::move(env)) {
+QimProcess::QimProcess(std::string binary, std::string data_dir, Env env, std::string command)
+    : binary_(std::move(binary)),
+      data_dir_(std::move(data_dir)),
+      command_(std::move(command)),
+      env_(std::move(env)) {
   env_["QIM_DATA_DIR"] = data_dir_;
   env_.try_emplace("QIM_GATEWAY_PORT", "0");
   env_.try_emplace("QIM_ADMIN_PORT", "0");
@@ -75,7 +78,7 @@ pid_t QimProcess::spawn(const Env& extra) {
   for (auto& s : strings) envp.push_back(s.data());
   envp.push_back(nullptr);
   std::string log = data_dir_ + "/qim.log";
-  std::string arg0 = "qim", arg1 = "up";
+  std::string arg0 = "qim", arg1 = command_;
   char* argv[] = {arg0.data(), arg1.data(), nullptr};
 
   pid_t pid = fork();
@@ -102,15 +105,17 @@ Status QimProcess::start(const Env& extra) {
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
-      return Error(Errc::kTransport, "qim up exited during start (status " + std::to_string(status) +
-                                         "); log tail:\n" + log_tail());
+      return Error(Errc::kTransport, "qim " + command_ + " exited during start (status " +
+                                         std::to_string(status) + "); log tail:\n" + log_tail());
     }
     std::ifstream in(running_file);
     if (in) {
       std::stringstream ss;
       ss << in.rdbuf();
       std::string text = ss.str();
-      if (json_int(text, "pid") == pid_ && json_int(text, "gateway_port") > 0) {
+      const bool has_gateway = command_ == "up" || command_ == "gateway";
+      if (json_int(text, "pid") == pid_ && json_int(text, "admin_port") > 0 &&
+          (!has_gateway || json_int(text, "gateway_port") > 0)) {
         port_ = static_cast<uint16_t>(json_int(text, "gateway_port"));
         admin_port_ = static_cast<uint16_t>(json_int(text, "admin_port"));
         return {};
@@ -119,7 +124,7 @@ Status QimProcess::start(const Env& extra) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   kill();
-  return Error(Errc::kTimeout, "qim up did not come up; log tail:\n" + log_tail());
+  return Error(Errc::kTimeout, "qim " + command_ + " did not come up; log tail:\n" + log_tail());
 }
 
 int QimProcess::wait_exit(std::chrono::milliseconds timeout) {

@@ -1,7 +1,8 @@
 #pragma once
-// A real `qim up` process for the e2e suite: started in its own data directory with free ports (read back
-// from <data_dir>/running.json), stopped with SIGTERM (clean drain) or SIGKILL (a crash), restarted with
-// other variables (e.g. a higher QIM_EPOCH). Output goes to <data_dir>/qim.log.
+// A real `qim up` (or one role: `qim gateway|fanout|mailbox|archiver`) process for the e2e suite: started in
+// its own data directory with free ports (read back from <data_dir>/running.json), stopped with SIGTERM
+// (clean drain) or SIGKILL (a crash), restarted with other variables (e.g. a higher QIM_EPOCH). Output goes
+// to <data_dir>/qim.log.
 
 #include <sys/types.h>
 
@@ -19,7 +20,8 @@ using Env = std::map<std::string, std::string>;
 
 class QimProcess {
  public:
-  QimProcess(std::string binary, std::string data_dir, Env env);
+  // `command`: "up" (default) or a role; a process without a gateway is up once its admin server is.
+  QimProcess(std::string binary, std::string data_dir, Env env, std::string command = "up");
   ~QimProcess();
   QimProcess(const QimProcess&) = delete;
   QimProcess& operator=(const QimProcess&) = delete;
@@ -53,6 +55,7 @@ class QimProcess {
 
   std::string binary_;
   std::string data_dir_;
+  std::string command_;
   Env env_;
   std::function<bool()> keep_;
   pid_t pid_ = -1;

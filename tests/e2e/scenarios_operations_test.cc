@@ -26,7 +26,8 @@
 namespace qim::e2e {
 namespace {
 
-// 10. MailboxNode restart mid-stream: nothing lost; the frontier stays contiguous.
+// 10. MailboxNode restart mid-stream: nothing lost; the frontier stays contiguous. (`qim up`: the process
+//     is killed; distributed: the MailboxNode processes are, while the gateways keep taking SENDs.)
 TEST(E2E, S10_RestartMidStream) {
   auto& qim = shared_qim();
   const auto a = user("s10", "a"), b = user("s10", "b");
@@ -51,9 +52,9 @@ TEST(E2E, S10_RestartMidStream) {
     // In flight when the process dies: sent, maybe appended, not acknowledged.
     for (int i = kTotal / 2; i < kTotal / 2 + 5; ++i)
       alice->send_text(client::send_frame(b, "m" + std::to_string(i), std::to_string(i)));
-    qim.kill();
+    qim.kill_nodes();
   }
-  ASSERT_TRUE(qim.start().ok());
+  ASSERT_TRUE(qim.start_nodes().ok()) << qim.log_tail();
   send_from(0);  // retries every unacknowledged message with its original client_msg_id
   ASSERT_EQ(acked.size(), static_cast<size_t>(kTotal));
 
@@ -82,7 +83,7 @@ TEST(E2E, S11_FanoutReplay) {
   // Drain the pushes of the original deliveries.
   collect_delivered(*bob, 10, kQuiet);
 
-  auto replay = http_request(qim.admin_port(), "POST", "/admin/fanout/replay?offset=0");
+  auto replay = http_request(qim.fanout_admin_port(), "POST", "/admin/fanout/replay?offset=0");
   ASSERT_EQ(replay.rfind("200", 0), 0u) << replay;
   // A marker in the same conversation (same Outbox partition) is fanned out after the replayed records.
   ASSERT_TRUE(alice->send(b, "marker", "after replay").ok());
@@ -102,7 +103,7 @@ TEST(E2E, S11_FanoutReplay) {
 
 // 12. ownership change: a new epoch continues the shard; a node configured below the stored epoch refuses.
 TEST(E2E, S12_OwnershipChange) {
-  auto qim = new_process("s12");
+  auto qim = new_deployment("s12");
   ASSERT_TRUE(qim->start({{"QIM_EPOCH", "1"}}).ok());
   const auto a = user("s12", "a"), b = user("s12", "b");
   ASSERT_TRUE(login(*qim, a)->send(b, "e1", "epoch one").ok());
@@ -137,7 +138,7 @@ TEST(E2E, S13_Retention) {
   const Env fast_sweep = {{"QIM_MAILBOX_RETENTION_MS", "60000"},
                           {"QIM_RETENTION_SWEEP_INTERVAL_MS", "200"},
                           {"QIM_RETENTION_SWEEP_BATCH", "2"}};  // several rounds per pass
-  auto qim = new_process("s13");
+  auto qim = new_deployment("s13");
   ASSERT_TRUE(qim->start(fast_sweep).ok()) << qim->log_tail();
   const auto a = user("s13", "a"), b = user("s13", "b"), c = user("s13", "c");
   auto alice = login(*qim, a);
@@ -207,8 +208,7 @@ TEST(E2E, S13_Retention) {
     ASSERT_TRUE(carol.ok()) << carol.error().to_string();
     EXPECT_TRUE(carol->entries.empty());
     // (A sweep may lose its ledger compare-and-set to the new entry's registration: an error, retried.)
-    EXPECT_NE(http_request(qim->admin_port(), "GET", "/metrics").find("\nqim_retention_errors_total "),
-              std::string::npos);
+    EXPECT_NE(metrics_text(*qim).find("\nqim_retention_errors_total "), std::string::npos);
   }
   EXPECT_EQ(qim->stop(), 0);
 }
@@ -218,7 +218,7 @@ TEST(E2E, S13_Retention) {
 //      nothing rewound) and POST /admin/fanout/replay on a running one (400). The instance clock is moved
 //      eight days ahead with QIM_TEST_CLOCK_OFFSET_MS.
 TEST(E2E, S11b_ReplayRefusedBeforeTheOutboxRetentionHorizon) {
-  auto qim = new_process("s11b");
+  auto qim = new_deployment("s11b");
   ASSERT_TRUE(qim->start().ok()) << qim->log_tail();
   const auto a = user("s11b", "a"), b = user("s11b", "b");
   auto alice = login(*qim, a);
@@ -254,7 +254,7 @@ TEST(E2E, S11b_ReplayRefusedBeforeTheOutboxRetentionHorizon) {
 
   // A running instance eight days later refuses the admin replay too.
   ASSERT_TRUE(qim->start(eight_days_later).ok()) << qim->log_tail();
-  const std::string answer = http_request(qim->admin_port(), "POST", "/admin/fanout/replay?offset=0");
+  const std::string answer = http_request(qim->fanout_admin_port(), "POST", "/admin/fanout/replay?offset=0");
   EXPECT_EQ(answer.rfind("400 ", 0), 0u) << answer;
   EXPECT_NE(answer.find("before the retention horizon"), std::string::npos) << answer;
   EXPECT_EQ(qim->stop(), 0);

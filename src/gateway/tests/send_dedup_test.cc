@@ -10,7 +10,7 @@ SentMessage sent(uint64_t id, int64_t time) {
 }
 
 TEST(SendDedup, RecordedOnlyWhenTheFirstCompletes) {
-  SendDedup d(10, 1000);
+  MemorySendDedup d(10, 1000);
   auto key = SendDedup::key_of(*UserId::parse("a"), "c1");
   EXPECT_EQ(d.begin(key, 0, nullptr).kind, SendDedup::Kind::kFirst);
   EXPECT_EQ(d.size(), 0u);
@@ -31,7 +31,7 @@ TEST(SendDedup, RecordedOnlyWhenTheFirstCompletes) {
 }
 
 TEST(SendDedup, AFailedFirstFreesTheKeyAndTellsTheWaiters) {
-  SendDedup d(10, 1000);
+  MemorySendDedup d(10, 1000);
   auto key = SendDedup::key_of(*UserId::parse("a"), "c1");
   ASSERT_EQ(d.begin(key, 0, nullptr).kind, SendDedup::Kind::kFirst);
   bool told = false;
@@ -42,7 +42,7 @@ TEST(SendDedup, AFailedFirstFreesTheKeyAndTellsTheWaiters) {
 }
 
 TEST(SendDedup, BoundedByCountAndWindow) {
-  SendDedup d(2, 100);
+  MemorySendDedup d(2, 100);
   UserId a = *UserId::parse("a");
   for (uint64_t i = 0; i < 3; ++i) d.record(SendDedup::key_of(a, std::to_string(i)), sent(i, 0));
   EXPECT_EQ(d.size(), 2u);

@@ -186,6 +186,25 @@ bool RedisConnection::still_open() {
   return !broken_;
 }
 
+Result<std::optional<RedisReply>> RedisConnection::read_push(std::chrono::milliseconds wait) {
+  if (broken_) return Error(Errc::kTransport, "redis " + endpoint_.to_string() + ": connection is broken");
+  void* raw = nullptr;
+  if (redisReaderGetReply(c_->reader, &raw) != REDIS_OK) return socket_error("unreadable push");
+  if (raw == nullptr) {
+    pollfd p{c_->fd, POLLIN, 0};
+    const int n = ::poll(&p, 1, static_cast<int>(wait.count()));
+    if (n == 0 || (n < 0 && errno == EINTR)) return std::optional<RedisReply>();
+    if (n < 0) return socket_error("poll");
+    if (redisBufferRead(c_) != REDIS_OK) return socket_error("read");
+    if (redisReaderGetReply(c_->reader, &raw) != REDIS_OK) return socket_error("unreadable push");
+    if (raw == nullptr) return std::optional<RedisReply>();  // part of a message so far
+  }
+  auto* reply = static_cast<redisReply*>(raw);
+  RedisReply out = copy_reply(reply);
+  freeReplyObject(reply);
+  return std::optional<RedisReply>(std::move(out));
+}
+
 Result<RedisReply> RedisConnection::run(const RedisCommand& command) {
   QIM_ASSIGN_OR_RETURN(auto replies, pipeline(std::span(&command, 1)));
   return std::move(replies.front());

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -53,6 +54,11 @@ class RedisConnection {
   ~RedisConnection();
   RedisConnection(const RedisConnection&) = delete;
   RedisConnection& operator=(const RedisConnection&) = delete;
+
+  // For a connection in pub/sub mode (after a SUBSCRIBE sent with run()): the next message the server
+  // pushed, waiting at most `wait`; nullopt if none came by then. Transport when the server closed the
+  // connection or sent garbage (the connection is broken() from then on).
+  Result<std::optional<RedisReply>> read_push(std::chrono::milliseconds wait);
 
   // Sends every command in one write and reads one reply per command, in order (pipelining: one round
   // trip). Error replies are returned as replies; a socket failure is Transport, a socket timeout

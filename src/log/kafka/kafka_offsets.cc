@@ -1,0 +1,80 @@
+#include "log/kafka/kafka_offsets.h"
+
+#include "log/kafka/kafka_errors.h"
+
+namespace qim::kafka {
+
+namespace {
+
+PartitionList one_partition(const std::string& topic, uint32_t partition) {
+  PartitionList list(rd_kafka_topic_partition_list_new(1));
+  rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), static_cast<int32_t>(partition));
+  return list;
+}
+
+}  // namespace
+
+void GroupOffsets::serve_events() {
+  std::lock_guard lock(mu_);
+  for (auto& [group, rk] : groups_) rd_kafka_poll(rk.get(), 0);
+}
+
+Result<rd_kafka_t*> GroupOffsets::group_handle(const std::string& group) {
+  std::lock_guard lock(mu_);
+  if (auto it = groups_.find(group); it != groups_.end()) return it->second.get();
+  const std::map<std::string, std::string> settings = {
+      {"group.id", group},
+      {"enable.auto.commit", "false"},
+      {"enable.auto.offset.store", "false"},
+  };
+  QIM_ASSIGN_OR_RETURN(Handle rk,
+                       new_handle(RD_KAFKA_CONSUMER, options_.brokers, settings, options_.logger.get()));
+  rd_kafka_t* raw = rk.get();
+  groups_.emplace(group, std::move(rk));
+  return raw;
+}
+
+Status GroupOffsets::commit(const std::string& group, uint32_t partition, uint64_t next) {
+  QIM_ASSIGN_OR_RETURN(rd_kafka_t * rk, group_handle(group));
+  const std::string what = "committing group " + group + " at offset " + std::to_string(next) +
+                           " of Kafka topic " + options_.topic + " partition " + std::to_string(partition);
+  PartitionList list = one_partition(options_.topic, partition);
+  list->elems[0].offset = static_cast<int64_t>(next);
+  // The asynchronous form with our own queue, so the wait is bounded (rd_kafka_commit would wait for
+  // the coordinator as long as it takes).
+  Queue q(rd_kafka_queue_new(rk));
+  if (auto err = rd_kafka_commit_queue(rk, list.get(), q.get(), nullptr, nullptr);
+      err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return error_of(err, what);
+  }
+  Event ev(rd_kafka_queue_poll(q.get(), static_cast<int>(options_.timeout.count())));
+  if (!ev) {
+    return Error(Errc::kTimeout, what + ": the group coordinator did not answer within " +
+                                     std::to_string(options_.timeout.count()) + " ms");
+  }
+  if (auto err = rd_kafka_event_error(ev.get()); err != RD_KAFKA_RESP_ERR_NO_ERROR)
+    return error_of(err, what);
+  if (const auto* done = rd_kafka_event_topic_partition_list(ev.get()); done) {
+    for (int i = 0; i < done->cnt; ++i) {
+      if (done->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) return error_of(done->elems[i].err, what);
+    }
+  }
+  return {};
+}
+
+Result<std::optional<uint64_t>> GroupOffsets::committed(const std::string& group, uint32_t partition) {
+  QIM_ASSIGN_OR_RETURN(rd_kafka_t * rk, group_handle(group));
+  const std::string what = "reading the position of group " + group + " in Kafka topic " + options_.topic +
+                           " partition " + std::to_string(partition);
+  PartitionList list = one_partition(options_.topic, partition);
+  if (auto err = rd_kafka_committed(rk, list.get(), static_cast<int>(options_.timeout.count()));
+      err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return error_of(err, what);
+  }
+  const auto& e = list->elems[0];
+  if (e.err != RD_KAFKA_RESP_ERR_NO_ERROR) return error_of(e.err, what);
+  if (e.offset < 0) return std::optional<uint64_t>();  // RD_KAFKA_OFFSET_INVALID: never committed
+  return std::optional(static_cast<uint64_t>(e.offset));
+}
+
+}  // namespace qim::kafka

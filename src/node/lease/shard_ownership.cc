@@ -1,0 +1,232 @@
+#include "node/lease/shard_ownership.h"
+
+#include <spdlog/sinks/null_sink.h>
+
+#include <algorithm>
+
+namespace qim {
+
+namespace {
+
+OwnershipOptions with_defaults(OwnershipOptions o) {
+  if (o.scan.count() == 0) o.scan = o.ttl / 3;
+  if (o.release_budget.count() == 0) o.release_budget = o.ttl / 3;
+  if (!o.clock) o.clock = std::make_shared<MonotonicClock>();
+  if (!o.logger) {
+    o.logger = std::make_shared<spdlog::logger>("ownership", std::make_shared<spdlog::sinks::null_sink_mt>());
+  }
+  return o;
+}
+
+}  // namespace
+
+Status validate(const OwnershipOptions& raw) {
+  const OwnershipOptions o = with_defaults(raw);
+  if (o.node_id.empty()) return Error(Errc::kConfig, "QIM_NODE_ID: the node has no id");
+  if (o.shard_count == 0) return Error(Errc::kConfig, "QIM_SHARDS: no shard to own");
+  if (o.ttl.count() < 30) {
+    return Error(Errc::kConfig, "QIM_SHARD_LEASE_TTL_MS=" + std::to_string(o.ttl.count()) + ": at least 30");
+  }
+  if (o.margin.count() <= 0 || o.scan.count() <= 0 || o.ttl - o.margin <= o.scan) {
+    return Error(Errc::kConfig, "QIM_SHARD_LEASE_MARGIN_MS=" + std::to_string(o.margin.count()) +
+                                    ": must be above 0 and leave more than one renewal interval (" +
+                                    std::to_string(o.scan.count()) + " ms) of the lease ttl (" +
+                                    std::to_string(o.ttl.count()) + " ms)");
+  }
+  return {};
+}
+
+ShardOwnership::ShardOwnership(MailboxNode& node, LeaseStore& leases, MailboxStore& store,
+                               OwnershipOptions options)
+    : node_(node),
+      leases_(leases),
+      store_(store),
+      options_(with_defaults(std::move(options))),
+      clock_(options_.clock),
+      log_(*options_.logger) {}
+
+ShardOwnership::~ShardOwnership() {
+  stop();
+}
+
+Status ShardOwnership::start() {
+  QIM_RETURN_IF_ERROR(validate(options_));
+  if (thread_.joinable()) return Error(Errc::kInvariant, "shard ownership already started");
+  log_.info(
+      "shard ownership: node {}, {} shards, lease ttl {} ms, stops writing {} ms before, scan every {} ms",
+      options_.node_id, options_.shard_count, options_.ttl.count(), options_.margin.count(),
+      options_.scan.count());
+  tick();
+  thread_ = std::thread([this] {
+    int64_t next = now() + options_.scan.count();
+    while (true) {
+      {
+        std::unique_lock lock(mu_);
+        // Woken early only by stop(); the scan schedule follows the injected clock in wall-time steps.
+        const int64_t wait = std::clamp<int64_t>(next - now(), 1, options_.scan.count());
+        if (cv_.wait_for(lock, std::chrono::milliseconds(wait), [this] { return stop_; })) return;
+      }
+      if (now() < next) continue;
+      next = now() + options_.scan.count();
+      tick();
+    }
+  });
+  return {};
+}
+
+void ShardOwnership::stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stop_) return;
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  for (const auto& [shard, held] : std::map<uint32_t, Held>(held_)) {
+    give_up(ShardId{shard}, held, MailboxNode::Removal::kGraceful, "the node stops");
+  }
+  if (Status s = leases_.leave(options_.node_id); !s.ok()) {
+    log_.warn("shard ownership: withdrawing the heartbeat of {} failed: {}", options_.node_id,
+              s.error().to_string());
+  }
+}
+
+void ShardOwnership::tick() {
+  if (Status s = leases_.heartbeat(options_.node_id, options_.ttl); !s.ok()) {
+    log_.warn("shard ownership: heartbeat failed: {}", s.error().to_string());
+  }
+  renew_all();
+  rebalance();
+  std::lock_guard lock(mu_);
+  metrics_.scans++;
+  metrics_.held.clear();
+  for (const auto& [shard, held] : held_) metrics_.held.emplace_back(ShardId{shard}, held.epoch);
+}
+
+void ShardOwnership::give_up(ShardId shard, const Held& held, MailboxNode::Removal how, const char* why) {
+  const bool graceful = how == MailboxNode::Removal::kGraceful;
+  Status removed = node_.remove_shard(shard, how, options_.release_budget);
+  if (!removed.ok() && removed.code() != Errc::kNotFound) {
+    log_.warn("shard {}: giving it up ({}): {}", shard.value, why, removed.error().to_string());
+  }
+  // Released only after the worker stopped: nobody may take the shard while this node still writes it.
+  // A lost lease is released too when it is still ours (a worker fenced by the store): best effort.
+  if (Status r = leases_.release(shard, options_.node_id, held.epoch); !r.ok() && graceful) {
+    log_.warn("shard {}: releasing its lease at epoch {} failed ({}): it frees itself within the ttl",
+              shard.value, held.epoch.value, r.error().to_string());
+  }
+  held_.erase(shard.value);
+  log_.info("shard {}: {} (epoch {}): {}", shard.value, graceful ? "given up" : "lost", held.epoch.value,
+            why);
+  std::lock_guard lock(mu_);
+  (graceful ? metrics_.released : metrics_.lost)++;
+}
+
+void ShardOwnership::renew_all() {
+  for (const auto& [shard_value, held] : std::map<uint32_t, Held>(held_)) {
+    const ShardId shard{shard_value};
+    if (auto e = node_.shard_error(shard)) {
+      give_up(shard, held, MailboxNode::Removal::kImmediate,
+              ("its worker stopped: " + e->to_string()).c_str());
+      continue;
+    }
+    const int64_t sent = now();
+    Status renewed = leases_.renew(shard, options_.node_id, held.epoch, options_.ttl);
+    if (renewed.ok()) {
+      held.deadline_ms->store(sent + (options_.ttl - options_.margin).count());
+      continue;
+    }
+    if (renewed.code() == kNotOwner) {
+      give_up(shard, held, MailboxNode::Removal::kImmediate, renewed.error().to_string().c_str());
+      continue;
+    }
+    {
+      std::lock_guard lock(mu_);
+      metrics_.renew_failures++;
+    }
+    log_.warn("shard {}: renewing the lease failed: {}", shard_value, renewed.error().to_string());
+    if (now() >= held.deadline_ms->load()) {
+      give_up(shard, held, MailboxNode::Removal::kImmediate, "its lease could not be renewed in time");
+    }
+  }
+}
+
+bool ShardOwnership::take(ShardId shard) {
+  // The floor: never below an epoch the store has seen, even if the lease store forgot the shard.
+  auto frontier = store_.lane_watermarks(shard, Epoch{kMaxEpoch});
+  if (!frontier.ok()) {
+    log_.warn("shard {}: cannot read its frontier to take it: {}", shard.value, frontier.error().to_string());
+    return false;
+  }
+  const int64_t sent = now();
+  auto epoch = leases_.try_acquire(shard, options_.node_id, options_.ttl, (*frontier)[0].epoch());
+  if (!epoch.ok()) {
+    if (epoch.code() != kNotOwner)
+      log_.warn("shard {}: taking its lease failed: {}", shard.value, epoch.error().to_string());
+    return false;
+  }
+  Held held{*epoch, std::make_shared<std::atomic<int64_t>>(sent + (options_.ttl - options_.margin).count())};
+  auto clock = clock_;
+  auto deadline = held.deadline_ms;
+  Status added =
+      node_.add_shard(shard, *epoch, [clock, deadline] { return clock->now_ms() < deadline->load(); });
+  if (!added.ok()) {
+    log_.error("shard {}: leased at epoch {} but its worker did not start: {}", shard.value, epoch->value,
+               added.error().to_string());
+    (void)leases_.release(shard, options_.node_id, *epoch);
+    return false;
+  }
+  held_[shard.value] = held;
+  free_since_.erase(shard.value);
+  log_.info("shard {}: taken at epoch {} (store frontier {})", shard.value, epoch->value,
+            (*frontier)[0].to_string());
+  std::lock_guard lock(mu_);
+  metrics_.acquired++;
+  return true;
+}
+
+void ShardOwnership::rebalance() {
+  auto leases = leases_.list(options_.shard_count);
+  auto live = leases_.live_nodes();
+  if (!leases.ok() || !live.ok()) {
+    log_.warn("shard ownership: cannot list {}: {}", leases.ok() ? "the live nodes" : "the leases",
+              (leases.ok() ? live.error() : leases.error()).to_string());
+    return;
+  }
+  uint32_t nodes = static_cast<uint32_t>(live->size());
+  if (std::find(live->begin(), live->end(), options_.node_id) == live->end())
+    ++nodes;  // our heartbeat failed
+  const uint32_t share = (options_.shard_count + nodes - 1) / nodes;
+  {
+    std::lock_guard lock(mu_);
+    metrics_.live_nodes = nodes;
+    metrics_.fair_share = share;
+  }
+
+  // Above the share: give up the highest shards, drained, within the budget (the rest next scan).
+  const int64_t budget_end = now() + options_.release_budget.count();
+  while (held_.size() > share && now() < budget_end) {
+    auto last = std::prev(held_.end());
+    const Held held = last->second;
+    give_up(ShardId{last->first}, held, MailboxNode::Removal::kGraceful, "rebalancing to the fair share");
+  }
+
+  // Below the share: take free shards, lowest first. A shard free for a whole ttl is taken regardless.
+  const int64_t t = now();
+  for (const ShardLease& l : *leases) {
+    if (!l.free() || held_.contains(l.shard.value)) {
+      free_since_.erase(l.shard.value);
+      continue;
+    }
+    const int64_t since = free_since_.try_emplace(l.shard.value, t).first->second;
+    const bool long_free = t - since >= options_.ttl.count();
+    if (held_.size() < share || long_free) take(l.shard);
+  }
+}
+
+OwnershipMetrics ShardOwnership::metrics() const {
+  std::lock_guard lock(mu_);
+  return metrics_;
+}
+
+}  // namespace qim

@@ -1,0 +1,129 @@
+#pragma once
+// The ownership loop of a MailboxNode whose shards come from leases (QIM_OWNED_SHARDS unset or `auto` in
+// a deployment whose mailbox log is shared; docs/decisions.md "Shards are owned through leases").
+//
+// Every scan (ttl/3 by default) the loop, in this order:
+//  1. announces the node (heartbeat, ttl);
+//  2. renews each lease it holds. A lease is believed until (send time of the last successful grant or
+//     renewal) + ttl - margin on the local monotonic clock: the store counts the ttl from when it
+//     applied the request, later, so the holder always stops first. Every write of the shard checks
+//     that deadline (LeaseGuardedStore), so a node that cannot renew in time stops writing the shard
+//     before another node may take it; the loop then removes the shard (immediate). A renewal refused
+//     (kNotOwner), or a worker stopped by EpochAhead (the store's fence, the second line), also removes
+//     the shard at once;
+//  3. rebalances: fair share = ceil(shards / live nodes). Above it, the node gives up its highest shards
+//     gracefully (drain the worker, commit, then release the lease), within a time budget per scan;
+//     below it, the node takes free shards (released, expired, never leased), lowest first, each at
+//     epoch max(lease epoch, the store's highest frontier epoch) + 1, and starts their workers
+//     (MailboxNode::add_shard). A shard that stays free for a whole ttl is taken by any node, whatever
+//     its share, so a live but idle node never leaves a shard unowned.
+// Takeover bound: a node that dies at T renewed last at T - scan at the latest; its leases expire by
+// T + ttl, and the other nodes see them free on their next scan: all its shards are owned again by
+// T + ttl + scan (+ one acquire and one frontier read per shard; on CQL + 2 s, see cql_lease_store.h).
+//
+// Thread safety: start(), stop() and tick() must not be called concurrently with each other (start()
+// runs tick() on its own thread until stop()); metrics() may be called from any thread.
+
+#include <spdlog/logger.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/clock.h"
+#include "mailbox/store.h"
+#include "node/lease/lease_store.h"
+#include "node/mailbox_node.h"
+
+namespace qim {
+
+// Milliseconds of the steady clock: lease deadlines never move with the wall clock.
+class MonotonicClock final : public Clock {
+ public:
+  int64_t now_ms() const override {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+};
+
+struct OwnershipOptions {
+  std::string node_id;                          // QIM_NODE_ID (required; unique per process)
+  uint32_t shard_count = 0;                     // QIM_SHARDS (required)
+  std::chrono::milliseconds ttl{10'000};        // QIM_SHARD_LEASE_TTL_MS
+  std::chrono::milliseconds margin{3'000};      // QIM_SHARD_LEASE_MARGIN_MS: stop writing this long before
+  std::chrono::milliseconds scan{0};            // the renewal/rebalance interval; 0: ttl / 3
+  std::chrono::milliseconds release_budget{0};  // per scan, for graceful give-ups (drains); 0: ttl / 3
+  // Local deadlines and the scan schedule; a MonotonicClock if null (tests inject a ManualClock).
+  std::shared_ptr<const Clock> clock;
+  std::shared_ptr<spdlog::logger> logger;  // silent if null
+};
+
+// Config naming the variable unless node_id is set, shard_count > 0, ttl >= 30 ms, 0 < margin and
+// ttl - margin > scan (at least one renewal fits inside the believed lease), and scan > 0.
+Status validate(const OwnershipOptions& options);
+
+struct OwnershipMetrics {
+  std::vector<std::pair<ShardId, Epoch>> held;  // leases held now, ascending by shard
+  uint32_t live_nodes = 0;                      // at the last scan that could list them
+  uint32_t fair_share = 0;
+  uint64_t scans = 0;
+  uint64_t acquired = 0;        // leases taken (each at a new epoch)
+  uint64_t released = 0;        // given up gracefully (rebalance, stop)
+  uint64_t lost = 0;            // removed at once: not renewed in time, refused, or fenced by the store
+  uint64_t renew_failures = 0;  // renewals that could not reach the lease store
+};
+
+class ShardOwnership {
+ public:
+  // `node` must be started (with NodeOptions::leased); `store` is the node's store (its highest epoch
+  // per shard is the floor of every grant). All must outlive this object.
+  ShardOwnership(MailboxNode& node, LeaseStore& leases, MailboxStore& store, OwnershipOptions options);
+  ~ShardOwnership();
+  ShardOwnership(const ShardOwnership&) = delete;
+  ShardOwnership& operator=(const ShardOwnership&) = delete;
+
+  // Validates the options, runs the first scan, then scans every `scan` on a thread of its own.
+  Status start();
+  // One scan now (renew, give up, take). Tests drive it by hand with an injected clock.
+  void tick();
+  // Stops the thread; gives up every held shard gracefully (drain, commit, release) and withdraws the
+  // heartbeat, so the other nodes take the shards on their next scan instead of after the ttl.
+  void stop();
+  OwnershipMetrics metrics() const;
+
+ private:
+  struct Held {
+    Epoch epoch;
+    std::shared_ptr<std::atomic<int64_t>> deadline_ms;  // shared with the shard's LeaseCheck
+  };
+  void renew_all();
+  void rebalance();
+  bool take(ShardId shard);
+  void give_up(ShardId shard, const Held& held, MailboxNode::Removal how, const char* why);
+  int64_t now() const { return clock_->now_ms(); }
+
+  MailboxNode& node_;
+  LeaseStore& leases_;
+  MailboxStore& store_;
+  OwnershipOptions options_;
+  std::shared_ptr<const Clock> clock_;
+  spdlog::logger& log_;
+
+  std::map<uint32_t, Held> held_;           // loop thread only (copied into metrics_ under mu_)
+  std::map<uint32_t, int64_t> free_since_;  // loop thread only: when each free shard was first seen free
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;         // guarded by mu_
+  OwnershipMetrics metrics_;  // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace qim
