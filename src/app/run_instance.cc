@@ -13,6 +13,7 @@
 #include "app/pipeline.h"
 #include "app/role_admin.h"
 #include "delivery/redis/gateway_routing.h"
+#include "delivery/redis/redis_send_dedup.h"
 #include "delivery/redis/routed_notifier.h"
 #include "delivery/redis/routing_options.h"
 #include "gateway/gateway.h"
@@ -161,11 +162,22 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     routing = std::move(r).value();
   }
 
+  // Gateways of one deployment share the SEND idempotency table in the routing Redis, so a retry through
+  // another gateway gets the same message id (docs/protocol.md "Idempotent send"). Outlives the gateway.
+  std::unique_ptr<RedisSendDedup> shared_dedup;
   std::unique_ptr<Gateway> gateway;
   if (instance.gateway) {
     auto options = gateway_options_from_env(env);
     if (!options.ok()) return refuse(log, instance.name, options.error());
     GatewayDeps deps;
+    if (routing_options) {
+      RedisSendDedupOptions dedup;
+      dedup.window_ms = options->dedup_window_ms;
+      auto d = RedisSendDedup::create(*routing_options, dedup);
+      if (!d.ok()) return refuse(log, instance.name + ": the shared send table", d.error());
+      shared_dedup = std::move(d).value();
+      deps.send_dedup = shared_dedup.get();
+    }
     deps.outbox = &pipeline->outbox();
     deps.mailbox = &pipeline->store();
     deps.history = &pipeline->history();

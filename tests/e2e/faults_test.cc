@@ -164,5 +164,39 @@ TEST(Faults, KilledNodesShardsAreTakenOverAndNothingIsLostOrShownTwice) {
   EXPECT_EQ(qim->stop(), 0) << qim->log_tail();
 }
 
+// Injected: a SEND acknowledged by gateway-1 whose acknowledgement the client never saw (its connection
+// dropped), retried with the same client_msg_id through gateway-2, and once more with other content.
+// Checked: the retry gets the same message_id (the gateways share the idempotency table in the routing
+// Redis), the other content is refused as a key reuse, and the recipient's mailbox holds the message once.
+TEST(Faults, ASendRetriedThroughTheOtherGatewayGetsTheSameMessageId) {
+  QIM_NEEDS_DISTRIBUTED();
+  auto qim = new_deployment("fault-dedup");
+  ASSERT_TRUE(qim->start().ok()) << qim->log_tail();
+  const auto ports = qim->gateway_ports();
+  ASSERT_EQ(ports.size(), 2u);
+  const auto a = user("fdd", "a"), b = user("fdd", "b");
+  auto first = login_at(ports[0], a);
+  ASSERT_TRUE(first);
+  auto ack = first->send(b, "retried-1", "once");
+  ASSERT_TRUE(ack.ok()) << ack.error().to_string();
+  first.reset();  // the connection is gone: the client does not know it was acknowledged
+
+  auto retry = login_at(ports[1], a);
+  ASSERT_TRUE(retry);
+  auto again = retry->send(b, "retried-1", "once");
+  ASSERT_TRUE(again.ok()) << again.error().to_string();
+  EXPECT_EQ(again->message_id, ack->message_id) << "the other gateway appended the retry anew";
+  auto other = retry->send(b, "retried-1", "other content");
+  EXPECT_FALSE(other.ok()) << "a key reused with other content was accepted through the other gateway";
+
+  auto bob = login_at(qim->port_for(b), b);
+  ASSERT_TRUE(bob);
+  auto seen = sync_until(*bob, [](const auto& e) { return has_cmid(e, "retried-1"); });
+  size_t copies = 0;
+  for (const auto& e : seen) copies += e.client_msg_id == "retried-1";
+  EXPECT_EQ(copies, 1u) << "the retried message shows more than once";
+  EXPECT_EQ(qim->stop(), 0) << qim->log_tail();
+}
+
 }  // namespace
 }  // namespace qim::e2e
