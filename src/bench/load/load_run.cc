@@ -50,6 +50,7 @@ std::optional<double> cpu_seconds(int64_t pid) {
 
 struct ServerCounters {
   double inserts = 0, updates = 0, reads = 0, lwts = 0, pages = 0, paged = 0;
+  double history_inserts = 0;  // the archiver's history rows (2 per message), counted apart from the store
 };
 
 // Sums the store and page counters of every admin port's /metrics; nullopt without admin ports or when one
@@ -131,6 +132,7 @@ void add_counters(const std::string& body, ServerCounters& c) {
     if (line.rfind("qim_store_ops_total{kind=\"update\"}", 0) == 0) c.updates += value();
     if (line.rfind("qim_store_ops_total{kind=\"read\"}", 0) == 0) c.reads += value();
     if (line.rfind("qim_store_ops_total{kind=\"lwt\"}", 0) == 0) c.lwts += value();
+    if (line.rfind("qim_history_ops_total{kind=\"insert\"}", 0) == 0) c.history_inserts += value();
     if (line.rfind("qim_node_pages_total{", 0) == 0) c.pages += value();
     if (line.rfind("qim_node_paged_records_total{", 0) == 0) c.paged += value();
   }
@@ -317,6 +319,7 @@ StepResult LoadRun::run_step(double rate, double seconds, double drain_seconds,
     r.updates_per_msg = (after->updates - before->updates) / n;
     r.reads_per_msg = (after->reads - before->reads) / n;
     r.lwts_per_msg = (after->lwts - before->lwts) / n;
+    r.history_inserts_per_msg = (after->history_inserts - before->history_inserts) / n;
     const double pages = after->pages - before->pages;
     if (pages > 0) r.mean_page = (after->paged - before->paged) / pages;
   }

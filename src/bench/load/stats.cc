@@ -42,8 +42,10 @@ std::string markdown_table(const std::vector<StepResult>& steps) {
   std::string out =
       "| config | offered msg/s | delivered msg/s | sent | delivered | delivered % | SEND_ACK P50 | SEND_ACK "
       "P99 "
-      "| e2e P50 | e2e P99 | qim CPU (cores) | store ins/upd/read/LWT per msg | mean page | errors | SLO |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "| e2e P50 | e2e P99 | qim CPU (cores) | store ins/upd/read/LWT per msg | history ins per msg | mean "
+      "page "
+      "| errors | SLO |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& s : steps) {
     std::string ops = s.inserts_per_msg ? opt(s.inserts_per_msg, 2) + " / " + opt(s.updates_per_msg, 2) +
                                               " / " + opt(s.reads_per_msg, 2) + " / " + opt(s.lwts_per_msg, 2)
@@ -52,8 +54,9 @@ std::string markdown_table(const std::vector<StepResult>& steps) {
            std::to_string(s.sent) + " | " + std::to_string(s.delivered) + " | " +
            fixed(s.delivered_pct(), 2) + "% | " + fixed(s.ack_p50_ms, 1) + " ms | " + fixed(s.ack_p99_ms, 1) +
            " ms | " + fixed(s.e2e_p50_ms, 1) + " ms | " + fixed(s.e2e_p99_ms, 1) + " ms | " +
-           opt(s.server_cores, 2) + " | " + ops + " | " + opt(s.mean_page, 2) + " | " +
-           std::to_string(s.errors + s.disconnects) + " | " + (s.slo_pass() ? "pass" : "FAIL") + " |\n";
+           opt(s.server_cores, 2) + " | " + ops + " | " + opt(s.history_inserts_per_msg, 2) + " | " +
+           opt(s.mean_page, 2) + " | " + std::to_string(s.errors + s.disconnects) + " | " +
+           (s.slo_pass() ? "pass" : "FAIL") + " |\n";
   }
   return out;
 }
@@ -63,7 +66,7 @@ std::string csv(const std::vector<StepResult>& steps) {
       "config,offered_rate,delivered_rate,seconds,sent,acked,delivered,delivered_pct,ack_p50_ms,ack_p99_ms,"
       "e2e_p50_ms,e2e_p99_ms,e2e_max_ms,server_cores,inserts_per_msg,updates_per_msg,reads_per_msg,lwts_per_"
       "msg,"
-      "mean_page,errors,disconnects,slo,process_cores\n";
+      "mean_page,errors,disconnects,slo,process_cores,history_inserts_per_msg\n";
   auto o = [](const std::optional<double>& v) { return v ? fixed(*v, 3) : std::string(); };
   for (const auto& s : steps) {
     out += s.config + "," + fixed(s.offered_rate, 0) + "," + fixed(s.delivered_rate(), 1) + "," +
@@ -73,7 +76,8 @@ std::string csv(const std::vector<StepResult>& steps) {
            fixed(s.e2e_max_ms, 3) + "," + o(s.server_cores) + "," + o(s.inserts_per_msg) + "," +
            o(s.updates_per_msg) + "," + o(s.reads_per_msg) + "," + o(s.lwts_per_msg) + "," + o(s.mean_page) +
            "," + std::to_string(s.errors) + "," + std::to_string(s.disconnects) + "," +
-           (s.slo_pass() ? "pass" : "fail") + "," + process_list(s, "=", ";", 3) + "\n";
+           (s.slo_pass() ? "pass" : "fail") + "," + process_list(s, "=", ";", 3) + "," +
+           o(s.history_inserts_per_msg) + "\n";
   }
   return out;
 }

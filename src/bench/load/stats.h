@@ -26,6 +26,9 @@ struct StepResult {
   std::optional<double> server_cores;                         // CPU of the qim processes together, in cores
   std::vector<std::pair<std::string, double>> process_cores;  // per process (name, cores), when known
   std::optional<double> inserts_per_msg, updates_per_msg, reads_per_msg, lwts_per_msg;
+  // The history store's inserts per message (the archiver's 2 rows, ADR-0018), apart from the mailbox
+  // store's: the seed's per-message counts include them, so both are needed for a like-for-like sum.
+  std::optional<double> history_inserts_per_msg;
   std::optional<double> mean_page;
 
   double delivered_pct() const { return sent ? 100.0 * static_cast<double>(delivered) / sent : 0; }

@@ -51,9 +51,25 @@ TEST(LoadStats, CpuPerProcessHasARowPerStepAndACsvColumn) {
   a.process_cores = {{"gateway-1", 0.25}, {"mailbox-1", 0.5}};
   const std::string table = process_cpu_table({a});
   EXPECT_NE(table.find("| redis | 1000 | gateway-1 0.25, mailbox-1 0.50 |"), std::string::npos) << table;
-  EXPECT_NE(csv({a}).find(",gateway-1=0.250;mailbox-1=0.500\n"), std::string::npos) << csv({a});
+  EXPECT_NE(csv({a}).find(",gateway-1=0.250;mailbox-1=0.500,\n"), std::string::npos) << csv({a});
   StepResult none;
   EXPECT_EQ(process_cpu_table({none}), "");
+}
+
+TEST(LoadStats, HistoryInsertsAreAColumnApartFromTheStoresOperations) {
+  StepResult a;
+  a.config = "scylla";
+  a.offered_rate = 200;
+  a.inserts_per_msg = 2;
+  a.updates_per_msg = 1;
+  a.reads_per_msg = 1;
+  a.lwts_per_msg = 0;
+  a.history_inserts_per_msg = 2;
+  const std::string md = markdown_table({a});
+  EXPECT_NE(md.find("| 2.00 / 1.00 / 1.00 / 0.00 | 2.00 |"), std::string::npos) << md;
+  const std::string c = csv({a});
+  EXPECT_NE(c.find(",history_inserts_per_msg\n"), std::string::npos) << c;
+  EXPECT_NE(c.find(",2.000\n"), std::string::npos) << c;
 }
 
 }  // namespace
