@@ -307,7 +307,10 @@ run_phases() {
   # 4. Cassandra: the contract suite on one node, then the CQL gate on three nodes, RF 3. The stop of one
   #    mode returns once its ports are free (cassandra.sh), so the other can start on them.
   if wanted cassandra; then
-    engine_start cassandra-single cassandra_start single
+    # The single node holds every keyspace of the run (the contract suite's, one per e2e process on the
+    # embedded log and on the distributed deployment, each with history and lease tables): 768m ran out of
+    # heap in the distributed phase, so this run gives it 1.5 GiB (the three-node ring keeps its 512m each).
+    QIM_CASSANDRA_HEAP=${QIM_CASSANDRA_HEAP:-1536m} engine_start cassandra-single cassandra_start single
     [[ -n ${engine_up[redis]:-} ]] || engine_start redis redis_start  # routing, for the distributed phase
     export QIM_TEST_CQL_HOSTS=${prefix}1 QIM_CQL_HOSTS=${prefix}1
     smoke_phase "cassandra smoke" cassandra-single bash tests/engines/cassandra_smoke.sh single
