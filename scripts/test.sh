@@ -90,7 +90,12 @@ kafka_start() {
   printf 'log.message.timestamp.after.max.ms=9223372036854775807\n' >"$work/kafka-test.properties"
   QIM_KAFKA_EXTRA_CONFIG=$work/kafka-test.properties bash $engines/kafka.sh start && bash $engines/kafka.sh wait
 }
-cassandra_start() { bash $engines/cassandra.sh start "$1" && bash $engines/cassandra.sh wait "$1"; }
+# The single node starts from empty data each run: the keyspaces of earlier runs (one per e2e process) would
+# otherwise pile up in its heap run after run.
+cassandra_start() {
+  if [[ $1 == single ]]; then bash $engines/cassandra.sh clean single >/dev/null || return 1; fi
+  bash $engines/cassandra.sh start "$1" && bash $engines/cassandra.sh wait "$1"
+}
 cleanup_engines() {
   echo
   echo "test: stopping engines"
