@@ -98,7 +98,9 @@ int main(int argc, char** argv) {
     }
     if (int64_t p = json_int(text, "gateway_port"); p > 0) ports.push_back(static_cast<uint16_t>(p));
     if (int64_t p = json_int(text, "admin_port"); p > 0) admin_ports.push_back(static_cast<uint16_t>(p));
-    o.processes.push_back({std::filesystem::path(dir).lexically_normal().filename().string(), pid});
+    auto path = std::filesystem::path(dir).lexically_normal();
+    if (path.filename().empty()) path = path.parent_path();  // "run/gateway-1/" names gateway-1 too
+    o.processes.push_back({path.filename().string(), pid});
     if (o.secret.empty()) {
       std::ifstream s(dir + "/auth-secret");
       std::getline(s, o.secret);
