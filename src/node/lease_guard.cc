@@ -20,24 +20,24 @@ Status LeaseGuardedStore::check(ShardId shard, Epoch epoch) const {
 Result<BeginOutcome> LeaseGuardedStore::begin_dispatch(ShardId shard, Epoch epoch,
                                                        const DispatchIdentity& identity, Offset observed) {
   QIM_RETURN_IF_ERROR(check(shard, epoch));
-  return inner_.begin_dispatch(shard, epoch, identity, observed);
+  return inner().begin_dispatch(shard, epoch, identity, observed);
 }
 
 Status LeaseGuardedStore::write_chunks(ShardId shard, Epoch epoch, std::span<const ChunkWrite> chunks) {
   QIM_RETURN_IF_ERROR(check(shard, epoch));
-  return inner_.write_chunks(shard, epoch, chunks);
+  return inner().write_chunks(shard, epoch, chunks);
 }
 
 Result<FinishOutcome> LeaseGuardedStore::finish_dispatch(ShardId shard, Epoch epoch, const DispatchId& id,
                                                          const LaneAdvances& advances) {
   QIM_RETURN_IF_ERROR(check(shard, epoch));
-  return inner_.finish_dispatch(shard, epoch, id, advances);
+  return inner().finish_dispatch(shard, epoch, id, advances);
 }
 
 Result<PageOutcome> LeaseGuardedStore::finish_dispatch_page(ShardId shard, Epoch epoch,
                                                             std::span<const PageItem> page) {
   QIM_RETURN_IF_ERROR(check(shard, epoch));
-  return inner_.finish_dispatch_page(shard, epoch, page);
+  return inner().finish_dispatch_page(shard, epoch, page);
 }
 
 bool is_lease_lapsed(const Error& error) {

@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "mailbox/store.h"
+#include "mailbox/forwarding_store.h"
 
 namespace qim {
 
@@ -16,13 +16,11 @@ namespace qim {
 // must be cheap and thread-safe (e.g. a comparison of an atomic deadline with a monotonic clock).
 using LeaseCheck = std::function<bool()>;
 
-class LeaseGuardedStore final : public MailboxStore {
+class LeaseGuardedStore final : public ForwardingStore {
  public:
   LeaseGuardedStore(MailboxStore& inner, ShardId shard, LeaseCheck valid)
-      : inner_(inner), shard_(shard), valid_(std::move(valid)) {}
+      : ForwardingStore(inner), shard_(shard), valid_(std::move(valid)) {}
 
-  std::string_view backend_name() const override { return inner_.backend_name(); }
-  uint32_t finish_page_limit() const override { return inner_.finish_page_limit(); }
   Result<BeginOutcome> begin_dispatch(ShardId shard, Epoch epoch, const DispatchIdentity& identity,
                                       Offset observed) override;
   Status write_chunks(ShardId shard, Epoch epoch, std::span<const ChunkWrite> chunks) override;
@@ -30,30 +28,11 @@ class LeaseGuardedStore final : public MailboxStore {
                                         const LaneAdvances& advances) override;
   Result<PageOutcome> finish_dispatch_page(ShardId shard, Epoch epoch,
                                            std::span<const PageItem> page) override;
-  Result<std::array<MailboxSeq, kLanes>> lane_watermarks(ShardId shard, Epoch epoch) override {
-    return inner_.lane_watermarks(shard, epoch);
-  }
-  Result<MailboxPage> read_mailbox(const MailboxQuery& q) override { return inner_.read_mailbox(q); }
-  Result<DispatchProgress> dispatch_progress(ShardId shard, Epoch epoch, const DispatchId& id) override {
-    return inner_.dispatch_progress(shard, epoch, id);
-  }
-  Result<uint64_t> gc_completed_dispatches() override { return inner_.gc_completed_dispatches(); }
-  Result<SweepOutcome> sweep_retention(const UserId& user) override { return inner_.sweep_retention(user); }
-  Result<std::vector<UserId>> list_retention_users(ShardId shard, const std::string& after,
-                                                   uint32_t limit) override {
-    return inner_.list_retention_users(shard, after, limit);
-  }
-  OpCounts op_counts() const override { return inner_.op_counts(); }
-  void abandon_dispatch(ShardId shard, Epoch epoch, const DispatchId& id) override {
-    inner_.abandon_dispatch(shard, epoch, id);
-  }
-  uint64_t inflight_records() const override { return inner_.inflight_records(); }
 
  private:
   // OK while the lease holds (or for another shard); the EpochAhead of a lapsed lease otherwise.
   Status check(ShardId shard, Epoch epoch) const;
 
-  MailboxStore& inner_;
   const ShardId shard_;
   const LeaseCheck valid_;
 };

@@ -6,13 +6,13 @@
 #include <atomic>
 #include <functional>
 
-#include "mailbox/store.h"
+#include "mailbox/forwarding_store.h"
 
 namespace qim::testing {
 
-class FlakyStore final : public MailboxStore {
+class FlakyStore final : public ForwardingStore {
  public:
-  explicit FlakyStore(MailboxStore& inner) : inner_(inner) {}
+  explicit FlakyStore(MailboxStore& inner) : ForwardingStore(inner) {}
 
   std::atomic<int> fail_write_chunks{0};  // the next N write_chunks calls fail with Transport
   std::atomic<int> fail_finish_page{0};   // the next N finish_dispatch_page calls fail with Timeout
@@ -26,20 +26,14 @@ class FlakyStore final : public MailboxStore {
   std::atomic<int> page_calls{0};
   std::atomic<int> finish_calls{0};
 
-  std::string_view backend_name() const override { return inner_.backend_name(); }
-  uint32_t finish_page_limit() const override { return inner_.finish_page_limit(); }
-  Result<BeginOutcome> begin_dispatch(ShardId shard, Epoch epoch, const DispatchIdentity& identity,
-                                      Offset observed) override {
-    return inner_.begin_dispatch(shard, epoch, identity, observed);
-  }
   Status write_chunks(ShardId shard, Epoch epoch, std::span<const ChunkWrite> chunks) override {
     if (fail_write_chunks > 0 && fail_write_chunks-- > 0) return Error(Errc::kTransport, "injected");
-    return inner_.write_chunks(shard, epoch, chunks);
+    return inner().write_chunks(shard, epoch, chunks);
   }
   Result<FinishOutcome> finish_dispatch(ShardId shard, Epoch epoch, const DispatchId& id,
                                         const LaneAdvances& advances) override {
     finish_calls++;
-    auto out = inner_.finish_dispatch(shard, epoch, id, advances);
+    auto out = inner().finish_dispatch(shard, epoch, id, advances);
     if (out.ok() && land_then_timeout_finish > 0 && land_then_timeout_finish-- > 0)
       return Error(Errc::kTimeout, "injected after the write landed");
     return out;
@@ -48,37 +42,20 @@ class FlakyStore final : public MailboxStore {
                                            std::span<const PageItem> page) override {
     page_calls++;
     if (fail_finish_page > 0 && fail_finish_page-- > 0) return Error(Errc::kTimeout, "injected");
-    auto out = inner_.finish_dispatch_page(shard, epoch, page);
+    auto out = inner().finish_dispatch_page(shard, epoch, page);
     if (out.ok() && land_then_timeout_page > 0 && land_then_timeout_page-- > 0)
       return Error(Errc::kTimeout, "injected after the write landed");
     return out;
   }
-  Result<std::array<MailboxSeq, kLanes>> lane_watermarks(ShardId shard, Epoch epoch) override {
-    return inner_.lane_watermarks(shard, epoch);
-  }
   Result<MailboxPage> read_mailbox(const MailboxQuery& q) override {
     if (before_read) before_read(q);
-    return inner_.read_mailbox(q);
+    return inner().read_mailbox(q);
   }
   Result<DispatchProgress> dispatch_progress(ShardId shard, Epoch epoch, const DispatchId& id) override {
     if (fail_dispatch_progress > 0 && fail_dispatch_progress-- > 0)
       return Error(Errc::kTransport, "injected");
-    return inner_.dispatch_progress(shard, epoch, id);
+    return inner().dispatch_progress(shard, epoch, id);
   }
-  Result<uint64_t> gc_completed_dispatches() override { return inner_.gc_completed_dispatches(); }
-  Result<SweepOutcome> sweep_retention(const UserId& user) override { return inner_.sweep_retention(user); }
-  Result<std::vector<UserId>> list_retention_users(ShardId shard, const std::string& after,
-                                                   uint32_t limit) override {
-    return inner_.list_retention_users(shard, after, limit);
-  }
-  OpCounts op_counts() const override { return inner_.op_counts(); }
-  void abandon_dispatch(ShardId shard, Epoch epoch, const DispatchId& id) override {
-    inner_.abandon_dispatch(shard, epoch, id);
-  }
-  uint64_t inflight_records() const override { return inner_.inflight_records(); }
-
- private:
-  MailboxStore& inner_;
 };
 
 }  // namespace qim::testing

@@ -13,50 +13,28 @@
 namespace qim::testing {
 
 // Counts begin, entry and finish calls that reached the inner store (the lease guard sits above it).
-class WriteCountingStore final : public MailboxStore {
+class WriteCountingStore final : public ForwardingStore {
  public:
-  explicit WriteCountingStore(MailboxStore& inner) : inner_(inner) {}
+  explicit WriteCountingStore(MailboxStore& inner) : ForwardingStore(inner) {}
   std::atomic<uint64_t> writes{0};
 
-  std::string_view backend_name() const override { return inner_.backend_name(); }
-  uint32_t finish_page_limit() const override { return inner_.finish_page_limit(); }
   Result<BeginOutcome> begin_dispatch(ShardId s, Epoch e, const DispatchIdentity& i, Offset o) override {
     writes++;
-    return inner_.begin_dispatch(s, e, i, o);
+    return inner().begin_dispatch(s, e, i, o);
   }
   Status write_chunks(ShardId s, Epoch e, std::span<const ChunkWrite> c) override {
     writes++;
-    return inner_.write_chunks(s, e, c);
+    return inner().write_chunks(s, e, c);
   }
   Result<FinishOutcome> finish_dispatch(ShardId s, Epoch e, const DispatchId& id,
                                         const LaneAdvances& a) override {
     writes++;
-    return inner_.finish_dispatch(s, e, id, a);
+    return inner().finish_dispatch(s, e, id, a);
   }
   Result<PageOutcome> finish_dispatch_page(ShardId s, Epoch e, std::span<const PageItem> p) override {
     writes++;
-    return inner_.finish_dispatch_page(s, e, p);
+    return inner().finish_dispatch_page(s, e, p);
   }
-  Result<std::array<MailboxSeq, kLanes>> lane_watermarks(ShardId s, Epoch e) override {
-    return inner_.lane_watermarks(s, e);
-  }
-  Result<MailboxPage> read_mailbox(const MailboxQuery& q) override { return inner_.read_mailbox(q); }
-  Result<DispatchProgress> dispatch_progress(ShardId s, Epoch e, const DispatchId& id) override {
-    return inner_.dispatch_progress(s, e, id);
-  }
-  Result<uint64_t> gc_completed_dispatches() override { return inner_.gc_completed_dispatches(); }
-  Result<SweepOutcome> sweep_retention(const UserId& u) override { return inner_.sweep_retention(u); }
-  Result<std::vector<UserId>> list_retention_users(ShardId s, const std::string& a, uint32_t l) override {
-    return inner_.list_retention_users(s, a, l);
-  }
-  OpCounts op_counts() const override { return inner_.op_counts(); }
-  void abandon_dispatch(ShardId s, Epoch e, const DispatchId& id) override {
-    inner_.abandon_dispatch(s, e, id);
-  }
-  uint64_t inflight_records() const override { return inner_.inflight_records(); }
-
- private:
-  MailboxStore& inner_;
 };
 
 // Two users "user<i>" of `shard`: every message between them is one record on that shard's partition.
