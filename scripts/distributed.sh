@@ -86,6 +86,10 @@ write_env() {
 # the same QIM_RUN_DIR) is used as it is and left running.
 start_engines() {
   local backend started=()
+  # A deployment keeps its data across down and up, as Kafka and Cassandra do: the Redis instances write
+  # an append-only file (the test runs keep theirs off and start empty). Without it an `up` after a `down`
+  # found Kafka's logs and positions but an empty mailbox store.
+  export QIM_REDIS_APPENDONLY=${QIM_REDIS_APPENDONLY:-yes}
   backend=$(sed -n 's/^QIM_MAILBOX_STORE_BACKEND=//p' "$dir/env")
   if ! bash "$engines/kafka.sh" status >/dev/null 2>&1; then bash "$engines/kafka.sh" start; started+=(kafka); fi
   if ! bash "$engines/redis.sh" status routing "$routing_port" >/dev/null 2>&1; then

@@ -38,8 +38,16 @@ for store in ${QIM_LOAD_STORES:-scylla redis}; do
   dirs=()
   for d in "$run"/*/; do [[ -f $d/running.json ]] && dirs+=(--data-dir "$d"); done
   ((${#dirs[@]} >= 6)) || { echo "distributed load: only ${#dirs[@]} running processes in $run" >&2; exit 1; }
+  # The engines share the cores with QIM: their CPU is shown beside it (not in the qim sum).
+  engines=()
+  edir=${QIM_RUN_DIR:-$run/engines}
+  engine_pid() { [[ -s $2 ]] && kill -0 "$(<"$2")" 2>/dev/null && engines+=(--engine-pid "$1=$(<"$2")") || true; }
+  engine_pid kafka "$edir/kafka/kafka.pid"
+  engine_pid redis-routing "$edir/redis-routing/redis.pid"
+  if [[ $store == redis ]]; then engine_pid redis-store "$edir/redis-mailbox/redis.pid"; fi
+  if [[ $store == scylla ]]; then engine_pid cassandra "$edir/cassandra/single/node1/cassandra.pid"; fi
   echo "=== distributed load: $store: $pairs pairs, ${rates[*]} msg/s, $seconds s each"
-  "$load" "${dirs[@]}" --secret "$(<"$run/auth-secret")" --pairs "$pairs" "${rate_args[@]}" \
+  "$load" "${dirs[@]}" "${engines[@]}" --secret "$(<"$run/auth-secret")" --pairs "$pairs" "${rate_args[@]}" \
     --duration "$seconds" --drain "$drain" --config "distributed-$store" \
     --csv "$work/$store.csv" --markdown "$work/$store.md"
   bash scripts/distributed.sh down
@@ -54,7 +62,8 @@ mv "$csv.tmp" "$csv"
   echo
   echo "Every process and engine on this one machine: Kafka, Cassandra or Redis, the routing Redis, 2 gateways,"
   echo "fanout, 2 MailboxNodes, the archiver. $pairs one-to-one pairs; each pair's sender and receiver on"
-  echo "different gateways; $seconds s per step. CPU is per process, in cores (the engines' CPU is not counted)."
+  echo "different gateways; $seconds s per step. CPU is per process, in cores: qim CPU sums the qim processes;"
+  echo "the per-process table also shows the engines and qim-load itself, which share the same cores."
   echo "SLO: 100% delivered and end-to-end P99 <= 250 ms."
   echo
   cat "$work/tables.md"

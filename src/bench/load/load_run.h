@@ -20,9 +20,12 @@
 namespace qim::load {
 
 // A server process whose CPU a step reports (the distributed deployment has one per role).
+// Engines (Kafka, the store, Redis) and qim-load itself are shown beside the qim processes but not summed
+// into the qim CPU figure: on one machine they share the cores, and the reader needs both.
 struct ServerProcess {
   std::string name;  // e.g. "gateway-1"; the pid when not named
   int64_t pid = 0;
+  bool qim = true;  // summed into StepResult::server_cores
 };
 
 struct LoadOptions {

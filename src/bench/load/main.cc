@@ -2,6 +2,8 @@
 // running gateway on loopback, and prints delivered %, SEND_ACK and end-to-end latencies per step (a
 // progress line each second, a Markdown table and a CSV at the end). Bounded: rates, durations and
 // connection counts are capped, and only loopback addresses are accepted.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 
 #include <boost/asio/ip/address.hpp>
@@ -61,6 +63,10 @@ int main(int argc, char** argv) {
          "admin port whose /metrics counts store operations and pages; repeat to sum several processes")
       ->check(CLI::Range(1, 65535));
   app.add_option("--server-pid", pids, "a server process for the CPU figures: PID or NAME=PID; repeatable");
+  std::vector<std::string> engine_pids;
+  app.add_option("--engine-pid", engine_pids,
+                 "an engine process (Kafka, the store, Redis) whose CPU is shown beside the qim processes' but "
+                 "not summed into qim CPU: PID or NAME=PID; repeatable");
   app.add_option("--data-dir", data_dirs,
                  "a running instance's data directory: gateway port, admin port and pid from running.json, "
                  "secret from auth-secret; repeatable (one per process of a distributed deployment)");
@@ -115,6 +121,17 @@ int main(int argc, char** argv) {
     }
     o.processes.push_back(*server);
   }
+  for (const auto& text : engine_pids) {
+    auto engine = parse_process(text);
+    if (!engine) {
+      std::fprintf(stderr, "qim-load: --engine-pid %s: expected PID or NAME=PID with PID > 0\n", text.c_str());
+      return 2;
+    }
+    engine->qim = false;
+    o.processes.push_back(*engine);
+  }
+  // The load generator shares the machine too: its own CPU is shown last (not summed).
+  if (!o.processes.empty()) o.processes.push_back({"qim-load", static_cast<int64_t>(getpid()), false});
   if (!ports.empty()) o.ports = ports;
   o.admin_ports = admin_ports;
   boost::system::error_code ec;
