@@ -311,7 +311,8 @@ StepResult LoadRun::run_step(double rate, double seconds, double drain_seconds,
   for (size_t p = 0; p < options_.processes.size() && wall > 0; ++p) {
     if (!cpu_before[p] || !cpu_after[p]) continue;
     r.process_cores.emplace_back(options_.processes[p].name, (*cpu_after[p] - *cpu_before[p]) / wall);
-    if (options_.processes[p].qim) r.server_cores = r.server_cores.value_or(0) + r.process_cores.back().second;
+    if (options_.processes[p].qim)
+      r.server_cores = r.server_cores.value_or(0) + r.process_cores.back().second;
   }
   if (before && after && sent > 0) {
     const double n = static_cast<double>(sent);

@@ -64,9 +64,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 65535));
   app.add_option("--server-pid", pids, "a server process for the CPU figures: PID or NAME=PID; repeatable");
   std::vector<std::string> engine_pids;
-  app.add_option("--engine-pid", engine_pids,
-                 "an engine process (Kafka, the store, Redis) whose CPU is shown beside the qim processes' but "
-                 "not summed into qim CPU: PID or NAME=PID; repeatable");
+  app.add_option(
+      "--engine-pid", engine_pids,
+      "an engine process (Kafka, the store, Redis) whose CPU is shown beside the qim processes' but "
+      "not summed into qim CPU: PID or NAME=PID; repeatable");
   app.add_option("--data-dir", data_dirs,
                  "a running instance's data directory: gateway port, admin port and pid from running.json, "
                  "secret from auth-secret; repeatable (one per process of a distributed deployment)");
@@ -124,7 +125,8 @@ int main(int argc, char** argv) {
   for (const auto& text : engine_pids) {
     auto engine = parse_process(text);
     if (!engine) {
-      std::fprintf(stderr, "qim-load: --engine-pid %s: expected PID or NAME=PID with PID > 0\n", text.c_str());
+      std::fprintf(stderr, "qim-load: --engine-pid %s: expected PID or NAME=PID with PID > 0\n",
+                   text.c_str());
       return 2;
     }
     engine->qim = false;

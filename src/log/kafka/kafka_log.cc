@@ -69,7 +69,7 @@ KafkaLog::KafkaLog(KafkaLogOptions options, kafka::Handle admin, std::unique_ptr
       admin_(std::move(admin)),
       producer_(std::move(producer)),
       readers_(kafka::ReaderOptions{options_.brokers, topic_, options_.partitions, options_.request_timeout,
-                                    max_message_bytes(options_), options_.logger}),
+                                    max_message_bytes(options_), options_.reader_idle_stop, options_.logger}),
       offsets_(
           kafka::GroupOffsetsOptions{options_.brokers, topic_, options_.request_timeout, options_.logger}) {
   events_ = std::thread([this] { serve_events(); });

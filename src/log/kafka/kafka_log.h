@@ -48,6 +48,8 @@ struct KafkaLogOptions {
   std::chrono::milliseconds connect_timeout{10'000};
   // Bound of one watermark query, commit or committed() call.
   std::chrono::milliseconds request_timeout{5000};
+  // A partition no read used for this long stops fetching (kafka_reader.h); the next read repositions.
+  std::chrono::milliseconds reader_idle_stop{10'000};
   std::map<std::string, std::string> topic_configs;  // more topic configs at creation
   std::shared_ptr<const Clock> clock;                // record timestamps (CreateTime); SystemClock if null
   std::shared_ptr<spdlog::logger> logger;            // librdkafka's lines and failures; silent if null
@@ -89,6 +91,7 @@ class KafkaLog final : public Log {
 
   const std::string& topic() const { return topic_; }
   kafka::Producer& producer() { return *producer_; }
+  const kafka::ReaderPool& readers() const { return readers_; }
   // The topic's configuration as the broker reports it (DescribeConfigs), e.g. "retention.ms".
   Result<std::map<std::string, std::string>> topic_configs();
   // Waits for appends in flight (up to append_timeout), fails the rest, wakes blocked reads. Idempotent;

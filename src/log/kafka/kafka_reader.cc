@@ -53,8 +53,25 @@ ReaderPool::~ReaderPool() {
 }
 
 void ReaderPool::serve_events() {
-  std::lock_guard lock(mu_);
-  for (auto& lane : lanes_) rd_kafka_poll(lane->rk.get(), 0);
+  std::vector<std::pair<Lane*, uint32_t>> idle;
+  {
+    std::lock_guard lock(mu_);
+    const auto now = SteadyClock::now();
+    for (auto& lane : lanes_) {
+      rd_kafka_poll(lane->rk.get(), 0);
+      for (uint32_t p = 0; p < lane->parts.size(); ++p) {
+        auto& part = lane->parts[p];
+        if (!part.started || part.busy || now - part.last_read < options_.idle_stop) continue;
+        part.busy = true;  // no read takes it while it stops
+        idle.emplace_back(lane.get(), p);
+      }
+    }
+  }
+  for (auto [lane, p] : idle) {
+    stop(*lane, p);
+    release(*lane, p);
+    idle_stops_++;
+  }
 }
 
 Result<std::unique_ptr<ReaderPool::Lane>> ReaderPool::new_lane() {
@@ -104,6 +121,7 @@ Result<ReaderPool::Lane*> ReaderPool::acquire(uint32_t partition, uint64_t from)
 void ReaderPool::release(Lane& lane, uint32_t partition) {
   std::lock_guard lock(mu_);
   lane.parts[partition].busy = false;
+  lane.parts[partition].last_read = SteadyClock::now();
 }
 
 void ReaderPool::stop(Lane& lane, uint32_t partition) {

@@ -35,6 +35,7 @@ struct ReaderOptions {
   uint32_t partitions = 1;
   std::chrono::milliseconds request_timeout{5000};  // watermark queries when a lane is repositioned
   size_t max_message_bytes = 1 << 20;               // the topic's max.message.bytes
+  std::chrono::milliseconds idle_stop{10'000};      // see serve_events()
   std::shared_ptr<spdlog::logger> logger;           // must not be null
 };
 
@@ -58,8 +59,13 @@ class ReaderPool {
   // close().
   Result<std::vector<LogRecord>> read(uint32_t partition, uint64_t from, size_t max,
                                       std::chrono::milliseconds wait);
-  // Serves the lanes' queued events (errors to the logger); call it regularly.
+  // Serves the lanes' queued events (errors to the logger) and stops fetching partitions no read has used
+  // for options.idle_stop (a gateway reads the Outbox once at start: its lane would otherwise keep fetching
+  // every record, and every idle fetch costs the broker); the next read there repositions. Call it
+  // regularly (KafkaLog does, every 200 ms).
   void serve_events();
+  // Partitions stopped by serve_events() for want of reads, since construction.
+  uint64_t idle_stops() const { return idle_stops_.load(); }
   // Wakes waiting reads (they return what they have) and makes later reads return empty. Idempotent.
   void close() { closed_ = true; }
 
@@ -71,6 +77,7 @@ class ReaderPool {
       bool started = false;  // fetching from `next`
       bool busy = false;     // a read uses it; guarded by ReaderPool::mu_
       uint64_t next = 0;
+      std::chrono::steady_clock::time_point last_read;  // when the last read of it ended
     };
     std::vector<Part> parts;
   };
@@ -89,6 +96,7 @@ class ReaderPool {
   std::mutex mu_;
   std::vector<std::unique_ptr<Lane>> lanes_;  // guarded by mu_ (the vector; a busy part is its reader's)
   std::atomic<bool> closed_{false};
+  std::atomic<uint64_t> idle_stops_{0};
 };
 
 }  // namespace qim::kafka

@@ -4,6 +4,7 @@
 #include <spdlog/sinks/null_sink.h>
 
 #include <future>
+#include <thread>
 
 #include "gateway/protocol/wire_code.h"
 #include "log/kafka/kafka_errors.h"
@@ -157,6 +158,34 @@ TEST_F(KafkaLogTest, AFatalProducerErrorIsFollowedByANewProducer) {
   EXPECT_EQ(records->front().value, "before");
   EXPECT_EQ(records->back().value, "after");
   EXPECT_EQ(records->back().offset, *after);
+}
+
+// A reader that paused longer than the idle stop (its partition stopped fetching, so idle lanes do not
+// cost the broker) continues where it was: the next read repositions and nothing is skipped or repeated.
+TEST_F(KafkaLogTest, AReaderIdleLongerThanTheIdleStopContinuesWhereItWas) {
+  auto o = options(1);
+  o.reader_idle_stop = 300ms;
+  auto log = KafkaLog::open(o).value();
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(log->append_sync(0, "", "r" + std::to_string(i)).ok());
+  auto first = log->read(0, Offset{0}, 3, 5s);
+  ASSERT_TRUE(first.ok()) << first.error().to_string();
+  ASSERT_EQ(first->size(), 3u);
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (log->readers().idle_stops() == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(50ms);
+  ASSERT_GE(log->readers().idle_stops(), 1u) << "the idle partition kept fetching";
+  ASSERT_TRUE(log->append_sync(0, "", "r5").ok());
+  std::vector<std::string> rest;
+  for (uint64_t next = 3; rest.size() < 3 && std::chrono::steady_clock::now() < deadline;) {
+    auto more = log->read(0, Offset{next}, 10, 1s);
+    ASSERT_TRUE(more.ok()) << more.error().to_string();
+    for (const auto& r : *more) {
+      EXPECT_EQ(r.offset.value, next);
+      rest.push_back(r.value);
+      next = r.offset.value + 1;
+    }
+  }
+  EXPECT_EQ(rest, (std::vector<std::string>{"r3", "r4", "r5"}));
 }
 
 TEST_F(KafkaLogTest, ACreateTimeFarAheadOfTheBrokerIsRefusedAsTheServersProblem) {
