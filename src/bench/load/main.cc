@@ -14,6 +14,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <tuple>
 
 #include "bench/load/load_run.h"
 
@@ -113,24 +114,18 @@ int main(int argc, char** argv) {
       std::getline(s, o.secret);
     }
   }
-  for (const auto& text : pids) {
-    auto server = parse_process(text);
-    if (!server) {
-      std::fprintf(stderr, "qim-load: --server-pid %s: expected PID or NAME=PID with PID > 0\n",
-                   text.c_str());
-      return 2;
+  // --server-pid (qim processes) and --engine-pid (shown, not summed into qim CPU).
+  for (const auto& [flag, list, qim] :
+       {std::tuple{"--server-pid", &pids, true}, std::tuple{"--engine-pid", &engine_pids, false}}) {
+    for (const auto& text : *list) {
+      auto process = parse_process(text);
+      if (!process) {
+        std::fprintf(stderr, "qim-load: %s %s: expected PID or NAME=PID with PID > 0\n", flag, text.c_str());
+        return 2;
+      }
+      process->qim = qim;
+      o.processes.push_back(*process);
     }
-    o.processes.push_back(*server);
-  }
-  for (const auto& text : engine_pids) {
-    auto engine = parse_process(text);
-    if (!engine) {
-      std::fprintf(stderr, "qim-load: --engine-pid %s: expected PID or NAME=PID with PID > 0\n",
-                   text.c_str());
-      return 2;
-    }
-    engine->qim = false;
-    o.processes.push_back(*engine);
   }
   // The load generator shares the machine too: its own CPU is shown last (not summed).
   if (!o.processes.empty()) o.processes.push_back({"qim-load", static_cast<int64_t>(getpid()), false});
