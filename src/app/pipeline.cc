@@ -141,6 +141,10 @@ std::string Pipeline::prometheus() const {
            {{"", f.records}});
     family("qim_fanout_dispatches_total", "counter", "Dispatch records appended", {{"", f.dispatches}});
     family("qim_fanout_skipped_total", "counter", "Outbox records fanout could not use", {{"", f.skipped}});
+    family(
+        "qim_fanout_repeated_sends_total", "counter",
+        "Outbox records repeating an earlier SEND (a retry whose first attempt was stored), not dispatched",
+        {{"", f.repeats}});
   }
   if (fan_in_) {
     family("qim_delivery_dropped_entries_total", "counter",
@@ -151,8 +155,10 @@ std::string Pipeline::prometheus() const {
            {{"", fan_in_->unknown_ranges_delivered()}});
   }
   if (archiver_) {
-    family("qim_archiver_messages_total", "counter", "Messages written to history",
-           {{"", archiver_->metrics().messages}});
+    const auto a = archiver_->metrics();
+    family("qim_archiver_messages_total", "counter", "Messages written to history", {{"", a.messages}});
+    family("qim_archiver_repeated_sends_total", "counter",
+           "Outbox records repeating an earlier SEND, not written to history", {{"", a.repeats}});
   }
   if (node_) {
     Samples records, pages, paged, frontier, lag, stopped, quarantined;

@@ -7,6 +7,7 @@ namespace qim {
 Archiver::Archiver(Log& outbox, HistoryStore& history, ArchiverOptions options)
     : history_(history),
       options_(std::move(options)),
+      repeats_(outbox, options_.repeats),
       consumer_(outbox, options_.consumer,
                 [this](uint32_t p, std::span<const LogRecord> batch) { return handle(p, batch); }) {}
 
@@ -27,7 +28,7 @@ void Archiver::stop() {
 }
 
 ArchiverMetrics Archiver::metrics() const {
-  return ArchiverMetrics{messages_.load(), skipped_.load(), consumer_.positions()};
+  return ArchiverMetrics{messages_.load(), skipped_.load(), repeated_.load(), consumer_.positions()};
 }
 
 Status Archiver::handle(uint32_t partition, std::span<const LogRecord> batch) {
@@ -36,9 +37,15 @@ Status Archiver::handle(uint32_t partition, std::span<const LogRecord> batch) {
   // transport) fails the batch, which the consumer retries from the same position.
   std::vector<Message> messages;
   messages.reserve(batch.size());
-  uint64_t skipped = 0;
+  uint64_t skipped = 0, repeated = 0;
   for (const LogRecord& rec : batch) {
     auto outbox = decode_outbox_record(rec.value);
+    QIM_ASSIGN_OR_RETURN(bool repeat,
+                         repeats_.is_repeat(partition, rec.offset, outbox.ok() ? &*outbox : nullptr));
+    if (repeat) {
+      ++repeated;  // fanout logs it
+      continue;
+    }
     Status s = outbox.ok() ? Status() : Status(outbox.error());
     if (outbox.ok()) {
       messages.push_back(to_message(*outbox, message_id_of(partition, rec.offset)));
@@ -55,6 +62,7 @@ Status Archiver::handle(uint32_t partition, std::span<const LogRecord> batch) {
   if (options_.make_durable) QIM_RETURN_IF_ERROR(options_.make_durable());
   messages_ += messages.size();
   skipped_ += skipped;
+  repeated_ += repeated;
   return {};
 }
 

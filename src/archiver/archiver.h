@@ -12,6 +12,7 @@
 #include "archiver/history_store.h"
 #include "log/consumer.h"
 #include "log/log.h"
+#include "outbox/repeated_sends.h"
 
 namespace qim {
 
@@ -21,11 +22,13 @@ struct ArchiverOptions {
   // How the Outbox is consumed: group, partitions (empty: all), batch size, commit interval, logger.
   ConsumerOptions consumer{.group = kArchiverGroup, .poll_wait = std::chrono::milliseconds(100)};
   std::function<Status()> make_durable;  // called after a batch's rows, before the commit
+  RepeatWindow repeats;                  // repeated SENDs are not archived (outbox/repeated_sends.h)
 };
 
 struct ArchiverMetrics {
   uint64_t messages = 0;  // messages written (replays included)
   uint64_t skipped = 0;   // Outbox records that are not messages (logged)
+  uint64_t repeats = 0;   // Outbox records that repeat an earlier SEND, not archived (replays included)
   std::vector<ConsumerPosition> positions;
 };
 
@@ -44,8 +47,9 @@ class Archiver {
 
   HistoryStore& history_;
   ArchiverOptions options_;
+  OutboxRepeatFilter repeats_;
   LogConsumer consumer_;
-  std::atomic<uint64_t> messages_{0}, skipped_{0};
+  std::atomic<uint64_t> messages_{0}, skipped_{0}, repeated_{0};
 };
 
 }  // namespace qim

@@ -18,11 +18,13 @@ class ArchiverTest : public ::testing::Test {
     outbox_ = testing::open_test_log(dir_.sub("outbox"), 2, "outbox");
     history_ = RocksHistoryStore::open(dir_.sub("history")).value();
   }
-  void send(const std::string& from, const std::string& to, const std::string& body) {
+  void send(const std::string& from, const std::string& to, const std::string& body,
+            const std::string& client_msg_id = "", int64_t server_time_ms = 1'700'000'000'000) {
     OutboxRecord r;
     r.sender = UserId::parse(from).value();
     r.conversation = direct_conversation(r.sender, UserId::parse(to).value()).value();
-    r.server_time_ms = 1'700'000'000'000;
+    r.client_msg_id = client_msg_id;
+    r.server_time_ms = server_time_ms;
     r.body = body;
     ASSERT_TRUE(
         outbox_->append_sync(outbox_partition_of(r.conversation, 2), "", encode_outbox_record(r)).ok());
@@ -71,6 +73,20 @@ TEST_F(ArchiverTest, WritesEveryMessageOnceEvenWhenReplayed) {
   ASSERT_TRUE(again.drain(60s).ok());
   EXPECT_EQ(history("alice", "bob"), (std::vector<std::string>{"two", "one"}));
   EXPECT_EQ(history("carol", "dave"), std::vector<std::string>{"elsewhere"});
+}
+
+// A SEND stored twice (its retry appended after the first attempt was stored unknown to the gateway) is
+// archived once: HISTORY shows it once.
+TEST_F(ArchiverTest, ASendStoredTwiceIsArchivedOnce) {
+  send("alice", "bob", "once", "retried");
+  send("bob", "alice", "reply", "r1");
+  send("alice", "bob", "once", "retried", 1'700'000'006'000);
+  Archiver a(*outbox_, *history_, options());
+  ASSERT_TRUE(a.start().ok());
+  ASSERT_TRUE(a.drain(60s).ok());
+  EXPECT_EQ(a.metrics().messages, 2u);
+  EXPECT_EQ(a.metrics().repeats, 1u);
+  EXPECT_EQ(history("alice", "bob"), (std::vector<std::string>{"reply", "once"}));
 }
 
 }  // namespace

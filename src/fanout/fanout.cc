@@ -50,6 +50,7 @@ Fanout::Fanout(Log& outbox, Log& mailbox_log, ShardMap shards, FanoutOptions opt
       mailbox_log_(mailbox_log),
       shards_(shards),
       options_(std::move(options)),
+      repeats_(outbox_, options_.repeats),
       consumer_(outbox_, options_.consumer,
                 [this](uint32_t p, std::span<const LogRecord> batch) { return handle(p, batch); }) {}
 
@@ -93,7 +94,8 @@ Status Fanout::replay_from(uint32_t partition, Offset next) {
 }
 
 FanoutMetrics Fanout::metrics() const {
-  return FanoutMetrics{records_.load(), dispatches_.load(), skipped_.load(), consumer_.positions()};
+  return FanoutMetrics{records_.load(), dispatches_.load(), skipped_.load(), repeated_.load(),
+                       consumer_.positions()};
 }
 
 Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
@@ -103,9 +105,17 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
     std::string value;
   };
   std::vector<Append> appends;
-  uint64_t used = 0, skipped = 0;
+  uint64_t used = 0, skipped = 0, repeated = 0;
   for (const LogRecord& rec : batch) {
     auto outbox = decode_outbox_record(rec.value);
+    QIM_ASSIGN_OR_RETURN(bool repeat,
+                         repeats_.is_repeat(partition, rec.offset, outbox.ok() ? &*outbox : nullptr));
+    if (repeat) {
+      logger().info("fanout: outbox record {}:{} repeats an earlier SEND ({} {}): not dispatched", partition,
+                    rec.offset.value, outbox->sender.str(), outbox->client_msg_id);
+      ++repeated;
+      continue;
+    }
     Result<std::vector<ShardDispatch>> plan =
         outbox.ok() ? plan_dispatches(*outbox, partition, rec.offset, shards_, options_.chunk_entries)
                     : Result<std::vector<ShardDispatch>>(outbox.error());
@@ -128,6 +138,7 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
   records_ += used;
   dispatches_ += appends.size();
   skipped_ += skipped;
+  repeated_ += repeated;
   return {};
 }
 

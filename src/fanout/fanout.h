@@ -19,6 +19,7 @@
 #include "fanout/replay_horizon.h"
 #include "log/consumer.h"
 #include "log/log.h"
+#include "outbox/repeated_sends.h"
 
 namespace qim {
 
@@ -32,12 +33,14 @@ struct FanoutOptions {
   // nullopt: no horizon (tests only).
   std::optional<int64_t> outbox_retention_ms;
   std::shared_ptr<const Clock> clock;  // for the horizon; the system clock if null
+  RepeatWindow repeats;                // repeated SENDs are not dispatched (outbox/repeated_sends.h)
 };
 
 struct FanoutMetrics {
   uint64_t records = 0;     // Outbox records turned into dispatch records
   uint64_t dispatches = 0;  // dispatch records appended (replays included)
   uint64_t skipped = 0;     // Outbox records that could not be used
+  uint64_t repeats = 0;     // Outbox records that repeat an earlier SEND, not dispatched (replays included)
   std::vector<ConsumerPosition> positions;
 };
 
@@ -68,8 +71,9 @@ class Fanout {
   Log& mailbox_log_;
   ShardMap shards_;
   FanoutOptions options_;
+  OutboxRepeatFilter repeats_;
   LogConsumer consumer_;
-  std::atomic<uint64_t> records_{0}, dispatches_{0}, skipped_{0};
+  std::atomic<uint64_t> records_{0}, dispatches_{0}, skipped_{0}, repeated_{0};
 };
 
 // For a stopped instance: moves the fanout group's committed position of each of `partitions` (empty =

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "log/testing/temp_dir.h"
 #include "log/testing/test_log.h"
 #include "mailbox/message_codec.h"
@@ -147,6 +149,37 @@ TEST_F(FanoutTest, ReplayOnARunningFanout) {
       shards.shard_of(UserId::parse("alice").value()) == shards.shard_of(UserId::parse("bob").value()) ? 1
                                                                                                        : 2;
   EXPECT_EQ(dispatched().size(), 2 * per_message);  // the message's records, twice
+}
+
+// A SEND stored twice (a retry whose first attempt was stored although the gateway could not say so) is
+// dispatched once, the first time: the second record is counted and skipped, and a replay starting between
+// the two skips it too.
+TEST_F(FanoutTest, ASendStoredTwiceIsDispatchedOnceEvenWhenReplayedFromBetween) {
+  OutboxRecord r;
+  r.sender = UserId::parse("alice").value();
+  r.conversation = direct_conversation(r.sender, UserId::parse("bob").value()).value();
+  r.client_msg_id = "retried";
+  r.server_time_ms = 1'700'000'000'000;
+  r.body = "once";
+  const Offset first = outbox_->append_sync(0, "", encode_outbox_record(r)).value();
+  send(0, "carol", "dave");
+  r.server_time_ms += 6'000;  // the retry, appended anew after its first attempt's append timed out
+  const Offset again = outbox_->append_sync(0, "", encode_outbox_record(r)).value();
+  const FanoutMetrics m = run_to_end();
+  EXPECT_EQ(m.records, 2u);
+  EXPECT_EQ(m.repeats, 1u);
+  auto ids = [this] {
+    std::set<uint64_t> out;
+    for (const auto& [shard, d] : dispatched()) out.insert(d.message.id.value);
+    return out;
+  };
+  EXPECT_EQ(ids().count(message_id_of(0, first).value), 1u);
+  EXPECT_EQ(ids().count(message_id_of(0, again).value), 0u) << "the repeat was dispatched";
+  const uint32_t partition = 0;
+  ASSERT_TRUE(rewind_fanout(*outbox_, std::span(&partition, 1), Offset{first.value + 1}).ok());
+  const FanoutMetrics replayed = run_to_end();
+  EXPECT_EQ(replayed.repeats, 1u);
+  EXPECT_EQ(ids().count(message_id_of(0, again).value), 0u) << "the replay dispatched the repeat";
 }
 
 TEST_F(FanoutTest, RefusesAMailboxLogThatDoesNotMatchTheShardCount) {
