@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command (README, CI): installs, builds, starts each engine once, runs every test, stops them.
 #   bash scripts/test.sh            everything: unit, contract suites, engines, pipeline, e2e (one process
-#                                    and distributed on Kafka), CQL gate
+#                                    and distributed on Kafka), faults, CQL gate
 #   QIM_TEST_SKIP_CLUSTER=1 ...      skip the three-node Cassandra gate (faster local runs)
 #
 # Output (DEVELOPERS.md, "Tests"): each phase starts with "=== test phase: NAME" and ends with
@@ -15,8 +15,8 @@
 # Overrides, to run the script beside other copies on one machine or only some phases:
 #   QIM_TEST_PHASES="unit redis kafka pipeline cassandra cluster"   the groups to run (default: all)
 #   QIM_TEST_REDIS_PORTS="16379 16380 16381"   two mailbox instances and one routing; QIM_TEST_SMOKE_REDIS_PORT
-#   (16382); QIM_RUN_DIR, QIM_CASSANDRA_ADDRESS_PREFIX, QIM_CASSANDRA_JMX_PORT, QIM_KAFKA_PORT: as the engine
-#   scripts; QIM_TEST_SKIP_BUILD=1 uses the build as it is.
+#   (16382); QIM_RUN_DIR, QIM_CASSANDRA_ADDRESS_PREFIX, QIM_CASSANDRA_JMX_PORT, QIM_KAFKA_PORT,
+#   QIM_KAFKA_CONTROLLER_PORT: as the engine scripts; QIM_TEST_SKIP_BUILD=1 uses the build as it is.
 set -euo pipefail
 # Bash reads a script as it runs it; everything is in functions and the last line calls them, so editing
 # this file during a run cannot change what the run does next.
@@ -242,11 +242,12 @@ e2e_phase() {
 }
 # The e2e suite on the distributed deployment (tests/e2e/deployment.h): every role its own process on the
 # Kafka broker, the given store, routing through the third Redis instance.
-#   e2e_distributed_phase NAME ENGINES BACKEND [LABEL]   (LABEL: e2e, or faults for the fault tests)
+#   e2e_distributed_phase NAME ENGINES BACKEND [LABEL]   (LABEL: e2e, or faults / faults-cluster for the
+#   fault tests; matched whole: ctest's -L is a regular expression, and faults would match faults-cluster)
 e2e_distributed_phase() {
   local name=$1 needed=$2 backend=$3 label=${4:-e2e}
   QIM_E2E_DEPLOYMENT=distributed QIM_E2E_BACKEND=$backend QIM_KAFKA_BROKERS=127.0.0.1:${QIM_KAFKA_PORT:-19092} \
-    QIM_ROUTING_REDIS=127.0.0.1:${redis_ports[2]} ctest_phase "$name" "$needed" -L "$label"
+    QIM_ROUTING_REDIS=127.0.0.1:${redis_ports[2]} ctest_phase "$name" "$needed" -L "^$label\$"
 }
 
 # ------------------------------------------------------------------------------------------- the end
@@ -279,9 +280,9 @@ run_phases() {
   # 1. Unit tests and the contract suite on memory and embedded: no engine needed.
   if wanted unit; then ctest_phase "unit" "" -L unit; fi
 
-  # Kafka (KRaft, one broker) is started once and stays up through the Redis and Cassandra blocks, whose
-  # distributed e2e phases run on it; it stops before the three-node ring starts.
-  if wanted kafka || wanted redis || wanted cassandra; then
+  # Kafka (KRaft, one broker) is started once and stays up through the Redis, Cassandra and cluster blocks,
+  # whose distributed e2e and fault phases run on it.
+  if wanted kafka || wanted redis || wanted cassandra || wanted cluster; then
     engine_start kafka kafka_start
   fi
   if wanted kafka; then
@@ -329,8 +330,9 @@ run_phases() {
     unset QIM_TEST_CQL_HOSTS QIM_CQL_HOSTS
     engine_stop cassandra-single bash $engines/cassandra.sh stop single || true
   fi
-  engine_stop kafka bash $engines/kafka.sh stop || true
-  engine_stop redis redis_stop || true
+  # 5. The three-node ring (RF 3): the CQL gate, and the fault of one node of three stopped on the
+  #    distributed deployment, on the Kafka broker and the routing Redis kept up from the blocks above
+  #    (~1 GiB beside the ring's 3 x 512m; starting them again would cost ~20 s).
   if wanted cluster; then
     if [[ ${engine_up[cassandra-single]:-} == 0 ]]; then
       engine_up[cassandra-cluster]=0
@@ -338,11 +340,19 @@ run_phases() {
     else
       engine_start cassandra-cluster cassandra_start cluster
     fi
+    [[ -n ${engine_up[redis]:-} ]] || engine_start redis redis_start  # routing, for the fault phase
     export QIM_TEST_CQL_HOSTS=${prefix}1,${prefix}2,${prefix}3 QIM_TEST_CQL_CLUSTER=1
     smoke_phase "cassandra smoke (cluster)" cassandra-cluster bash tests/engines/cassandra_smoke.sh cluster
+    # Stops node 3 and starts it again (tests/e2e/faults_cluster_test.cc): before the gate, which then
+    # also checks the ring is whole again.
+    QIM_CQL_HOSTS=$QIM_TEST_CQL_HOSTS QIM_CQL_RF=3 e2e_distributed_phase \
+      "faults (distributed: Kafka, scylla store on three Cassandra nodes, RF 3)" "cassandra-cluster kafka redis" \
+      scylla faults-cluster
     ctest_phase "scylla CQL gate (three nodes, RF 3)" cassandra-cluster -L scylla-cluster
     unset QIM_TEST_CQL_HOSTS QIM_TEST_CQL_CLUSTER
   fi
+  engine_stop kafka bash $engines/kafka.sh stop || true
+  engine_stop redis redis_stop || true
 }
 
 main() {

@@ -6,19 +6,22 @@
 
 namespace qim {
 
-namespace {
-
 OwnershipOptions with_defaults(OwnershipOptions o) {
-  if (o.scan.count() == 0) o.scan = o.ttl / 3;
-  if (o.release_budget.count() == 0) o.release_budget = o.ttl / 3;
+  // Three scans inside the window the holder believes a lease (ttl - margin), not inside the ttl: on CQL
+  // the margin is the 5 s call timeout, and at ttl/3 a renewal (with the heartbeat and the renewals of
+  // the shards before it in the same scan) had only 1.7 s of the 10 s ttl to land before the shard's
+  // writes stopped. A slow lease store (an LWT through a node of the ring just started) lapsed leases
+  // while every replica was up. The drain budget of a scan follows, so a graceful give-up cannot push
+  // the next renewals past the window either.
+  const auto window = o.ttl - o.margin;
+  if (o.scan.count() == 0) o.scan = window / 3;
+  if (o.release_budget.count() == 0) o.release_budget = window / 3;
   if (!o.clock) o.clock = std::make_shared<MonotonicClock>();
   if (!o.logger) {
     o.logger = std::make_shared<spdlog::logger>("ownership", std::make_shared<spdlog::sinks::null_sink_mt>());
   }
   return o;
 }
-
-}  // namespace
 
 Status validate(const OwnershipOptions& raw) {
   const OwnershipOptions o = with_defaults(raw);
@@ -27,11 +30,15 @@ Status validate(const OwnershipOptions& raw) {
   if (o.ttl.count() < 30) {
     return Error(Errc::kConfig, "QIM_SHARD_LEASE_TTL_MS=" + std::to_string(o.ttl.count()) + ": at least 30");
   }
-  if (o.margin.count() <= 0 || o.scan.count() <= 0 || o.ttl - o.margin <= o.scan) {
+  // The holder must believe a lease for more than a third of its ttl, and for more than one scan.
+  const auto window = o.ttl - o.margin;
+  if (o.margin.count() <= 0 || o.scan.count() <= 0 || window <= o.scan || 3 * window <= o.ttl) {
     return Error(Errc::kConfig, "QIM_SHARD_LEASE_MARGIN_MS=" + std::to_string(o.margin.count()) +
-                                    ": must be above 0 and leave more than one renewal interval (" +
-                                    std::to_string(o.scan.count()) + " ms) of the lease ttl (" +
-                                    std::to_string(o.ttl.count()) + " ms)");
+                                    ": must be above 0 and below two thirds of the lease ttl (" +
+                                    std::to_string(o.ttl.count()) +
+                                    " ms), leaving more than one renewal "
+                                    "interval (" +
+                                    std::to_string(o.scan.count()) + " ms)");
   }
   return {};
 }
@@ -134,6 +141,13 @@ void ShardOwnership::renew_all() {
     Status renewed = leases_.renew(shard, options_.node_id, held.epoch, options_.ttl);
     if (renewed.ok()) {
       held.deadline_ms->store(sent + (options_.ttl - options_.margin).count());
+      // A renewal slower than a scan eats into the slack before the shard's writes would stop: say so
+      // before it lapses a lease.
+      if (const int64_t took = now() - sent; took > options_.scan.count())
+        log_.warn(
+            "shard {}: renewing the lease took {} ms (a scan is {} ms; writes stop {} ms after a "
+            "renewal is sent)",
+            shard_value, took, options_.scan.count(), (options_.ttl - options_.margin).count());
       continue;
     }
     if (renewed.code() == kNotOwner) {

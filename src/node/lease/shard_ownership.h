@@ -2,7 +2,8 @@
 // The ownership loop of a MailboxNode whose shards come from leases (QIM_OWNED_SHARDS unset or `auto` in
 // a deployment whose mailbox log is shared; docs/decisions.md "Shards are owned through leases").
 //
-// Every scan (ttl/3 by default) the loop, in this order:
+// Every scan ((ttl - margin)/3 by default: three renewals inside the window a lease is believed) the
+// loop, in this order:
 //  1. announces the node (heartbeat, ttl);
 //  2. renews each lease it holds. A lease is believed until (send time of the last successful grant or
 //     renewal) + ttl - margin on the local monotonic clock: the store counts the ttl from when it
@@ -58,15 +59,20 @@ struct OwnershipOptions {
   uint32_t shard_count = 0;                     // QIM_SHARDS (required)
   std::chrono::milliseconds ttl{10'000};        // QIM_SHARD_LEASE_TTL_MS
   std::chrono::milliseconds margin{3'000};      // QIM_SHARD_LEASE_MARGIN_MS: stop writing this long before
-  std::chrono::milliseconds scan{0};            // the renewal/rebalance interval; 0: ttl / 3
-  std::chrono::milliseconds release_budget{0};  // per scan, for graceful give-ups (drains); 0: ttl / 3
+  std::chrono::milliseconds scan{0};            // the renewal/rebalance interval; 0: (ttl - margin) / 3
+  std::chrono::milliseconds release_budget{0};  // per scan, for graceful give-ups; 0: (ttl - margin) / 3
   // Local deadlines and the scan schedule; a MonotonicClock if null (tests inject a ManualClock).
   std::shared_ptr<const Clock> clock;
   std::shared_ptr<spdlog::logger> logger;  // silent if null
 };
 
+// The options with the defaults of the zero fields filled in: scan and release_budget (ttl - margin) / 3,
+// a MonotonicClock, a silent logger.
+OwnershipOptions with_defaults(OwnershipOptions options);
+
 // Config naming the variable unless node_id is set, shard_count > 0, ttl >= 30 ms, 0 < margin and
-// ttl - margin > scan (at least one renewal fits inside the believed lease), and scan > 0.
+// 3 * (ttl - margin) > ttl and ttl - margin > scan (the lease is believed for more than a third of its
+// ttl and at least one renewal fits inside it), and scan > 0.
 Status validate(const OwnershipOptions& options);
 
 struct OwnershipMetrics {

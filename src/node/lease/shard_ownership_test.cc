@@ -202,6 +202,22 @@ TEST_F(ShardOwnershipTest, AShardLeftFreeForAWholeTtlIsTakenWhateverTheShare) {
   EXPECT_EQ(o1.metrics().fair_share, 2u);
 }
 
+// Three renewals fit in the window a lease is believed (ttl - margin), whatever the margin: at the CQL
+// defaults (ttl 10 s, margin 5 s) a scan every 1.67 s, not every ttl/3 = 3.3 s, which left a renewal only
+// 1.7 s to land before the shard's writes stopped.
+TEST(ShardOwnershipOptionsTest, ScansThreeTimesInsideTheBelievedWindow) {
+  OwnershipOptions o;
+  o.ttl = 10'000ms;
+  o.margin = 5'000ms;
+  const OwnershipOptions d = with_defaults(o);
+  EXPECT_EQ(d.scan, 1'666ms);
+  EXPECT_EQ(d.release_budget, 1'666ms);
+  o.margin = 3'000ms;
+  EXPECT_EQ(with_defaults(o).scan, 2'333ms);
+  o.scan = 500ms;  // an explicit scan stays
+  EXPECT_EQ(with_defaults(o).scan, 500ms);
+}
+
 TEST(ShardOwnershipOptionsTest, AMarginThatLeavesNoRenewalIsRefused) {
   OwnershipOptions o;
   o.node_id = "n";
