@@ -322,7 +322,7 @@ run_phases() {
     [[ -n ${engine_up[redis]:-} ]] || engine_start redis redis_start  # routing, for the distributed phase
     export QIM_TEST_CQL_HOSTS=${prefix}1 QIM_CQL_HOSTS=${prefix}1
     smoke_phase "cassandra smoke" cassandra-single bash tests/engines/cassandra_smoke.sh single
-    ctest_phase "CQL client (one node)" cassandra-single -L scylla
+    ctest_phase "CQL client (one node)" cassandra-single -L '^scylla$'
     ctest_phase "contract suite on scylla (one node)" cassandra-single -R '/scylla( |$)'
     ctest_phase "scylla CQL gate (one node, RF 1)" cassandra-single -L scylla-cluster
     e2e_phase "e2e (embedded log, scylla store on Cassandra)" cassandra-single scylla
