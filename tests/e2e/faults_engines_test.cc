@@ -396,8 +396,10 @@ TEST(Faults, RoutingRedisRestartedPushesResumeAndSyncCoversTheGap) {
   // SYNC (SYNC_NEEDED after the routes were rewritten, or a DELIVER that does not continue) for the rest.
   auto more = follow(follower, expected.size() - shown.size(), 60s);
   shown.insert(shown.end(), more.begin(), more.end());
-  ASSERT_EQ(cmids_of(shown), expected) << "lost, repeated or out of order on bob's connection\n"
-                                       << qim->log_tail();
+  ASSERT_EQ(cmids_of(shown), expected)
+      << shown.size() << " shown of " << expected.size()
+      << " acknowledged: lost, repeated or out of order on bob's connection\n"
+      << qim->log_tail();
   expect_strictly_increasing(shown);
 
   // Pushes resume: a new message reaches bob by a DELIVER (no SYNC run of his loop in between). The
