@@ -247,11 +247,12 @@ e2e_phase() {
 }
 # The e2e suite on the distributed deployment (tests/e2e/deployment.h): every role its own process on the
 # Kafka broker, the given store, routing through the third Redis instance (the fault tests restart it by
-# its redis.sh name, QIM_TEST_ROUTING_REDIS_NAME, and the broker through kafka.sh).
+# its redis.sh name, QIM_TEST_ROUTING_REDIS_NAME, and the broker through kafka.sh: with the run's topics,
+# over a thousand partitions by then, the broker takes a minute or more to serve again, hence the longer wait).
 #   e2e_distributed_phase NAME ENGINES BACKEND [LABEL]   (LABEL: e2e, or faults for the fault tests)
 e2e_distributed_phase() {
   local name=$1 needed=$2 backend=$3 label=${4:-e2e}
-  QIM_E2E_DEPLOYMENT=distributed QIM_E2E_BACKEND=$backend QIM_KAFKA_BROKERS=127.0.0.1:${QIM_KAFKA_PORT:-19092} \
+  QIM_KAFKA_WAIT_TIMEOUT=${QIM_KAFKA_WAIT_TIMEOUT:-200} QIM_E2E_DEPLOYMENT=distributed QIM_E2E_BACKEND=$backend QIM_KAFKA_BROKERS=127.0.0.1:${QIM_KAFKA_PORT:-19092} \
     QIM_ROUTING_REDIS=127.0.0.1:${redis_ports[2]} QIM_TEST_ROUTING_REDIS_NAME="$(redis_name "${redis_ports[2]}")" \
     ctest_phase "$name" "$needed" -L "$label"
 }
