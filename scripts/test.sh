@@ -16,7 +16,8 @@
 #   QIM_TEST_PHASES="unit redis kafka pipeline cassandra cluster"   the groups to run (default: all)
 #   QIM_TEST_REDIS_PORTS="16379 16380 16381"   two mailbox instances and one routing; QIM_TEST_SMOKE_REDIS_PORT
 #   (16382); QIM_RUN_DIR, QIM_CASSANDRA_ADDRESS_PREFIX, QIM_CASSANDRA_JMX_PORT, QIM_KAFKA_PORT,
-#   QIM_KAFKA_CONTROLLER_PORT: as the engine scripts; QIM_TEST_SKIP_BUILD=1 uses the build as it is.
+#   QIM_KAFKA_CONTROLLER_PORT, QIM_KAFKA_HEAP: as the engine scripts; QIM_TEST_SKIP_BUILD=1 uses the build as
+#   it is.
 set -euo pipefail
 # Bash reads a script as it runs it; everything is in functions and the last line calls them, so editing
 # this file during a run cannot change what the run does next.
@@ -76,21 +77,28 @@ engine_stop() {
   if ! "$@"; then echo "=== engine $name: FAILED to stop cleanly"; engine_up[$name]=0; return 1; fi
   unset "engine_up[$name]"
 }
+# The redis.sh instance name of the Redis on PORT (the routing one: the third port).
+redis_name() { echo "mailbox$1"; }
 redis_start() {
   local port
-  for port in "${redis_ports[@]}"; do bash $engines/redis.sh start "mailbox$port" "$port" || return 1; done
-  for port in "${redis_ports[@]}"; do bash $engines/redis.sh wait "mailbox$port" "$port" || return 1; done
+  for port in "${redis_ports[@]}"; do bash $engines/redis.sh start "$(redis_name "$port")" "$port" || return 1; done
+  for port in "${redis_ports[@]}"; do bash $engines/redis.sh wait "$(redis_name "$port")" "$port" || return 1; done
 }
 redis_stop() {
   local port rc=0
-  for port in "${redis_ports[@]}"; do bash $engines/redis.sh stop "mailbox$port" "$port" || rc=1; done
+  for port in "${redis_ports[@]}"; do bash $engines/redis.sh stop "$(redis_name "$port")" "$port" || rc=1; done
   return $rc
 }
 # The e2e scenarios run QIM's clock days ahead (QIM_TEST_CLOCK_OFFSET_MS, scenario 13); the broker's
 # default refuses record timestamps more than an hour in the future, so the test broker accepts them.
+# Exported for the whole run: a fault test that stops the broker starts it again with the same settings.
+# The broker starts from empty data each run: earlier runs' topics (a thousand partitions a run) would
+# otherwise pile up and slow every start, the fault test's restart included.
 kafka_start() {
+  bash $engines/kafka.sh clean >/dev/null || return 1
   printf 'log.message.timestamp.after.max.ms=9223372036854775807\n' >"$work/kafka-test.properties"
-  QIM_KAFKA_EXTRA_CONFIG=$work/kafka-test.properties bash $engines/kafka.sh start && bash $engines/kafka.sh wait
+  export QIM_KAFKA_EXTRA_CONFIG=$work/kafka-test.properties
+  bash $engines/kafka.sh start && bash $engines/kafka.sh wait
 }
 # The single node starts from empty data each run: the keyspaces of earlier runs (one per e2e process) would
 # otherwise pile up in its heap run after run.
@@ -241,13 +249,16 @@ e2e_phase() {
   QIM_E2E_BACKEND=$backend ctest_phase "$name" "$needed" -L e2e
 }
 # The e2e suite on the distributed deployment (tests/e2e/deployment.h): every role its own process on the
-# Kafka broker, the given store, routing through the third Redis instance.
+# Kafka broker, the given store, routing through the third Redis instance (the fault tests restart it by
+# its redis.sh name, QIM_TEST_ROUTING_REDIS_NAME, and the broker through kafka.sh: with the run's topics,
+# over a thousand partitions by then, the broker takes a minute or more to serve again, hence the longer wait).
 #   e2e_distributed_phase NAME ENGINES BACKEND [LABEL]   (LABEL: e2e, or faults / faults-cluster for the
 #   fault tests; matched whole: ctest's -L is a regular expression, and faults would match faults-cluster)
 e2e_distributed_phase() {
   local name=$1 needed=$2 backend=$3 label=${4:-e2e}
-  QIM_E2E_DEPLOYMENT=distributed QIM_E2E_BACKEND=$backend QIM_KAFKA_BROKERS=127.0.0.1:${QIM_KAFKA_PORT:-19092} \
-    QIM_ROUTING_REDIS=127.0.0.1:${redis_ports[2]} ctest_phase "$name" "$needed" -L "^$label\$"
+  QIM_KAFKA_WAIT_TIMEOUT=${QIM_KAFKA_WAIT_TIMEOUT:-200} QIM_E2E_DEPLOYMENT=distributed QIM_E2E_BACKEND=$backend \
+    QIM_KAFKA_BROKERS=127.0.0.1:${QIM_KAFKA_PORT:-19092} QIM_ROUTING_REDIS=127.0.0.1:${redis_ports[2]} \
+    QIM_TEST_ROUTING_REDIS_NAME="$(redis_name "${redis_ports[2]}")" ctest_phase "$name" "$needed" -L "^$label\$"
 }
 
 # ------------------------------------------------------------------------------------------- the end

@@ -4,6 +4,11 @@
 // with the explicit partition and offset, so several processes may commit to one group for different
 // partitions (each MailboxNode its own shards) and a commit is never refused for being "not assigned".
 //
+// A commit or position read that gets no answer within `timeout` replaces the group's handle: after a
+// broker restart a handle's coordinator requests were seen to stay unanswered for good (every later
+// commit timed out too) while a new handle finds the coordinator at once. Calls in flight on the old
+// handle finish on it.
+//
 // Thread safety: every method may be called concurrently from any thread.
 
 #include <librdkafka/rdkafka.h>
@@ -33,19 +38,27 @@ class GroupOffsets {
   explicit GroupOffsets(GroupOffsetsOptions options) : options_(std::move(options)) {}
 
   // Stores `next` (the first offset not finished) for the group and partition once the group coordinator
-  // acknowledged it. Transport or Timeout (within `timeout`) if it could not.
+  // acknowledged it. Transport or Timeout (within `timeout`; the group's handle is then replaced) if it
+  // could not.
   Status commit(const std::string& group, uint32_t partition, uint64_t next);
-  // The last committed position, nullopt if the group never committed this partition.
+  // The last committed position, nullopt if the group never committed this partition. Errors as commit().
   Result<std::optional<uint64_t>> committed(const std::string& group, uint32_t partition);
   // Serves the group handles' queued events (errors to the logger); call it regularly.
   void serve_events();
+  // How many times a handle was replaced after a timeout.
+  uint64_t replacements() const;
 
  private:
-  Result<rd_kafka_t*> group_handle(const std::string& group);
+  using Shared = std::shared_ptr<rd_kafka_t>;
+  Result<Shared> group_handle(const std::string& group);
+  // Drops `stale` as the group's handle (if it still is): the next call creates a new one.
+  void replace(const std::string& group, const Shared& stale, const std::string& why);
 
   GroupOffsetsOptions options_;
-  std::mutex mu_;
-  std::map<std::string, Handle> groups_;  // guarded by mu_; a handle lives as long as this object
+  mutable std::mutex mu_;
+  // Guarded by mu_; a handle lives while it is here or a call uses it.
+  std::map<std::string, Shared> groups_;
+  uint64_t replacements_ = 0;  // guarded by mu_
 };
 
 }  // namespace qim::kafka

@@ -15,7 +15,11 @@ void on_delivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
   const std::string where = std::string("Kafka topic ") + rd_kafka_topic_name(m->rkt) + " partition " +
                             std::to_string(m->partition);
   if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    (*done)(error_of(m->err, "append to " + where + " failed"));
+    // A record whose request reached the broker but got no answer (a timeout, a broker gone mid-request)
+    // may have been stored: the caller's error says so, since a retry may then store it twice.
+    const bool maybe_stored = rd_kafka_message_status(m) == RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED;
+    (*done)(error_of(
+        m->err, "append to " + where + " failed" + (maybe_stored ? " (the broker may have stored it)" : "")));
   } else if (m->offset < 0 || static_cast<uint64_t>(m->offset) > kMaxOffset) {
     (*done)(Error(Errc::kResourceExhausted,
                   where + ": offset " + std::to_string(m->offset) + " is outside QIM's 48-bit offsets"));

@@ -2,7 +2,8 @@
 // The idempotent producer of one topic: enable.idempotence=true (acks=all, ordered retries without
 // duplicates), so a record's offset is known only from its delivery report and every record of a
 // partition lands in call order exactly once. A record that is not acknowledged within message_timeout
-// fails (Timeout) instead of waiting for the broker forever.
+// fails (Timeout) instead of waiting for the broker forever; if its request had reached the broker, the
+// error's message adds "(the broker may have stored it)": a retry may then store it twice.
 //
 // A fatal error of the idempotent producer (librdkafka then refuses every record) replaces the client
 // handle; the records in the old one fail with Transport.
