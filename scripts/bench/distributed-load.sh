@@ -8,7 +8,7 @@
 #   bash scripts/bench/distributed-load.sh [rates...]     default rates: 200 1000 2000
 #
 # Environment: QIM_LOAD_PAIRS (100), QIM_LOAD_SECONDS per step (20), QIM_LOAD_DRAIN (10),
-# QIM_LOAD_WARMUP (20 s at the first rate, not reported), QIM_LOAD_STORES ("scylla redis"), QIM_BENCH_OUT (docs/bench), QIM_SKIP_BUILD=1 to use the build as is.
+# QIM_LOAD_WARMUP (60 s at the first rate, not reported: the JVM engines compile their hot paths in the first minute), QIM_LOAD_STORES ("scylla redis"), QIM_BENCH_OUT (docs/bench), QIM_SKIP_BUILD=1 to use the build as is.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rates=("$@")
@@ -17,7 +17,7 @@ out=${QIM_BENCH_OUT:-docs/bench}
 pairs=${QIM_LOAD_PAIRS:-100}
 seconds=${QIM_LOAD_SECONDS:-20}
 drain=${QIM_LOAD_DRAIN:-10}
-warmup=${QIM_LOAD_WARMUP:-20}
+warmup=${QIM_LOAD_WARMUP:-60}
 load=./build/release/src/bench/load/qim-load
 [[ ${QIM_SKIP_BUILD:-0} == 1 ]] || bash scripts/build.sh
 export QIM_SKIP_BUILD=1

@@ -84,7 +84,11 @@ std::unique_ptr<Client> connect_to(const Deployment& qim) {
 }
 
 std::unique_ptr<Client> login(const Deployment& qim, const std::string& user, const std::string& device) {
-  auto c = connect_port(qim.port_for(user));
+  return login_at(qim.port_for(user), user, device);
+}
+
+std::unique_ptr<Client> login_at(uint16_t port, const std::string& user, const std::string& device) {
+  auto c = connect_port(port);
   if (!c) return nullptr;
   auto ok = c->auth(token_for(user, device));
   EXPECT_TRUE(ok.ok()) << ok.error().to_string();

@@ -52,6 +52,8 @@ std::unique_ptr<Client> connect_to(const Deployment& qim);
 // null) on error.
 std::unique_ptr<Client> login(const Deployment& qim, const std::string& user,
                               const std::string& device = "d1");
+// The same on a given gateway's port (the fault tests pick the gateway).
+std::unique_ptr<Client> login_at(uint16_t port, const std::string& user, const std::string& device = "d1");
 
 // Every entry after `after`, following `more` to the end. nullopt (with a test failure) on an error.
 std::optional<std::vector<Entry>> sync_all(Client& c, uint64_t after = 0);

@@ -46,18 +46,6 @@ std::string missing_ring_variable() {
                << " to run the three-node fault test (scripts/test.sh does in its cluster group, with " \
                   "QIM_KAFKA_BROKERS and QIM_ROUTING_REDIS)"
 
-std::unique_ptr<Client> login_at(uint16_t port, const std::string& user) {
-  client::ClientOptions o;
-  o.port = port;
-  o.timeout = kWait;
-  auto c = Client::connect(o);
-  EXPECT_TRUE(c.ok()) << c.error().to_string();
-  if (!c.ok()) return nullptr;
-  auto ok = (*c)->auth(token_for(user, "d1"));
-  EXPECT_TRUE(ok.ok()) << ok.error().to_string();
-  return ok.ok() ? std::move(c).value() : nullptr;
-}
-
 // The ring's node 3 is stopped for the fault and must be running again when the test ends, whatever
 // happened in between: the CQL gate (and anything else of the cluster group) runs after it.
 class StoppedNode {

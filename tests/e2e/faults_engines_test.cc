@@ -39,18 +39,6 @@ using Clock = std::chrono::steady_clock;
 const std::vector<std::string> kProcesses = {"mailbox-1", "mailbox-2", "archiver",
                                              "fanout",    "gateway-1", "gateway-2"};
 
-std::unique_ptr<Client> connect_as(uint16_t port, const std::string& user) {
-  client::ClientOptions o;
-  o.port = port;
-  o.timeout = kWait;
-  auto c = Client::connect(o);
-  EXPECT_TRUE(c.ok()) << c.error().to_string();
-  if (!c.ok()) return nullptr;
-  auto ok = (*c)->auth(token_for(user, "d1"));
-  EXPECT_TRUE(ok.ok()) << ok.error().to_string();
-  return ok.ok() ? std::move(c).value() : nullptr;
-}
-
 // The processes that do not answer /healthz (a crashed one does not), polled until all do or `within`.
 std::vector<std::string> not_serving(const Deployment& qim, std::chrono::seconds within) {
   const auto deadline = Clock::now() + within;
@@ -118,7 +106,7 @@ struct Outcome {
 class Sender {
  public:
   Sender(uint16_t port, std::string name, std::vector<std::string> recipients)
-      : name_(std::move(name)), recipients_(std::move(recipients)), client_(connect_as(port, name_)) {
+      : name_(std::move(name)), recipients_(std::move(recipients)), client_(login_at(port, name_)) {
     if (client_) thread_ = std::thread([this] { run(); });
   }
   ~Sender() { stop(); }
@@ -265,7 +253,7 @@ TEST(Faults, KafkaBrokerStoppedUnderLoadRefusesOrWaitsBoundedAndLosesNothingAckn
   // Outbox twice, and must still show once (docs/decisions.md, decision 21).
   std::map<std::string, std::set<std::string>> retried;  // recipient -> client_msg_ids
   for (size_t k = 0; k < senders.size(); ++k) {
-    auto c = connect_as(ports[k], senders[k]->name());
+    auto c = login_at(ports[k], senders[k]->name());
     ASSERT_TRUE(c);
     const auto deadline = Clock::now() + 120s;
     for (const auto& o : senders[k]->outcomes()) {
@@ -289,7 +277,7 @@ TEST(Faults, KafkaBrokerStoppedUnderLoadRefusesOrWaitsBoundedAndLosesNothingAckn
       expected += ids.size();
       wanted.insert(ids.begin(), ids.end());
     }
-    auto c = connect_as(qim->port_for(r), r);
+    auto c = login_at(qim->port_for(r), r);
     ASSERT_TRUE(c);
     auto entries = sync_until(*c, [&](const std::vector<Entry>& e) {
       size_t found = 0, again = 0;
@@ -367,8 +355,8 @@ TEST(Faults, RoutingRedisRestartedPushesResumeAndSyncCoversTheGap) {
   const auto ports = qim->gateway_ports();
   ASSERT_EQ(ports.size(), 2u);
   const auto a = user("froute", "a"), b = user("froute", "b");
-  auto bob = connect_as(ports[0], b);
-  auto alice = connect_as(ports[1], a);
+  auto bob = login_at(ports[0], b);
+  auto alice = login_at(ports[1], a);
   ASSERT_TRUE(alice && bob);
   client::MailboxFollower follower(*bob, {});
   follower.start();
@@ -460,7 +448,7 @@ TEST(Faults, RoutingRedisRestartedPushesResumeAndSyncCoversTheGap) {
   EXPECT_EQ(cmids_of(shown), expected);
 
   // The mailbox itself, through a fresh connection.
-  auto fresh = connect_as(ports[1], b);
+  auto fresh = login_at(ports[1], b);
   ASSERT_TRUE(fresh);
   auto all = sync_all(*fresh);
   ASSERT_TRUE(all);

@@ -23,18 +23,6 @@ namespace {
   GTEST_SKIP() << "set QIM_E2E_DEPLOYMENT=distributed (with QIM_KAFKA_BROKERS, QIM_ROUTING_REDIS and " \
                   "QIM_E2E_BACKEND=redis|scylla) to run the fault tests"
 
-std::unique_ptr<Client> login_at(uint16_t port, const std::string& user) {
-  client::ClientOptions o;
-  o.port = port;
-  o.timeout = kWait;
-  auto c = Client::connect(o);
-  EXPECT_TRUE(c.ok()) << c.error().to_string();
-  if (!c.ok()) return nullptr;
-  auto ok = (*c)->auth(token_for(user, "d1"));
-  EXPECT_TRUE(ok.ok()) << ok.error().to_string();
-  return ok.ok() ? std::move(c).value() : nullptr;
-}
-
 // Injected: SIGKILL of gateway-1 while its client (bob) is connected and behind. Checked: bob reconnects to
 // gateway-2 and resumes from his cursor: every message sent (before, during and after the kill, all through
 // gateway-2) shows exactly once, in order, nothing at or below the cursor again; pushes reach him on
