@@ -16,9 +16,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/sharding.h"
 #include "e2e/e2e_env.h"
 #include "e2e/engine_control.h"
+#include "e2e/fault_support.h"
 #include "e2e/scenario_helpers.h"
 
 namespace qim::e2e {
@@ -88,18 +88,11 @@ double process_metric(const Deployment& qim, const std::string& process, const s
   return std::strtod(body.c_str() + at + at_line.size(), nullptr);
 }
 
-const std::vector<std::string> kProcesses = {"mailbox-1", "mailbox-2", "archiver",
-                                             "fanout",    "gateway-1", "gateway-2"};
-
 // Every process of the deployment still answers /healthz (none crashed or hung on the dead node).
 void expect_every_process_serves(const Deployment& qim, const std::string& when) {
-  for (const auto& name : kProcesses) {
-    auto port = qim.admin_port_of(name);
-    ASSERT_TRUE(port.ok()) << name;
-    EXPECT_EQ(http_request(*port, "GET", "/healthz").rfind("200 ", 0), 0u)
-        << name << " does not answer /healthz " << when << "\n"
-        << qim.log_tail();
-  }
+  EXPECT_EQ(not_serving(qim, std::chrono::seconds(0)), std::vector<std::string>{})
+      << "processes that do not answer /healthz " << when << "\n"
+      << qim.log_tail();
 }
 
 // The conversation's whole history (newest first) once it holds `count` messages, or what it held at
@@ -146,12 +139,7 @@ TEST(FaultsCluster, OneCassandraNodeOfThreeStoppedQuorumKeepsWorking) {
 
   // One recipient on every shard; recipients of even shards hear from s1 (gateway-1), of odd ones from
   // s2 (gateway-2), so each recipient's messages are one conversation and their order is the send order.
-  const auto shard_map = *ShardMap::create(16);
-  std::map<uint32_t, std::string> by_shard;
-  for (int i = 0; by_shard.size() < 16 && i < 10'000; ++i) {
-    const auto r = user("fring", "r" + std::to_string(i));
-    by_shard.try_emplace(shard_map.shard_of(*UserId::parse(r)).value, r);
-  }
+  const auto by_shard = one_recipient_per_shard("fring");
   ASSERT_EQ(by_shard.size(), 16u);
   const auto s1_id = user("fring", "s1"), s2_id = user("fring", "s2");
   auto s1 = login_at(qim->gateway_ports()[0], s1_id);

@@ -22,6 +22,7 @@
 
 #include "e2e/e2e_env.h"
 #include "e2e/engine_control.h"
+#include "e2e/fault_support.h"
 #include "e2e/scenario_helpers.h"
 
 namespace qim::e2e {
@@ -34,25 +35,6 @@ using Clock = std::chrono::steady_clock;
     GTEST_SKIP() << "set QIM_E2E_DEPLOYMENT=distributed (with QIM_KAFKA_BROKERS, QIM_ROUTING_REDIS and " \
                     "QIM_E2E_BACKEND=redis|scylla) to run the fault tests";                              \
   if (!engines_dir()) GTEST_SKIP() << "set QIM_TEST_ENGINES_DIR (scripts/engines) to stop and start engines"
-
-// Every process of the distributed deployment (e2e/deployment.h).
-const std::vector<std::string> kProcesses = {"mailbox-1", "mailbox-2", "archiver",
-                                             "fanout",    "gateway-1", "gateway-2"};
-
-// The processes that do not answer /healthz (a crashed one does not), polled until all do or `within`.
-std::vector<std::string> not_serving(const Deployment& qim, std::chrono::seconds within) {
-  const auto deadline = Clock::now() + within;
-  std::vector<std::string> down;
-  do {
-    down.clear();
-    for (const auto& name : kProcesses) {
-      auto port = qim.admin_port_of(name);
-      if (!port.ok() || http_request(*port, "GET", "/healthz").rfind("200 ", 0) != 0) down.push_back(name);
-    }
-    if (!down.empty()) std::this_thread::sleep_for(200ms);
-  } while (!down.empty() && Clock::now() < deadline);
-  return down;
-}
 
 // One engine of the run, stopped by the test: started again (and waited for) at the latest when the guard
 // goes, so a failing test still leaves it running for the phases after this one.

@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/sharding.h"
 #include "e2e/e2e_env.h"
+#include "e2e/fault_support.h"
 #include "e2e/scenario_helpers.h"
 
 namespace qim::e2e {
@@ -108,12 +108,7 @@ TEST(Faults, KilledNodesShardsAreTakenOverAndNothingIsLostOrShownTwice) {
   ASSERT_GT(owned_shards(*qim, "mailbox-2"), 0) << qim->log_tail();
 
   // Recipients on every shard, senders on both gateways.
-  const auto shard_map = *ShardMap::create(16);
-  std::map<uint32_t, std::string> by_shard;
-  for (int i = 0; by_shard.size() < 16 && i < 10'000; ++i) {
-    const auto r = user("fnode", "r" + std::to_string(i));
-    by_shard.try_emplace(shard_map.shard_of(*UserId::parse(r)).value, r);
-  }
+  const auto by_shard = one_recipient_per_shard("fnode");
   ASSERT_EQ(by_shard.size(), 16u);
   auto s1 = login_at(qim->gateway_ports()[0], user("fnode", "s1"));
   auto s2 = login_at(qim->gateway_ports()[1], user("fnode", "s2"));

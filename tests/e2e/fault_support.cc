@@ -1,0 +1,41 @@
+#include "e2e/fault_support.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "core/sharding.h"
+#include "e2e/e2e_env.h"
+
+namespace qim::e2e {
+
+const std::vector<std::string> kDistributedProcesses = {"mailbox-1", "mailbox-2", "archiver",
+                                                        "fanout",    "gateway-1", "gateway-2"};
+
+std::vector<std::string> not_serving(const Deployment& qim, std::chrono::seconds within) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  std::vector<std::string> down;
+  do {
+    down.clear();
+    for (const auto& name : kDistributedProcesses) {
+      auto port = qim.admin_port_of(name);
+      if (!port.ok() || http_request(*port, "GET", "/healthz").rfind("200 ", 0) != 0) down.push_back(name);
+    }
+    if (!down.empty() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  } while (!down.empty() && std::chrono::steady_clock::now() < deadline);
+  return down;
+}
+
+std::map<uint32_t, std::string> one_recipient_per_shard(const std::string& scenario, uint32_t shards) {
+  const auto shard_map = *ShardMap::create(shards);
+  std::map<uint32_t, std::string> by_shard;
+  for (int i = 0; by_shard.size() < shards && i < 10'000; ++i) {
+    const auto r = user(scenario, "r" + std::to_string(i));
+    by_shard.try_emplace(shard_map.shard_of(*UserId::parse(r)).value, r);
+  }
+  EXPECT_EQ(by_shard.size(), shards) << "no user found for every shard";
+  return by_shard;
+}
+
+}  // namespace qim::e2e

@@ -1,0 +1,25 @@
+#pragma once
+// What the fault tests on the distributed deployment share (faults_test.cc, faults_engines_test.cc,
+// faults_cluster_test.cc).
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "e2e/deployment.h"
+
+namespace qim::e2e {
+
+// Every process of the distributed deployment (e2e/deployment.h), by name.
+extern const std::vector<std::string> kDistributedProcesses;
+
+// The processes that do not answer /healthz (a crashed one does not), asked until all do or `within`
+// passed (at least once).
+std::vector<std::string> not_serving(const Deployment& qim, std::chrono::seconds within);
+
+// One recipient (a user of `scenario`) on each of `shards` shards, by shard.
+std::map<uint32_t, std::string> one_recipient_per_shard(const std::string& scenario, uint32_t shards = 16);
+
+}  // namespace qim::e2e
