@@ -123,15 +123,78 @@ Result<MailboxSeq> ContractStore::owner_frontier(ShardState& state, ShardId shar
 
 Result<BeginOutcome> ContractStore::begin_dispatch(ShardId shard, Epoch epoch,
                                                    const DispatchIdentity& identity, Offset observed) {
+  const BeginRequest one{&identity, observed};
+  QIM_ASSIGN_OR_RETURN(auto begun, begin_dispatch_page(shard, epoch, std::span(&one, 1)));
+  return std::move(begun.front());
+}
+
+namespace {
+
+// What begin_dispatch refuses of a record before anything is read or written.
+Status check_begin_request(const BeginRequest& r) {
+  if (r.identity == nullptr) return invalid("begin request without an identity");
+  QIM_RETURN_IF_ERROR(check_offset(r.observed));
+  QIM_RETURN_IF_ERROR(validate_manifest(r.identity->manifest));
+  if (r.identity->id.empty()) return invalid("dispatch id is empty");
+  return {};
+}
+
+}  // namespace
+
+Result<std::vector<Result<BeginOutcome>>> ContractStore::begin_dispatch_page(
+    ShardId shard, Epoch epoch, std::span<const BeginRequest> page) {
   QIM_RETURN_IF_ERROR(check_epoch(epoch));
-  QIM_RETURN_IF_ERROR(check_offset(observed));
-  QIM_RETURN_IF_ERROR(validate_manifest(identity.manifest));
-  if (identity.id.empty()) return invalid("dispatch id is empty");
+  std::vector<Status> checked;
+  checked.reserve(page.size());
+  for (const BeginRequest& r : page) checked.push_back(check_begin_request(r));
   QIM_ASSIGN_OR_RETURN(ShardState * state, shard_state(shard));
   std::lock_guard lock(state->mu);
   QIM_ASSIGN_OR_RETURN(MailboxSeq frontier, owner_frontier(*state, shard, epoch));
 
-  QIM_ASSIGN_OR_RETURN(auto existing, backend_->claim_identity(shard, epoch, identity, observed));
+  // One claim per distinct id, made by its first valid observation in the page. A later observation of
+  // the same id finds what that claim left, exactly as if it had claimed after it.
+  std::vector<IdentityClaim> claims;
+  std::vector<size_t> claimer;  // the page index of each claim's request
+  std::vector<size_t> claim_of(page.size(), 0);
+  std::map<std::string_view, size_t> first;
+  for (size_t i = 0; i < page.size(); ++i) {
+    if (!checked[i].ok()) continue;
+    auto [it, fresh] = first.try_emplace(page[i].identity->id.str(), claims.size());
+    if (fresh) {
+      claims.push_back(IdentityClaim{page[i].identity, page[i].observed});
+      claimer.push_back(i);
+    }
+    claim_of[i] = it->second;
+  }
+  auto stored = backend_->claim_identities(shard, epoch, claims);
+  if (stored.size() != claims.size()) {
+    return invariant("backend " + std::string(backend_->name()) + " answered " +
+                     std::to_string(stored.size()) + " of " + std::to_string(claims.size()) +
+                     " identity claims");
+  }
+  std::vector<Result<BeginOutcome>> out;
+  out.reserve(page.size());
+  for (size_t i = 0; i < page.size(); ++i) {
+    if (!checked[i].ok()) {
+      out.emplace_back(checked[i].error());
+      continue;
+    }
+    const auto& claimed = stored[claim_of[i]];
+    if (!claimed.ok()) {
+      out.emplace_back(claimed.error());
+      continue;
+    }
+    std::optional<StoredIdentity> existing = *claimed;
+    const IdentityClaim& by = claims[claim_of[i]];
+    if (!existing && claimer[claim_of[i]] != i) existing = StoredIdentity{*by.identity, by.observed};
+    out.push_back(settle_begin(*state, frontier, epoch, *page[i].identity, page[i].observed, existing));
+  }
+  return out;
+}
+
+Result<BeginOutcome> ContractStore::settle_begin(ShardState& state, MailboxSeq frontier, Epoch epoch,
+                                                 const DispatchIdentity& identity, Offset observed,
+                                                 const std::optional<StoredIdentity>& existing) {
   BeginOutcome out;
   out.canonical_offset = observed;
   if (existing) {
@@ -147,13 +210,13 @@ Result<BeginOutcome> ContractStore::begin_dispatch(ShardId shard, Epoch epoch,
   out.seq = *compose(epoch, out.canonical_offset);
   out.canonical = out.canonical_offset == observed;
   const bool covered = frontier.epoch() == epoch && frontier >= out.seq;
-  InflightRecord* tracked = state->inflight.find(identity.id);
+  InflightRecord* tracked = state.inflight.find(identity.id);
   const bool tracked_same =
       tracked && tracked->epoch == epoch && tracked->canonical_offset == out.canonical_offset;
   // Entries are known written when the frontier covers them, or when the record is in flight here and
   // either complete or about to be written by its canonical observation earlier in this worker's queue.
   out.needs_entries = !covered && !(tracked_same && (tracked->complete() || !out.canonical));
-  state->inflight.track(epoch, identity, out.canonical_offset, covered);
+  state.inflight.track(epoch, identity, out.canonical_offset, covered);
   return out;
 }
 

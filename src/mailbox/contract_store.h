@@ -34,6 +34,8 @@ class ContractStore final : public MailboxStore {
   uint32_t finish_page_limit() const override { return page_limit_; }
   Result<BeginOutcome> begin_dispatch(ShardId shard, Epoch epoch, const DispatchIdentity& identity,
                                       Offset observed) override;
+  Result<std::vector<Result<BeginOutcome>>> begin_dispatch_page(ShardId shard, Epoch epoch,
+                                                                std::span<const BeginRequest> page) override;
   Status write_chunks(ShardId shard, Epoch epoch, std::span<const ChunkWrite> chunks) override;
   Result<FinishOutcome> finish_dispatch(ShardId shard, Epoch epoch, const DispatchId& dispatch_id,
                                         const LaneAdvances& advances) override;
@@ -70,6 +72,12 @@ class ContractStore final : public MailboxStore {
   // epoch (the cache then keeps it), else `failure`. Caller holds state.mu.
   Error after_failed_write(ShardState& state, ShardId shard, Epoch epoch, const Error& failure,
                            std::string_view what);
+  // begin_dispatch's decision for one record once its identity claim answered (`existing`: what the
+  // backend already held, nullopt if this observation was stored): the conflict check, the outcome and
+  // the in-flight tracking. Caller holds state.mu.
+  Result<BeginOutcome> settle_begin(ShardState& state, MailboxSeq frontier, Epoch epoch,
+                                    const DispatchIdentity& identity, Offset observed,
+                                    const std::optional<StoredIdentity>& existing);
   Result<PageOutcome> finish_locked(ShardState& state, ShardId shard, Epoch epoch,
                                     std::span<const PageItem> page);
 

@@ -18,6 +18,10 @@ class ForwardingStore : public MailboxStore {
                                       Offset observed) override {
     return inner_.begin_dispatch(shard, epoch, identity, observed);
   }
+  Result<std::vector<Result<BeginOutcome>>> begin_dispatch_page(ShardId shard, Epoch epoch,
+                                                                std::span<const BeginRequest> page) override {
+    return inner_.begin_dispatch_page(shard, epoch, page);
+  }
   Status write_chunks(ShardId shard, Epoch epoch, std::span<const ChunkWrite> chunks) override {
     return inner_.write_chunks(shard, epoch, chunks);
   }

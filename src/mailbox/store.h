@@ -5,6 +5,7 @@
 //
 // A shard is materialised by one owner at a time, at an epoch. For each record the owner calls
 //   begin_dispatch -> write_chunks (unless the entries are known written) -> finish_dispatch(_page)
+// or, a page of records at a time, begin_dispatch_page -> one write_chunks -> finish_dispatch_page
 // and clients see an entry only once the frontier of its own epoch covers its mailbox_seq: an entry an
 // owner wrote above its last frontier before a newer epoch took the shard is never shown.
 //
@@ -38,6 +39,12 @@ struct BeginOutcome {
 };
 
 // One lane's move of W: from expected_previous to observed. Today all 64 must be equal (M-1 not built).
+// One record of begin_dispatch_page: what begin_dispatch takes. `identity` is borrowed for the call.
+struct BeginRequest {
+  const DispatchIdentity* identity = nullptr;
+  Offset observed;
+};
+
 struct LaneAdvance {
   Lane lane;
   MailboxSeq expected_previous;
@@ -118,6 +125,16 @@ class MailboxStore {
   // for an offset >= 2^48, an epoch >= 2^16, an empty manifest. Nothing is written on error.
   virtual Result<BeginOutcome> begin_dispatch(ShardId shard, Epoch epoch, const DispatchIdentity& identity,
                                               Offset observed) = 0;
+
+  // Begins a page of records of one shard: the same outcome, record by record in page order, as calling
+  // begin_dispatch for each one after the other (a record seen earlier in the page counts as seen), but
+  // the backend's identity reads are issued together and then its identity writes together (on CQL two
+  // round trips for the page instead of two per record, ADR-0022 section 4). One result per request, in
+  // order: a record's own refusal (InvalidArgument, DispatchConflict, or its identity read or write
+  // failing) is its result and the other records are still begun. The call itself fails, beginning
+  // nothing, for an epoch >= 2^16, a shard outside the map, a failed frontier read or EpochAhead.
+  virtual Result<std::vector<Result<BeginOutcome>>> begin_dispatch_page(
+      ShardId shard, Epoch epoch, std::span<const BeginRequest> page) = 0;
 
   // Upserts the entries of begun chunks at compose(epoch, canonical), with their retention proofs and
   // ledger registration; idempotent. InvalidArgument for a chunk index outside the manifest, a recipient

@@ -25,6 +25,12 @@ struct StoredIdentity {
   Offset canonical_offset;
 };
 
+// One claim of claim_identities: what claim_identity takes. `identity` is borrowed for the call.
+struct IdentityClaim {
+  const DispatchIdentity* identity = nullptr;
+  Offset observed;
+};
+
 // A user's retention ledger: live day buckets (ascending) and the trim.
 struct RetentionLedger {
   std::vector<DayBucket> live_buckets;
@@ -59,6 +65,17 @@ class StoreBackend {
   virtual Result<std::optional<StoredIdentity>> claim_identity(ShardId shard, Epoch epoch,
                                                                const DispatchIdentity& identity,
                                                                Offset observed) = 0;
+  // claim_identity for each claim (their ids are distinct), one result per claim in order. A backend whose
+  // engine answers over the network issues them together (the reads, then the writes of the ones not
+  // found) instead of one after the other; this default claims one by one.
+  virtual std::vector<Result<std::optional<StoredIdentity>>> claim_identities(
+      ShardId shard, Epoch epoch, std::span<const IdentityClaim> claims) {
+    std::vector<Result<std::optional<StoredIdentity>>> out;
+    out.reserve(claims.size());
+    for (const IdentityClaim& c : claims)
+      out.push_back(claim_identity(shard, epoch, *c.identity, c.observed));
+    return out;
+  }
   virtual Result<std::optional<StoredIdentity>> read_identity(ShardId shard, Epoch epoch,
                                                               const DispatchId& id) = 0;
 

@@ -23,6 +23,12 @@ Result<BeginOutcome> LeaseGuardedStore::begin_dispatch(ShardId shard, Epoch epoc
   return inner().begin_dispatch(shard, epoch, identity, observed);
 }
 
+Result<std::vector<Result<BeginOutcome>>> LeaseGuardedStore::begin_dispatch_page(
+    ShardId shard, Epoch epoch, std::span<const BeginRequest> page) {
+  QIM_RETURN_IF_ERROR(check(shard, epoch));
+  return inner().begin_dispatch_page(shard, epoch, page);
+}
+
 Status LeaseGuardedStore::write_chunks(ShardId shard, Epoch epoch, std::span<const ChunkWrite> chunks) {
   QIM_RETURN_IF_ERROR(check(shard, epoch));
   return inner().write_chunks(shard, epoch, chunks);

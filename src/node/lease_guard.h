@@ -23,6 +23,8 @@ class LeaseGuardedStore final : public ForwardingStore {
 
   Result<BeginOutcome> begin_dispatch(ShardId shard, Epoch epoch, const DispatchIdentity& identity,
                                       Offset observed) override;
+  Result<std::vector<Result<BeginOutcome>>> begin_dispatch_page(ShardId shard, Epoch epoch,
+                                                                std::span<const BeginRequest> page) override;
   Status write_chunks(ShardId shard, Epoch epoch, std::span<const ChunkWrite> chunks) override;
   Result<FinishOutcome> finish_dispatch(ShardId shard, Epoch epoch, const DispatchId& id,
                                         const LaneAdvances& advances) override;

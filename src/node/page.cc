@@ -38,12 +38,27 @@ Result<PageResult> materialize_page(MailboxStore& store, Quarantine& quarantine,
   out.frontier = w;
   std::vector<Begun> begun;
   std::vector<std::pair<const QueuedRecord*, Error>> refused;
+  // Every decoded record of the page is begun in one call (its identity reads, then writes, together);
+  // the outcomes come back in record order, so refusals are quarantined in log order.
+  std::vector<BeginRequest> requests;
+  for (const QueuedRecord& q : records) {
+    if (q.record.ok()) requests.push_back(BeginRequest{&q.record->identity, q.offset});
+  }
+  std::vector<Result<BeginOutcome>> outcomes;
+  if (!requests.empty()) {
+    QIM_ASSIGN_OR_RETURN(outcomes, store.begin_dispatch_page(shard, epoch, requests));
+    if (outcomes.size() != requests.size()) {
+      return Error(Errc::kInvariant, "begin_dispatch_page answered " + std::to_string(outcomes.size()) +
+                                         " of " + std::to_string(requests.size()) + " records");
+    }
+  }
+  size_t next = 0;
   for (const QueuedRecord& q : records) {
     if (!q.record.ok()) {
       refused.emplace_back(&q, q.record.error());
       continue;
     }
-    auto b = store.begin_dispatch(shard, epoch, q.record->identity, q.offset);
+    Result<BeginOutcome>& b = outcomes[next++];
     if (!b.ok()) {
       if (classify(b.error()) != ErrorAction::kSkipRecord) return b.error();
       refused.emplace_back(&q, b.error());

@@ -97,7 +97,8 @@ void must(const Status& s, const std::string& what) {
   if (!s.ok()) fail(what, s.error());
 }
 
-// The shard worker: takes pages from the queue, writes their entries, advances the frontier once.
+// The shard worker: takes pages from the queue, begins them (identity reads and writes together), writes
+// their entries, advances the frontier once.
 void work_shard(MailboxStore& store, ShardId shard, Epoch epoch, ShardQueue& queue,
                 std::atomic<uint64_t>& done) {
   MailboxSeq frontier = must(store.lane_watermarks(shard, epoch), "lane_watermarks")[0];
@@ -107,9 +108,12 @@ void work_shard(MailboxStore& store, ShardId shard, Epoch epoch, ShardQueue& que
     std::vector<ChunkWrite> writes;
     std::vector<PageItem> items;
     MailboxSeq running = frontier;
-    for (const auto& q : page) {
-      const BeginOutcome begun =
-          must(store.begin_dispatch(shard, epoch, q.record.identity, q.offset), "begin");
+    std::vector<BeginRequest> requests;
+    for (const auto& q : page) requests.push_back(BeginRequest{&q.record.identity, q.offset});
+    auto outcomes = must(store.begin_dispatch_page(shard, epoch, requests), "begin_dispatch_page");
+    for (size_t i = 0; i < page.size(); ++i) {
+      const QueuedRecord& q = page[i];
+      const BeginOutcome begun = must(outcomes[i], "begin");
       if (begun.needs_entries) {
         for (uint32_t c = 0; c < q.record.chunks.size(); ++c) {
           writes.push_back(ChunkWrite{q.record.identity.id, c, &q.record.message, q.record.chunks[c]});

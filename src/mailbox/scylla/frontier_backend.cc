@@ -115,35 +115,73 @@ Status ScyllaFrontierBackend::prepare() {
 Result<std::optional<StoredIdentity>> ScyllaFrontierBackend::claim_identity(ShardId shard, Epoch epoch,
                                                                             const DispatchIdentity& identity,
                                                                             Offset observed) {
-  QIM_ASSIGN_OR_RETURN(auto existing, read_identity(shard, epoch, identity.id));
-  if (existing) return existing;
-  QIM_ASSIGN_OR_RETURN(int64_t ts, first_writer_timestamp(observed));
+  const IdentityClaim one{&identity, observed};
+  return std::move(claim_identities(shard, epoch, std::span(&one, 1)).front());
+}
+
+// The same rule for a page: every read first (concurrently), then the writes of the ids not found
+// (concurrently). The ids are distinct, so no write of the page can change what another claim read.
+std::vector<Result<std::optional<StoredIdentity>>> ScyllaFrontierBackend::claim_identities(
+    ShardId shard, Epoch epoch, std::span<const IdentityClaim> claims) {
+  std::vector<cql::PendingResult> reads;
+  reads.reserve(claims.size());
+  for (const IdentityClaim& c : claims) reads.push_back(start_identity_read(shard, epoch, c.identity->id));
+  std::vector<Result<std::optional<StoredIdentity>>> out;
+  out.reserve(claims.size());
+  std::vector<std::pair<size_t, cql::PendingResult>> writes;
+  for (size_t i = 0; i < claims.size(); ++i) {
+    const cql::Result<cql::Rows>& rows = reads[i].get();
+    if (!rows.ok()) {
+      out.emplace_back(to_error(rows.error(), "read dispatch identity"));
+      continue;
+    }
+    out.push_back(identity_from_rows(rows.value(), claims[i].identity->id, identity_table()));
+    if (!out.back().ok() || out.back()->has_value()) continue;
+    auto write = start_identity_write(shard, epoch, claims[i]);
+    if (!write.ok()) {
+      out.back() = write.error();
+      continue;
+    }
+    writes.emplace_back(i, std::move(*write));
+  }
+  for (auto& [i, pending] : writes) {
+    if (Status w = done(pending.get(), "write dispatch identity"); !w.ok()) out[i] = w.error();
+  }
+  return out;
+}
+
+cql::PendingResult ScyllaFrontierBackend::start_identity_read(ShardId shard, Epoch epoch,
+                                                              const DispatchId& id) {
+  counters_.reads++;
+  return session_.execute_async(identity_read_,
+                                Values().int32(i32(shard.value)).int32(i32(epoch.value)).text(id.str()),
+                                plain_options());
+}
+
+Result<cql::PendingResult> ScyllaFrontierBackend::start_identity_write(ShardId shard, Epoch epoch,
+                                                                       const IdentityClaim& claim) {
+  QIM_ASSIGN_OR_RETURN(int64_t ts, first_writer_timestamp(claim.observed));
+  const DispatchIdentity& identity = *claim.identity;
   counters_.inserts++;
-  QIM_RETURN_IF_ERROR(done(session_.execute(identity_write_,
-                                            Values()
-                                                .int32(i32(shard.value))
-                                                .int32(i32(epoch.value))
-                                                .text(identity.id.str())
-                                                .bigint(i64(identity.digest))
-                                                .blob(encode_manifest(identity.manifest))
-                                                .bigint(i64(observed.value))
-                                                .bigint(ts)
-                                                .int32(static_cast<int32_t>(kDispatchIdentityTtlSeconds)),
-                                            plain_options()),
-                           "write dispatch identity"));
-  return std::optional<StoredIdentity>();
+  return session_.execute_async(identity_write_,
+                                Values()
+                                    .int32(i32(shard.value))
+                                    .int32(i32(epoch.value))
+                                    .text(identity.id.str())
+                                    .bigint(i64(identity.digest))
+                                    .blob(encode_manifest(identity.manifest))
+                                    .bigint(i64(claim.observed.value))
+                                    .bigint(ts)
+                                    .int32(static_cast<int32_t>(kDispatchIdentityTtlSeconds)),
+                                plain_options());
 }
 
 Result<std::optional<StoredIdentity>> ScyllaFrontierBackend::read_identity(ShardId shard, Epoch epoch,
                                                                            const DispatchId& id) {
-  counters_.reads++;
-  QIM_ASSIGN_OR_RETURN(
-      cql::Rows rows,
-      lift(session_.execute(identity_read_,
-                            Values().int32(i32(shard.value)).int32(i32(epoch.value)).text(id.str()),
-                            plain_options()),
-           "read dispatch identity"));
-  return identity_from_rows(rows, id, identity_table());
+  const cql::PendingResult read = start_identity_read(shard, epoch, id);
+  const cql::Result<cql::Rows>& rows = read.get();
+  if (!rows.ok()) return to_error(rows.error(), "read dispatch identity");
+  return identity_from_rows(rows.value(), id, identity_table());
 }
 
 Result<std::optional<StoredIdentity>> ScyllaFrontierBackend::identity_from_rows(const cql::Rows& rows,

@@ -51,22 +51,40 @@ Status ScyllaLwtFormBackend::prepare() {
 Result<std::optional<StoredIdentity>> ScyllaLwtFormBackend::claim_identity(ShardId shard, Epoch epoch,
                                                                            const DispatchIdentity& identity,
                                                                            Offset observed) {
-  counters_.lwts++;
-  QIM_ASSIGN_OR_RETURN(cql::Rows rows,
-                       lift(session_.execute(identity_claim_,
+  const IdentityClaim one{&identity, observed};
+  return std::move(claim_identities(shard, epoch, std::span(&one, 1)).front());
+}
+
+std::vector<Result<std::optional<StoredIdentity>>> ScyllaLwtFormBackend::claim_identities(
+    ShardId shard, Epoch epoch, std::span<const IdentityClaim> claims) {
+  std::vector<cql::PendingResult> pending;
+  pending.reserve(claims.size());
+  for (const IdentityClaim& c : claims) {
+    counters_.lwts++;
+    pending.push_back(session_.execute_async(identity_claim_,
                                              Values()
                                                  .int32(i32(shard.value))
                                                  .int32(i32(epoch.value))
-                                                 .text(identity.id.str())
-                                                 .bigint(static_cast<int64_t>(identity.digest))
-                                                 .blob(encode_manifest(identity.manifest))
-                                                 .bigint(static_cast<int64_t>(observed.value))
+                                                 .text(c.identity->id.str())
+                                                 .bigint(static_cast<int64_t>(c.identity->digest))
+                                                 .blob(encode_manifest(c.identity->manifest))
+                                                 .bigint(static_cast<int64_t>(c.observed.value))
                                                  .int32(static_cast<int32_t>(kDispatchIdentityTtlSeconds)),
-                                             lwt_options()),
-                            "claim dispatch identity (LWT)"));
-  if (rows.applied() == true) return std::optional<StoredIdentity>();
-  // A failed IF NOT EXISTS returns the existing row.
-  return identity_from_rows(rows, identity.id, identity_table());
+                                             lwt_options()));
+  }
+  std::vector<Result<std::optional<StoredIdentity>>> out;
+  out.reserve(claims.size());
+  for (size_t i = 0; i < claims.size(); ++i) {
+    const cql::Result<cql::Rows>& rows = pending[i].get();
+    if (!rows.ok()) {
+      out.emplace_back(to_error(rows.error(), "claim dispatch identity (LWT)"));
+    } else if (rows.value().applied() == true) {
+      out.emplace_back(std::optional<StoredIdentity>());
+    } else {  // a failed IF NOT EXISTS returns the existing row
+      out.push_back(identity_from_rows(rows.value(), claims[i].identity->id, identity_table()));
+    }
+  }
+  return out;
 }
 
 Result<std::optional<MailboxSeq>> ScyllaLwtFormBackend::read_frontier(ShardId shard) {

@@ -22,6 +22,11 @@ class WriteCountingStore final : public ForwardingStore {
     writes++;
     return inner().begin_dispatch(s, e, i, o);
   }
+  Result<std::vector<Result<BeginOutcome>>> begin_dispatch_page(ShardId s, Epoch e,
+                                                                std::span<const BeginRequest> p) override {
+    writes++;
+    return inner().begin_dispatch_page(s, e, p);
+  }
   Status write_chunks(ShardId s, Epoch e, std::span<const ChunkWrite> c) override {
     writes++;
     return inner().write_chunks(s, e, c);
