@@ -57,6 +57,20 @@ struct ServerCounters {
 // does not answer (a partial sum would understate the operations per message).
 std::optional<ServerCounters> server_counters(const LoadOptions& o);
 
+// One sample of the engine's counters: the command's output, parsed. Io if it cannot run or exits non-zero.
+Result<std::vector<std::pair<std::string, double>>> engine_sample(const std::string& command) {
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return Error(Errc::kIo, "engine counters: cannot run '" + command + "'");
+  std::string text;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) text.append(buf, n);
+  const int status = ::pclose(pipe);
+  if (status != 0)
+    return Error(Errc::kIo,
+                 "engine counters: '" + command + "' exited with status " + std::to_string(status));
+  return parse_counters(text);
+}
+
 // CPU seconds of each process, in the order of `processes` (nullopt where /proc is unreadable).
 std::vector<std::optional<double>> cpu_of(const std::vector<ServerProcess>& processes) {
   std::vector<std::optional<double>> out;
@@ -239,6 +253,9 @@ StepResult LoadRun::run_step(double rate, double seconds, double drain_seconds,
   const uint64_t first = next_index_;
   const uint64_t planned = std::min<uint64_t>(static_cast<uint64_t>(rate * seconds), sh.capacity - first);
   const std::string body(options_.body_bytes, 'x');
+  std::optional<Result<std::vector<std::pair<std::string, double>>>> engine_before;
+  if (!options_.engine_counters_command.empty())
+    engine_before = engine_sample(options_.engine_counters_command);
   const auto before = server_counters(options_);
   const auto cpu_before = cpu_of(options_.processes);
   const uint64_t errors0 = sh.errors.load(), disconnects0 = sh.disconnects.load();
@@ -287,6 +304,8 @@ StepResult LoadRun::run_step(double rate, double seconds, double drain_seconds,
   const auto after = server_counters(options_);
   const auto cpu_after = cpu_of(options_.processes);
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  std::optional<Result<std::vector<std::pair<std::string, double>>>> engine_after;
+  if (engine_before) engine_after = engine_sample(options_.engine_counters_command);
 
   StepResult r;
   r.config = options_.config;
@@ -323,6 +342,18 @@ StepResult LoadRun::run_step(double rate, double seconds, double drain_seconds,
     r.history_inserts_per_msg = (after->history_inserts - before->history_inserts) / n;
     const double pages = after->pages - before->pages;
     if (pages > 0) r.mean_page = (after->paged - before->paged) / pages;
+  }
+  if (engine_before) {
+    auto delta =
+        !engine_before->ok()  ? Result<std::vector<std::pair<std::string, double>>>(engine_before->error())
+        : !engine_after->ok() ? Result<std::vector<std::pair<std::string, double>>>(engine_after->error())
+                              : per_message(**engine_before, **engine_after, sent);
+    if (delta.ok()) {
+      r.engine_per_msg = std::move(delta).value();
+    } else {
+      r.engine_error = delta.error().message();
+      progress("  " + r.engine_error);
+    }
   }
   std::lock_guard lock(sh.error_mu);
   if (!sh.first_error.empty()) progress("  first error: " + sh.first_error);

@@ -40,6 +40,10 @@ struct LoadOptions {
   // /metrics (each process counts its own store operations); CPU is read from /proc/<pid>/stat.
   std::vector<uint16_t> admin_ports;
   std::vector<ServerProcess> processes;
+  // Optional: a shell command printing the engine's own counters as "<name> <value>" lines
+  // (scripts/bench/engine-counters.sh); run before and after each step (after the drain), and each
+  // counter's delta per message sent is reported beside the store's own counters.
+  std::string engine_counters_command;
 };
 
 class LoadRun {

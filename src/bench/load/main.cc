@@ -92,6 +92,9 @@ int main(int argc, char** argv) {
   app.add_option("--io-threads", o.io_threads, "client I/O threads")
       ->capture_default_str()
       ->check(CLI::Range(1, 8));
+  app.add_option("--engine-counters", o.engine_counters_command,
+                 "a shell command printing the engine's counters as '<name> <value>' lines, run before and "
+                 "after each step (scripts/bench/engine-counters.sh); deltas are reported per message");
   app.add_option("--csv", csv_path, "also write the results as CSV here");
   app.add_option("--markdown", md_path, "also write the Markdown table here");
   CLI11_PARSE(app, argc, argv);
@@ -173,10 +176,14 @@ int main(int argc, char** argv) {
   const std::string table = qim::load::markdown_table(steps);
   const std::string csv = qim::load::csv(steps);
   const std::string cpu = qim::load::process_cpu_table(steps);
+  const std::string engine = qim::load::engine_ops_table(steps);
   std::printf("\n%s\n", table.c_str());
   if (!cpu.empty()) std::printf("%s\n", cpu.c_str());
+  if (!engine.empty()) std::printf("%s\n", engine.c_str());
   std::printf("%s", csv.c_str());
   if (!csv_path.empty()) std::ofstream(csv_path) << csv;
-  if (!md_path.empty()) std::ofstream(md_path) << table << (cpu.empty() ? "" : "\n" + cpu);
+  if (!md_path.empty())
+    std::ofstream(md_path) << table << (cpu.empty() ? "" : "\n" + cpu)
+                           << (engine.empty() ? "" : "\n" + engine);
   return 0;
 }
