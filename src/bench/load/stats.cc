@@ -31,7 +31,11 @@ std::string process_list(const StepResult& s, const char* eq, const char* sep, i
 }
 
 std::string engine_list(const StepResult& s, const char* eq, const char* sep, int digits) {
-  if (!s.engine_error.empty()) return "error: " + s.engine_error;
+  if (!s.engine_error.empty()) {
+    std::string e = s.engine_error;
+    std::replace(e.begin(), e.end(), ',', ';');  // one CSV column
+    return "error: " + e;
+  }
   std::string out;
   for (const auto& [name, v] : s.engine_per_msg) {
     if (!out.empty()) out += sep;
