@@ -6,8 +6,10 @@
 #       metrics over JMX (nodetool sjk mxdump): <table>.writes (WriteLatency: local mutations applied),
 #       <table>.reads (ReadLatency: single-partition reads), <table>.ranges (RangeLatency: range scans),
 #       <table>.lwt (CasPrepareLatency: Paxos rounds begun, one per LWT statement and one per retry),
-#       <table>.lwt_commit (CasCommitLatency); then the sums over the keyspace: writes, reads (with ranges), lwt.
-#       Archive (history) tables are in the same keyspace, so they are counted too.
+#       <table>.lwt_commit (CasCommitLatency), each printed once it is non-zero; then the sums over the
+#       store's and the archive's tables (history_* are in the same keyspace): writes, reads (with
+#       ranges), lwt; and apart, the shard leases' own (shard_lease: renewals by time, not per message):
+#       lease_writes, lease_reads, lease_lwt.
 #   scripts/bench/engine-counters.sh redis PORT           INFO commandstats of the Redis on 127.0.0.1:PORT:
 #       <command> calls (evalsha, hset, ...), and their sum, calls.
 #
@@ -33,17 +35,20 @@ case ${1:-} in
       kind != "" && /"Count" :/ {
         v = $0; gsub(/[^0-9]/, "", v)
         count[table "." kind] = v; tables[table] = 1
-        if (kind == "writes" || kind == "reads" || kind == "lwt") sum[kind] += v; if (kind == "ranges") sum["reads"] += v
+        # The shard leases (shard_lease) and the schema marker are not per-message work: summed apart.
+        group = table == "shard_lease" || table == "qim_schema_version" ? "lease_" : ""
+        if (kind == "writes" || kind == "reads" || kind == "lwt") sum[group kind] += v
+        if (kind == "ranges") sum[group "reads"] += v
         kind = ""
       }
       END {
         split("writes reads ranges lwt lwt_commit", kinds, " ")
-        for (t in tables) {
-          if (count[t ".writes"] + count[t ".reads"] + count[t ".ranges"] + count[t ".lwt"] == 0) continue
-          for (k = 1; k <= 5; k++) if ((t "." kinds[k]) in count) print t "." kinds[k], count[t "." kinds[k]] | "sort"
-        }
+        for (t in tables)
+          for (k = 1; k <= 5; k++) if (count[t "." kinds[k]] > 0) print t "." kinds[k], count[t "." kinds[k]] | "sort"
         close("sort")
         print "writes", sum["writes"] + 0; print "reads", sum["reads"] + 0; print "lwt", sum["lwt"] + 0
+        print "lease_writes", sum["lease_writes"] + 0; print "lease_reads", sum["lease_reads"] + 0
+        print "lease_lwt", sum["lease_lwt"] + 0
       }' <<<"$dump"
     ;;
   redis)

@@ -137,6 +137,7 @@ run_distributed() {
   bash scripts/distributed.sh up >"$out/logs/$c.up.log" 2>&1 || { tail -20 "$out/logs/$c.up.log" >&2; die "$c: the deployment did not start"; }
   for d in "$QIM_DISTRIBUTED_DIR"/*/; do [[ -f $d/running.json ]] && dirs+=(--data-dir "$d"); done
   ((${#dirs[@]} >= 12)) || die "$c: only $((${#dirs[@]} / 2)) running processes in $QIM_DISTRIBUTED_DIR"
+  dirs+=(--secret "$(<"$QIM_DISTRIBUTED_DIR/auth-secret")")
   # The engines share the cores with QIM: their CPU is shown beside it (not in the qim sum).
   local edir=${QIM_RUN_DIR:-$QIM_DISTRIBUTED_DIR/engines}
   engine_pid() { if [[ -s $2 ]] && kill -0 "$(<"$2")" 2>/dev/null; then engines+=(--engine-pid "$1=$(<"$2")"); fi; }

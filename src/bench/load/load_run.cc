@@ -300,6 +300,17 @@ StepResult LoadRun::run_step(double rate, double seconds, double drain_seconds,
   const auto drain_until = Clock::now() + std::chrono::duration<double>(drain_seconds);
   while (Clock::now() < drain_until && count_since(sh.deliver_ns, end) < sent) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (Clock::now() >= next_report) {
+      // The progress line goes on while the backlog drains (a saturated step is never silent).
+      next_report += std::chrono::seconds(1);
+      char line[200];
+      std::snprintf(line, sizeof line, "  t=%4.0fs  draining: acked=%-8llu delivered=%-8llu of %llu",
+                    std::chrono::duration<double>(Clock::now() - start).count(),
+                    static_cast<unsigned long long>(count_since(sh.ack_ns, end)),
+                    static_cast<unsigned long long>(count_since(sh.deliver_ns, end)),
+                    static_cast<unsigned long long>(sent));
+      progress(line);
+    }
   }
   const auto after = server_counters(options_);
   const auto cpu_after = cpu_of(options_.processes);
