@@ -19,9 +19,10 @@
 # that falls behind leaves its backlog to the next step of the same configuration.
 #
 # Environment (all optional):
-#   QIM_LADDER_RATES            offered rates, msg/s                                    ("200 2000 10000")
-#   QIM_LADDER_RATES_<config>   the rates of one configuration, '-' as '_' (QIM_LADDER_RATES_scylla_lwt:
-#                               default "20 200", form A's rows in the seed)
+#   QIM_LADDER_RATES            offered rates of every configuration, msg/s (default: relay and embedded
+#                               "200 2000 10000", the seed's; distributed "200 1000 2000"; scylla-lwt
+#                               "20 200", form A's rows in the seed)
+#   QIM_LADDER_RATES_<config>   the rates of one configuration, '-' as '_' (QIM_LADDER_RATES_scylla_p1)
 #   QIM_LADDER_SECONDS          seconds per step (20); QIM_LADDER_DRAIN: seconds to wait for late
 #                               deliveries after a step (10); QIM_LADDER_PAIRS: one-to-one pairs (100)
 #   QIM_LADDER_WARMUP           seconds at the first rate before a distributed ladder, not reported: the
@@ -56,10 +57,18 @@ load=$bin/bench/load/qim-load
 say() { printf '[ladder %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 die() { printf '[ladder %s] ERROR: %s\n' "$(date +%H:%M:%S)" "$*" >&2; exit 1; }
 
+# The rates of a configuration: its own variable, else QIM_LADDER_RATES, else the defaults: the seed's
+# 200 / 2,000 / 10,000 for relay and embedded, 200 / 1,000 / 2,000 for the distributed deployment (all of
+# it on this machine's 2 cores saturates below 2,000; a 10,000 step there leaves 200,000 messages to drain
+# before the deployment can stop), 20 / 200 for form A (the seed's rows).
 rates_of() {
-  local var="QIM_LADDER_RATES_${1//-/_}" default=${QIM_LADDER_RATES:-200 2000 10000}
-  [[ $1 == scylla-lwt ]] && default=${QIM_LADDER_RATES_scylla_lwt:-20 200}
-  echo "${!var:-$default}"
+  local var="QIM_LADDER_RATES_${1//-/_}" default
+  case $1 in
+    relay | embedded) default="200 2000 10000" ;;
+    scylla-lwt) default="20 200" ;;
+    *) default="200 1000 2000" ;;
+  esac
+  echo "${!var:-${QIM_LADDER_RATES:-$default}}"
 }
 
 [[ ${QIM_SKIP_BUILD:-0} == 1 ]] || bash scripts/build.sh

@@ -177,6 +177,8 @@ Result<std::vector<LadderRow>> parse_ladder_csv(std::string_view text) {
     r.mean_page = num("mean_page");
     r.history_inserts = num("history_inserts_per_msg");
     r.slo = field("slo") == "pass";
+    if (column.count("syncs_per_msg")) r.syncs = num("syncs_per_msg").value_or(0);
+    if (column.count("sync_reads_per_msg")) r.sync_reads = num("sync_reads_per_msg");
     if (!parse_pairs(field("process_cores"), r.process_cores) && problem.empty())
       problem = "column 'process_cores' is not name=value;...";
     if (auto it = column.find("engine_per_msg"); it != column.end() && it->second < fields.size()) {
@@ -208,8 +210,9 @@ std::string ladder_markdown(const std::vector<LadderRow>& rows) {
       "e2e P99 "
       "| e2e P99 ÷ relay | store engine CPU (cores) | store CPU µs/msg | qim CPU (cores) | engine per msg: "
       "writes / "
-      "reads / LWT | store counters per msg: ins / upd / read / LWT (+ history ins) | mean page | SLO |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "reads / LWT | store counters per msg: ins / upd / read / LWT (+ history ins) | SYNC per msg: frames / "
+      "store reads | mean page | SLO |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
     const LadderRow* relay = find(rows, "relay", r.offered);
     std::string store = r.inserts ? opt(r.inserts, 2) + " / " + opt(r.updates, 2) + " / " + opt(r.reads, 2) +
@@ -238,10 +241,10 @@ std::string ladder_markdown(const std::vector<LadderRow>& rows) {
     out += "| " + c + " | " + opt(slo, 0) + " | " + ratio(slo, relay_slo) + " | " + opt(all, 0) + " | " +
            ratio(all, relay_all) + " |\n";
   }
-  if (!relay_slo)
-    out +=
-        "\nThe relay passed no step: the ceiling is above nothing measured here, so no ratio to it is "
-        "given.\n";
+  if (std::none_of(rows.begin(), rows.end(), [](const LadderRow& r) { return r.config == "relay"; }))
+    out += "\nThe relay did not run: no ratio to the ceiling.\n";
+  else if (!relay_slo)
+    out += "\nThe relay passed no step within the SLO: no ratio to its highest rate.\n";
 
   out +=
       "\n**The seed's ratios, per step** (`-`: a configuration did not run that step).\n\n"

@@ -29,6 +29,8 @@ struct LadderRow {
   std::map<std::string, double> process_cores;                           // name -> cores
   std::map<std::string, double> engine;                                  // engine counter -> per message
   std::string engine_error;
+  double syncs = 0;                  // SYNC frames the receivers sent, per message
+  std::optional<double> sync_reads;  // the gateways' store reads (SYNC), per message
   bool slo = false;
 
   uint64_t backlog() const { return sent - std::min(sent, delivered); }

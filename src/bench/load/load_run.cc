@@ -51,6 +51,7 @@ std::optional<double> cpu_seconds(int64_t pid) {
 struct ServerCounters {
   double inserts = 0, updates = 0, reads = 0, lwts = 0, pages = 0, paged = 0;
   double history_inserts = 0;  // the archiver's history rows (2 per message), counted apart from the store
+  double sync_reads = 0;       // the reads of gateway-only processes (SYNC)
 };
 
 // Sums the store and page counters of every admin port's /metrics; nullopt without admin ports or when one
@@ -85,7 +86,7 @@ struct LoadRun::Shared {
       : sent_ns(capacity), ack_ns(capacity), deliver_ns(capacity), capacity(capacity) {}
   std::vector<std::atomic<int64_t>> sent_ns, ack_ns, deliver_ns;  // 0: not yet
   const uint64_t capacity;
-  std::atomic<uint64_t> acked{0}, delivered{0}, errors{0}, disconnects{0};
+  std::atomic<uint64_t> acked{0}, delivered{0}, errors{0}, disconnects{0}, syncs{0};
   std::mutex error_mu;
   std::string first_error;
 
@@ -112,7 +113,10 @@ struct LoadRun::Shared {
   };
 
   void act(Receiver& r, client::MailboxFeed::Actions a) {
-    if (a.send) r.client->send_text(std::move(*a.send));
+    if (a.send) {
+      syncs.fetch_add(1, std::memory_order_relaxed);  // the loop only ever sends SYNC frames
+      r.client->send_text(std::move(*a.send));
+    }
     if (a.error) {
       errors.fetch_add(1);
       std::lock_guard lock(error_mu);
@@ -186,7 +190,12 @@ std::optional<ServerCounters> server_counters(const LoadOptions& o) {
   for (uint16_t port : o.admin_ports) {
     auto body = metrics_text(port);
     if (!body) return std::nullopt;
-    add_counters(*body, c);
+    ServerCounters one;
+    add_counters(*body, one);
+    c.inserts += one.inserts, c.updates += one.updates, c.reads += one.reads, c.lwts += one.lwts;
+    c.pages += one.pages, c.paged += one.paged, c.history_inserts += one.history_inserts;
+    for (uint16_t g : o.gateway_admin_ports)
+      if (g == port) c.sync_reads += one.reads;
   }
   return c;
 }
@@ -258,7 +267,7 @@ StepResult LoadRun::run_step(double rate, double seconds, double drain_seconds,
     engine_before = engine_sample(options_.engine_counters_command);
   const auto before = server_counters(options_);
   const auto cpu_before = cpu_of(options_.processes);
-  const uint64_t errors0 = sh.errors.load(), disconnects0 = sh.disconnects.load();
+  const uint64_t errors0 = sh.errors.load(), disconnects0 = sh.disconnects.load(), syncs0 = sh.syncs.load();
   auto count_since = [&](std::vector<std::atomic<int64_t>>& v, uint64_t end) {
     uint64_t n = 0;
     for (uint64_t i = first; i < end; ++i) n += v[i].load(std::memory_order_relaxed) != 0;
@@ -325,6 +334,7 @@ StepResult LoadRun::run_step(double rate, double seconds, double drain_seconds,
   r.sent = sent;
   r.errors = sh.errors.load() - errors0;
   r.disconnects = sh.disconnects.load() - disconnects0;
+  if (sent > 0) r.syncs_per_msg = static_cast<double>(sh.syncs.load() - syncs0) / static_cast<double>(sent);
   std::vector<double> ack_ms, e2e_ms;
   for (uint64_t i = first; i < end; ++i) {
     const int64_t s = sh.sent_ns[i].load();
@@ -351,6 +361,8 @@ StepResult LoadRun::run_step(double rate, double seconds, double drain_seconds,
     r.reads_per_msg = (after->reads - before->reads) / n;
     r.lwts_per_msg = (after->lwts - before->lwts) / n;
     r.history_inserts_per_msg = (after->history_inserts - before->history_inserts) / n;
+    if (!options_.gateway_admin_ports.empty())
+      r.sync_reads_per_msg = (after->sync_reads - before->sync_reads) / n;
     const double pages = after->pages - before->pages;
     if (pages > 0) r.mean_page = (after->paged - before->paged) / pages;
   }

@@ -108,9 +108,13 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (int64_t p = json_int(text, "gateway_port"); p > 0) ports.push_back(static_cast<uint16_t>(p));
-    if (int64_t p = json_int(text, "admin_port"); p > 0) admin_ports.push_back(static_cast<uint16_t>(p));
+    const int64_t admin = json_int(text, "admin_port");
+    if (admin > 0) admin_ports.push_back(static_cast<uint16_t>(admin));
     auto path = std::filesystem::path(dir).lexically_normal();
     if (path.filename().empty()) path = path.parent_path();  // "run/gateway-1/" names gateway-1 too
+    // scripts/distributed.sh names its gateway-only processes gateway-N: their reads are SYNC reads.
+    if (admin > 0 && path.filename().string().rfind("gateway-", 0) == 0)
+      o.gateway_admin_ports.push_back(static_cast<uint16_t>(admin));
     o.processes.push_back({path.filename().string(), pid});
     if (o.secret.empty()) {
       std::ifstream s(dir + "/auth-secret");

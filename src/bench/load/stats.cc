@@ -131,7 +131,8 @@ std::string csv(const std::vector<StepResult>& steps) {
       "config,offered_rate,delivered_rate,seconds,sent,acked,delivered,delivered_pct,ack_p50_ms,ack_p99_ms,"
       "e2e_p50_ms,e2e_p99_ms,e2e_max_ms,server_cores,inserts_per_msg,updates_per_msg,reads_per_msg,lwts_per_"
       "msg,"
-      "mean_page,errors,disconnects,slo,process_cores,history_inserts_per_msg,engine_per_msg\n";
+      "mean_page,errors,disconnects,slo,process_cores,history_inserts_per_msg,syncs_per_msg,sync_reads_per_"
+      "msg,engine_per_msg\n";
   auto o = [](const std::optional<double>& v) { return v ? fixed(*v, 3) : std::string(); };
   for (const auto& s : steps) {
     out += s.config + "," + fixed(s.offered_rate, 0) + "," + fixed(s.delivered_rate(), 1) + "," +
@@ -142,7 +143,8 @@ std::string csv(const std::vector<StepResult>& steps) {
            o(s.updates_per_msg) + "," + o(s.reads_per_msg) + "," + o(s.lwts_per_msg) + "," + o(s.mean_page) +
            "," + std::to_string(s.errors) + "," + std::to_string(s.disconnects) + "," +
            (s.slo_pass() ? "pass" : "fail") + "," + process_list(s, "=", ";", 3) + "," +
-           o(s.history_inserts_per_msg) + "," + engine_list(s, "=", ";", 4) + "\n";
+           o(s.history_inserts_per_msg) + "," + fixed(s.syncs_per_msg, 4) + "," + o(s.sync_reads_per_msg) +
+           "," + engine_list(s, "=", ";", 4) + "\n";
   }
   return out;
 }

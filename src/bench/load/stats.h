@@ -32,6 +32,8 @@ struct StepResult {
   // store's: the seed's per-message counts include them, so both are needed for a like-for-like sum.
   std::optional<double> history_inserts_per_msg;
   std::optional<double> mean_page;
+  double syncs_per_msg = 0;                  // SYNC frames the receivers sent (after a gap), per message
+  std::optional<double> sync_reads_per_msg;  // the gateways' store reads (SYNC), when gateways are apart
   // Counters read at the engine (--engine-counters: Cassandra's per-table metrics, Redis' commandstats),
   // as (name, delta over the step / sent), in the order the command printed them; empty when not asked
   // for or when a sample failed (then `engine_error` says why: never a silent zero).
