@@ -21,7 +21,12 @@ case ${1:-} in
   cassandra)
     ks=${2:?usage: $0 cassandra KEYSPACE}
     [[ $ks =~ ^[A-Za-z0-9_]+$ ]] || { echo "engine-counters: keyspace '$ks' is not a CQL name" >&2; exit 2; }
-    dump=$(bash "$here/cassandra.sh" nodetool sjk mxdump -q "org.apache.cassandra.metrics:type=Table,keyspace=$ks,*")
+    # QIM_ENGINE_COUNTERS_DUMP: read a saved mxdump instead of asking the node (the script's own test).
+    if [[ -n ${QIM_ENGINE_COUNTERS_DUMP:-} ]]; then
+      dump=$(<"$QIM_ENGINE_COUNTERS_DUMP")
+    else
+      dump=$(bash "$here/cassandra.sh" nodetool sjk mxdump -q "org.apache.cassandra.metrics:type=Table,keyspace=$ks,*")
+    fi
     grep -q '"beans"' <<<"$dump" || { echo "engine-counters: nodetool gave no metrics for $ks" >&2; exit 1; }
     awk '
       /"name" : "org.apache.cassandra.metrics:type=Table,/ {
@@ -53,7 +58,11 @@ case ${1:-} in
     ;;
   redis)
     port=${2:?usage: $0 redis PORT}
-    stats=$(redis-cli -h 127.0.0.1 -p "$port" INFO commandstats)
+    if [[ -n ${QIM_ENGINE_COUNTERS_DUMP:-} ]]; then
+      stats=$(<"$QIM_ENGINE_COUNTERS_DUMP")
+    else
+      stats=$(redis-cli -h 127.0.0.1 -p "$port" INFO commandstats)
+    fi
     grep -q '^# Commandstats' <<<"$stats" || { echo "engine-counters: no commandstats from 127.0.0.1:$port" >&2; exit 1; }
     awk -F'[_:,=]' '/^cmdstat_/ { sub(/\r$/, ""); print $2, $4; total += $4 } END { print "calls", total + 0 }' <<<"$stats"
     ;;
