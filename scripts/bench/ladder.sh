@@ -119,7 +119,7 @@ run_relay() {
 }
 
 run_embedded() {
-  local dir=$out/logs/embedded-data
+  local dir=$out/logs/embedded  # the directory names the process in the CPU table
   rm -rf "$dir"
   QIM_DATA_DIR=$dir "$bin/app/qim" up --port "$embedded_port" --admin-port "$((embedded_port + 1))" \
     >"$out/logs/embedded.log" 2>&1 &
