@@ -30,6 +30,6 @@ load=$!
 sleep "$((seconds / 4))"
 perf record -F 499 -g -p "$server" -o "$out/perf.data" -- sleep "$seconds" 2>"$out/perf-record.log"
 wait "$load"
-perf report -i "$out/perf.data" --no-children --sort symbol --stdio 2>/dev/null | grep -v '^$' | head -80 >"$out/top-symbols.txt"
-perf report -i "$out/perf.data" --no-children --sort dso --stdio 2>/dev/null | grep -v '^$' | head -30 >"$out/top-dsos.txt"
+perf report -i "$out/perf.data" --no-children -g none --sort symbol --stdio 2>/dev/null | grep -v '^$' | head -80 >"$out/top-symbols.txt"
+perf report -i "$out/perf.data" --no-children -g none --sort dso --stdio 2>/dev/null | grep -v '^$' | head -30 >"$out/top-dsos.txt"
 echo "profile: $out/top-symbols.txt, $out/top-dsos.txt, $out/load.md (perf.data kept for perf report -i)"
