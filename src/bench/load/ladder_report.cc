@@ -208,11 +208,12 @@ std::string ladder_markdown(const std::vector<LadderRow>& rows) {
   std::string out =
       "| configuration | offered msg/s | delivered msg/s | delivered % | backlog | SEND_ACK P99 | e2e P50 | "
       "e2e P99 "
-      "| e2e P99 ÷ relay | store engine CPU (cores) | store CPU µs/msg | qim CPU (cores) | engine per msg: "
+      "| e2e P99 ÷ relay | store engine CPU (cores) | store CPU µs/msg | qim CPU (cores) | qim CPU µs/msg | "
+      "engine per msg: "
       "writes / "
       "reads / LWT | store counters per msg: ins / upd / read / LWT (+ history ins) | SYNC per msg: frames / "
       "store reads | mean page | SLO |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
     const LadderRow* relay = find(rows, "relay", r.offered);
     std::string store = r.inserts ? opt(r.inserts, 2) + " / " + opt(r.updates, 2) + " / " + opt(r.reads, 2) +
