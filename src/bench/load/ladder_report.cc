@@ -92,6 +92,11 @@ std::optional<double> LadderRow::store_engine_cores() const {
   return std::nullopt;
 }
 
+std::optional<double> LadderRow::qim_us_per_msg() const {
+  if (!qim_cores || delivered_rate <= 0) return std::nullopt;
+  return *qim_cores * 1e6 / delivered_rate;
+}
+
 std::optional<double> LadderRow::store_us_per_msg() const {
   auto cores = store_engine_cores();
   if (!cores || delivered_rate <= 0) return std::nullopt;
@@ -224,7 +229,8 @@ std::string ladder_markdown(const std::vector<LadderRow>& rows) {
            ms(r.e2e_p50) + " | " + ms(r.e2e_p99) + " | " +
            (relay && r.config != "relay" ? ratio(r.e2e_p99, relay->e2e_p99) : "-") + " | " +
            opt(r.store_engine_cores(), 2) + " | " + opt(r.store_us_per_msg(), 0) + " | " +
-           opt(r.qim_cores, 2) + " | " + engine_ops(r) + " | " + store + " | " + opt(r.mean_page, 2) + " | " +
+           opt(r.qim_cores, 2) + " | " + opt(r.qim_us_per_msg(), 0) + " | " + engine_ops(r) + " | " + store +
+           " | " + fixed(r.syncs, 3) + " / " + opt(r.sync_reads, 3) + " | " + opt(r.mean_page, 2) + " | " +
            (r.slo ? "pass" : "FAIL") + " |\n";
   }
 

@@ -36,6 +36,8 @@ struct LadderRow {
   uint64_t backlog() const { return sent - std::min(sent, delivered); }
   // The store engine's CPU (Cassandra or the store's Redis) in cores, if it was measured.
   std::optional<double> store_engine_cores() const;
+  // Microseconds of the QIM processes' CPU per message delivered.
+  std::optional<double> qim_us_per_msg() const;
   // Microseconds of store-engine CPU per message delivered.
   std::optional<double> store_us_per_msg() const;
 };

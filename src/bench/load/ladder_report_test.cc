@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "bench/load/stats.h"
 
 namespace qim::load {
@@ -72,6 +74,12 @@ TEST(LadderReport, ShowsSaturationAndTheSeedsRatios) {
   EXPECT_NE(md.find("| 200 | 0.125 | 0.500 | 0.500 | 0.00 / 130.00 |"), std::string::npos) << md;
   EXPECT_NE(md.find("highest rate at 100% delivered: 200 ÷ 20 = 10.000"), std::string::npos) << md;
   EXPECT_NE(md.find("error: nodetool failed; twice"), std::string::npos) << md;
+  // Every row has every column (18), whatever it lacks.
+  for (size_t at = md.find("| relay"); at < md.find("**Against"); at = md.find('\n', at) + 1) {
+    const std::string row = md.substr(at, md.find('\n', at) - at);
+    if (row.empty()) continue;
+    EXPECT_EQ(std::count(row.begin(), row.end(), '|'), 19) << row;
+  }
 }
 
 TEST(LadderReport, RefusesARowItCannotRead) {
