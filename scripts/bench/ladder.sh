@@ -10,6 +10,7 @@
 #   redis        and on the Redis store (the seed's control)
 #
 #   bash scripts/bench/ladder.sh [configuration...]        default: all six, in the order above
+#   bash scripts/bench/ladder.sh --report RESULTS-DIR       rebuild the report of a run from its logs/
 #
 # Results in $QIM_LADDER_OUT (default bench-results/ladder-<UTC time>): ladder.md (the seed's table, each
 # configuration against the relay, the seed's ratios per step, then qim-load's own tables per configuration
@@ -36,8 +37,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
-configs=("$@")
-((${#configs[@]})) || configs=(relay embedded scylla-p64 scylla-p1 scylla-lwt redis)
+all_configs=(relay embedded scylla-p64 scylla-p1 scylla-lwt redis)
+report_only=0
+if [[ ${1:-} == --report ]]; then
+  # --report DIR: rebuild ladder.md, .csv and .png from DIR/logs (e.g. after a change to the report).
+  report_only=1
+  export QIM_LADDER_OUT=${2:?usage: $0 --report RESULTS-DIR}
+  configs=()
+  for c in "${all_configs[@]}"; do [[ -s $QIM_LADDER_OUT/logs/$c.csv ]] && configs+=("$c"); done
+  ((${#configs[@]})) || { echo "ladder: no results in $QIM_LADDER_OUT/logs" >&2; exit 1; }
+else
+  configs=("$@")
+  ((${#configs[@]})) || configs=("${all_configs[@]}")
+fi
 for c in "${configs[@]}"; do
   case $c in relay | embedded | scylla-p64 | scylla-p1 | scylla-lwt | redis) ;;
     *) echo "ladder: unknown configuration '$c' (relay embedded scylla-p64 scylla-p1 scylla-lwt redis)" >&2; exit 2 ;;
@@ -71,13 +83,21 @@ rates_of() {
   echo "${!var:-${QIM_LADDER_RATES:-$default}}"
 }
 
-[[ ${QIM_SKIP_BUILD:-0} == 1 ]] || bash scripts/build.sh
+[[ ${QIM_SKIP_BUILD:-0} == 1 || $report_only == 1 ]] || bash scripts/build.sh
 export QIM_SKIP_BUILD=1
 for b in "$load" "$bin/bench/relay/qim-relay" "$bin/bench/load/qim-ladder-report" "$bin/app/qim"; do
   [[ -x $b ]] || die "$b is missing: build first (bash scripts/build.sh)"
 done
 mkdir -p "$out/logs"
-say "results in $out; configurations: ${configs[*]}; $pairs pairs, $seconds s a step"
+if [[ $report_only == 0 ]]; then
+  say "results in $out; configurations: ${configs[*]}; $pairs pairs, $seconds s a step"
+  # How the run was made, for the report (also when it is rebuilt with --report).
+  cat >"$out/logs/settings.md" <<EOF
+$pairs one-to-one pairs over WebSockets (qim-load), $seconds s a step, $drain s drain; distributed
+configurations after a ${warmup}s warm-up. Every process and engine on this one machine ($(nproc) cores,
+load average $(cut -d' ' -f1-3 /proc/loadavg) at the start). Rates: $(for c in "${configs[@]}"; do printf '%s %s; ' "$c" "$(rates_of "$c")"; done)
+EOF
+fi
 
 # A background process of this script, stopped on exit whatever happens.
 child=""
@@ -170,6 +190,7 @@ run_distributed() {
 }
 
 for c in "${configs[@]}"; do
+  [[ $report_only == 0 ]] || break
   case $c in
     relay) run_relay ;;
     embedded) run_embedded ;;
@@ -186,9 +207,10 @@ for c in "${configs[@]}"; do csvs+=("$out/logs/$c.csv"); done
 {
   echo "# The ladder ($(date -u '+%F %H:%M UTC'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
   echo
-  echo "$pairs one-to-one pairs over WebSockets (qim-load), $seconds s a step, $drain s drain; distributed"
-  echo "configurations after a ${warmup}s warm-up. Every process and engine on this one machine. SLO: 100%"
-  echo "delivered and e2e P99 <= 250 ms. Backlog: messages sent in the step and not delivered by its end."
+  cat "$out/logs/settings.md"
+  echo
+  echo "SLO: 100% delivered and e2e P99 <= 250 ms. Backlog: messages sent in the step and not delivered by"
+  echo "its end."
   echo "Engine counts (writes / reads / LWT) are Cassandra's own table metrics over the step, per message"
   echo "sent (scripts/bench/engine-counters.sh); store counters are the QIM processes' qim_store_* counters."
   echo
