@@ -31,7 +31,8 @@
 #   QIM_LADDER_RELAY_PORT (7750), QIM_LADDER_EMBEDDED_PORT (7760, admin +1)
 #   QIM_SKIP_BUILD=1            use ./build/release as it is
 #   The distributed deployment's own variables (scripts/distributed.sh: QIM_DISTRIBUTED_BASE_PORT,
-#   QIM_DISTRIBUTED_REDIS_PORT, QIM_DISTRIBUTED_ROUTING_PORT, QIM_RUN_DIR, QIM_KAFKA_PORT,
+#   QIM_DISTRIBUTED_REDIS_PORT, QIM_DISTRIBUTED_ROUTING_PORT, QIM_RUN_DIR (default: the results folder's
+#   logs/engines), QIM_KAFKA_PORT,
 #   QIM_CASSANDRA_ADDRESS_PREFIX, QIM_CASSANDRA_JMX_PORT, ...) pass through. Each configuration gets its
 #   own deployment directory, Kafka topics, Redis key prefixes and keyspace, so runs never share state.
 set -euo pipefail
@@ -63,6 +64,9 @@ relay_port=${QIM_LADDER_RELAY_PORT:-7750}
 embedded_port=${QIM_LADDER_EMBEDDED_PORT:-7760}
 out=$(realpath -m "${QIM_LADDER_OUT:-bench-results/ladder-$(date -u +%Y%m%dT%H%M%SZ)}")
 stamp=$(date +%s)
+# One engines directory for the whole run (each configuration's names are its own), known to every
+# script the ladder calls: distributed.sh starts the engines there, engine-counters.sh finds Cassandra there.
+export QIM_RUN_DIR=${QIM_RUN_DIR:-$out/logs/engines}
 bin=$root/build/release/src
 load=$bin/bench/load/qim-load
 
@@ -168,7 +172,7 @@ run_distributed() {
   ((${#dirs[@]} >= 12)) || die "$c: only $((${#dirs[@]} / 2)) running processes in $QIM_DISTRIBUTED_DIR"
   dirs+=(--secret "$(<"$QIM_DISTRIBUTED_DIR/auth-secret")")
   # The engines share the cores with QIM: their CPU is shown beside it (not in the qim sum).
-  local edir=${QIM_RUN_DIR:-$QIM_DISTRIBUTED_DIR/engines}
+  local edir=$QIM_RUN_DIR
   engine_pid() { if [[ -s $2 ]] && kill -0 "$(<"$2")" 2>/dev/null; then engines+=(--engine-pid "$1=$(<"$2")"); fi; }
   engine_pid kafka "$edir/kafka/kafka.pid"
   engine_pid redis-routing "$edir/redis-routing/redis.pid"
