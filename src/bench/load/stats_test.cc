@@ -68,7 +68,9 @@ TEST(LoadStats, HistoryInsertsAreAColumnApartFromTheStoresOperations) {
   const std::string md = markdown_table({a});
   EXPECT_NE(md.find("| 2.00 / 1.00 / 1.00 / 0.00 | 2.00 |"), std::string::npos) << md;
   const std::string c = csv({a});
-  EXPECT_NE(c.find(",history_inserts_per_msg,syncs_per_msg,sync_reads_per_msg,engine_per_msg\n"), std::string::npos) << c;
+  EXPECT_NE(c.find(",history_inserts_per_msg,syncs_per_msg,sync_reads_per_msg,engine_per_msg\n"),
+            std::string::npos)
+      << c;
   EXPECT_NE(c.find(",2.000,0.0000,,\n"), std::string::npos) << c;
 }
 
