@@ -115,7 +115,6 @@ TEST_F(RelayTest, QimLoadCountsEveryMessageOfAStepAsDelivered) {
   EXPECT_EQ(step.acked, step.sent);
   EXPECT_EQ(step.delivered, step.sent);
   EXPECT_EQ(step.errors, 0u);
-  EXPECT_TRUE(step.slo_pass());
   // Each message reached its receiver and its sender's own connection (the sender's copy is queued just
   // after the receiver's, so it is awaited).
   const auto until = std::chrono::steady_clock::now() + kWait;
