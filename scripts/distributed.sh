@@ -9,13 +9,14 @@
 #                                        the engines this script started
 #
 # Environment (all optional):
-#   QIM_MAILBOX_STORE_BACKEND   redis | scylla (Cassandra)                                    (redis)
+#   QIM_MAILBOX_STORE_BACKEND   redis | scylla (Cassandra) | scylla-lwt (form A, the comparison)   (redis)
 #   QIM_DISTRIBUTED_DIR         run dir: auth-secret, env, one data dir + log + pid a process (./qim-distributed)
 #   QIM_DISTRIBUTED_BASE_PORT   gateway-1 ws BASE, admin BASE+1; gateway-2 BASE+10/+11; fanout admin
 #                               BASE+21; mailbox-1 BASE+31; mailbox-2 BASE+41; archiver BASE+51     (7400)
 #   QIM_DISTRIBUTED_REDIS_PORT  the Redis mailbox store (redis deployment)                    (16379)
 #   QIM_DISTRIBUTED_ROUTING_PORT  the Redis routing instance                                  (16381)
-#   QIM_CQL_HOSTS               set: use this Cassandra/ScyllaDB instead of starting one (scylla deployment)
+#   QIM_CQL_HOSTS               set: use this Cassandra/ScyllaDB instead of starting one (scylla deployment);
+#                               unset: the node this script starts, ${QIM_CASSANDRA_ADDRESS_PREFIX:-127.0.0.}1
 #   QIM_CQL_KEYSPACE            keyspace of the scylla deployment                              (qim_distributed)
 #   QIM_RUN_DIR                 the engines' run dir (scripts/engines/README.md)     ($QIM_DISTRIBUTED_DIR/engines)
 #   QIM_KAFKA_PORT, QIM_KAFKA_CONTROLLER_PORT, QIM_KAFKA_HEAP   as scripts/engines/kafka.sh (19092, 19093)
@@ -59,8 +60,8 @@ pid_of() {
 # The variables every process shares, written once to $dir/env (the secret is generated on the first up).
 write_env() {
   local backend=${QIM_MAILBOX_STORE_BACKEND:-redis} secret
-  [[ $backend == redis || $backend == scylla ]] ||
-    die "QIM_MAILBOX_STORE_BACKEND='$backend': the distributed deployment runs on redis or scylla"
+  [[ $backend == redis || $backend == scylla || $backend == scylla-lwt ]] ||
+    die "QIM_MAILBOX_STORE_BACKEND='$backend': the distributed deployment runs on redis, scylla or scylla-lwt"
   mkdir -p "$dir"
   if [[ ! -s $dir/auth-secret ]]; then
     (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$dir/auth-secret")
@@ -75,7 +76,7 @@ write_env() {
     if [[ $backend == redis ]]; then
       echo "QIM_MAILBOX_REDIS=127.0.0.1:$store_port"
     else
-      echo "QIM_CQL_HOSTS=${QIM_CQL_HOSTS:-127.0.0.1}"
+      echo "QIM_CQL_HOSTS=${QIM_CQL_HOSTS:-${QIM_CASSANDRA_ADDRESS_PREFIX:-127.0.0.}1}"
       echo "QIM_CQL_KEYSPACE=${QIM_CQL_KEYSPACE:-qim_distributed}"
     fi
   } >"$dir/env"
@@ -100,7 +101,7 @@ start_engines() {
     bash "$engines/redis.sh" start mailbox "$store_port"
     started+=(mailbox)
   fi
-  if [[ $backend == scylla && -z ${QIM_CQL_HOSTS:-} ]] &&
+  if [[ $backend == scylla* && -z ${QIM_CQL_HOSTS:-} ]] &&
     ! bash "$engines/cassandra.sh" status >/dev/null 2>&1; then
     bash "$engines/cassandra.sh" start single
     started+=(cassandra)
@@ -112,7 +113,7 @@ start_engines() {
     bash "$engines/redis.sh" wait mailbox "$store_port" || die "the store's Redis did not start"
   fi
   bash "$engines/kafka.sh" wait || die "Kafka did not start (its log: $QIM_RUN_DIR/kafka/kafka.log)"
-  if [[ $backend == scylla && -z ${QIM_CQL_HOSTS:-} ]]; then
+  if [[ $backend == scylla* && -z ${QIM_CQL_HOSTS:-} ]]; then
     bash "$engines/cassandra.sh" wait single || die "Cassandra did not start"
   fi
 }

@@ -51,11 +51,26 @@ std::optional<double> cpu_seconds(int64_t pid) {
 struct ServerCounters {
   double inserts = 0, updates = 0, reads = 0, lwts = 0, pages = 0, paged = 0;
   double history_inserts = 0;  // the archiver's history rows (2 per message), counted apart from the store
+  double sync_reads = 0;       // the reads of gateway-only processes (SYNC)
 };
 
 // Sums the store and page counters of every admin port's /metrics; nullopt without admin ports or when one
 // does not answer (a partial sum would understate the operations per message).
 std::optional<ServerCounters> server_counters(const LoadOptions& o);
+
+// One sample of the engine's counters: the command's output, parsed. Io if it cannot run or exits non-zero.
+Result<std::vector<std::pair<std::string, double>>> engine_sample(const std::string& command) {
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return Error(Errc::kIo, "engine counters: cannot run '" + command + "'");
+  std::string text;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) text.append(buf, n);
+  const int status = ::pclose(pipe);
+  if (status != 0)
+    return Error(Errc::kIo,
+                 "engine counters: '" + command + "' exited with status " + std::to_string(status));
+  return parse_counters(text);
+}
 
 // CPU seconds of each process, in the order of `processes` (nullopt where /proc is unreadable).
 std::vector<std::optional<double>> cpu_of(const std::vector<ServerProcess>& processes) {
@@ -71,7 +86,7 @@ struct LoadRun::Shared {
       : sent_ns(capacity), ack_ns(capacity), deliver_ns(capacity), capacity(capacity) {}
   std::vector<std::atomic<int64_t>> sent_ns, ack_ns, deliver_ns;  // 0: not yet
   const uint64_t capacity;
-  std::atomic<uint64_t> acked{0}, delivered{0}, errors{0}, disconnects{0};
+  std::atomic<uint64_t> acked{0}, delivered{0}, errors{0}, disconnects{0}, syncs{0};
   std::mutex error_mu;
   std::string first_error;
 
@@ -98,7 +113,10 @@ struct LoadRun::Shared {
   };
 
   void act(Receiver& r, client::MailboxFeed::Actions a) {
-    if (a.send) r.client->send_text(std::move(*a.send));
+    if (a.send) {
+      syncs.fetch_add(1, std::memory_order_relaxed);  // the loop only ever sends SYNC frames
+      r.client->send_text(std::move(*a.send));
+    }
     if (a.error) {
       errors.fetch_add(1);
       std::lock_guard lock(error_mu);
@@ -172,7 +190,12 @@ std::optional<ServerCounters> server_counters(const LoadOptions& o) {
   for (uint16_t port : o.admin_ports) {
     auto body = metrics_text(port);
     if (!body) return std::nullopt;
-    add_counters(*body, c);
+    ServerCounters one;
+    add_counters(*body, one);
+    c.inserts += one.inserts, c.updates += one.updates, c.reads += one.reads, c.lwts += one.lwts;
+    c.pages += one.pages, c.paged += one.paged, c.history_inserts += one.history_inserts;
+    for (uint16_t g : o.gateway_admin_ports)
+      if (g == port) c.sync_reads += one.reads;
   }
   return c;
 }
@@ -239,9 +262,12 @@ StepResult LoadRun::run_step(double rate, double seconds, double drain_seconds,
   const uint64_t first = next_index_;
   const uint64_t planned = std::min<uint64_t>(static_cast<uint64_t>(rate * seconds), sh.capacity - first);
   const std::string body(options_.body_bytes, 'x');
+  std::optional<Result<std::vector<std::pair<std::string, double>>>> engine_before;
+  if (!options_.engine_counters_command.empty())
+    engine_before = engine_sample(options_.engine_counters_command);
   const auto before = server_counters(options_);
   const auto cpu_before = cpu_of(options_.processes);
-  const uint64_t errors0 = sh.errors.load(), disconnects0 = sh.disconnects.load();
+  const uint64_t errors0 = sh.errors.load(), disconnects0 = sh.disconnects.load(), syncs0 = sh.syncs.load();
   auto count_since = [&](std::vector<std::atomic<int64_t>>& v, uint64_t end) {
     uint64_t n = 0;
     for (uint64_t i = first; i < end; ++i) n += v[i].load(std::memory_order_relaxed) != 0;
@@ -283,10 +309,23 @@ StepResult LoadRun::run_step(double rate, double seconds, double drain_seconds,
   const auto drain_until = Clock::now() + std::chrono::duration<double>(drain_seconds);
   while (Clock::now() < drain_until && count_since(sh.deliver_ns, end) < sent) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (Clock::now() >= next_report) {
+      // The progress line goes on while the backlog drains (a saturated step is never silent).
+      next_report += std::chrono::seconds(1);
+      char line[200];
+      std::snprintf(line, sizeof line, "  t=%4.0fs  draining: acked=%-8llu delivered=%-8llu of %llu",
+                    std::chrono::duration<double>(Clock::now() - start).count(),
+                    static_cast<unsigned long long>(count_since(sh.ack_ns, end)),
+                    static_cast<unsigned long long>(count_since(sh.deliver_ns, end)),
+                    static_cast<unsigned long long>(sent));
+      progress(line);
+    }
   }
   const auto after = server_counters(options_);
   const auto cpu_after = cpu_of(options_.processes);
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  std::optional<Result<std::vector<std::pair<std::string, double>>>> engine_after;
+  if (engine_before) engine_after = engine_sample(options_.engine_counters_command);
 
   StepResult r;
   r.config = options_.config;
@@ -295,6 +334,7 @@ StepResult LoadRun::run_step(double rate, double seconds, double drain_seconds,
   r.sent = sent;
   r.errors = sh.errors.load() - errors0;
   r.disconnects = sh.disconnects.load() - disconnects0;
+  if (sent > 0) r.syncs_per_msg = static_cast<double>(sh.syncs.load() - syncs0) / static_cast<double>(sent);
   std::vector<double> ack_ms, e2e_ms;
   for (uint64_t i = first; i < end; ++i) {
     const int64_t s = sh.sent_ns[i].load();
@@ -321,8 +361,22 @@ StepResult LoadRun::run_step(double rate, double seconds, double drain_seconds,
     r.reads_per_msg = (after->reads - before->reads) / n;
     r.lwts_per_msg = (after->lwts - before->lwts) / n;
     r.history_inserts_per_msg = (after->history_inserts - before->history_inserts) / n;
+    if (!options_.gateway_admin_ports.empty())
+      r.sync_reads_per_msg = (after->sync_reads - before->sync_reads) / n;
     const double pages = after->pages - before->pages;
     if (pages > 0) r.mean_page = (after->paged - before->paged) / pages;
+  }
+  if (engine_before) {
+    auto delta =
+        !engine_before->ok()  ? Result<std::vector<std::pair<std::string, double>>>(engine_before->error())
+        : !engine_after->ok() ? Result<std::vector<std::pair<std::string, double>>>(engine_after->error())
+                              : per_message(**engine_before, **engine_after, sent);
+    if (delta.ok()) {
+      r.engine_per_msg = std::move(delta).value();
+    } else {
+      r.engine_error = delta.error().message();
+      progress("  " + r.engine_error);
+    }
   }
   std::lock_guard lock(sh.error_mu);
   if (!sh.first_error.empty()) progress("  first error: " + sh.first_error);

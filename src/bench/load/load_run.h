@@ -39,7 +39,14 @@ struct LoadOptions {
   // Optional: where to read server figures. Store and page counters are summed over every admin port's
   // /metrics (each process counts its own store operations); CPU is read from /proc/<pid>/stat.
   std::vector<uint16_t> admin_ports;
+  // Of those, the ports of processes that are only gateways (the distributed deployment's gateway-N):
+  // their store reads are the clients' SYNC reads, reported apart (StepResult::sync_reads_per_msg).
+  std::vector<uint16_t> gateway_admin_ports;
   std::vector<ServerProcess> processes;
+  // Optional: a shell command printing the engine's own counters as "<name> <value>" lines
+  // (scripts/bench/engine-counters.sh); run before and after each step (after the drain), and each
+  // counter's delta per message sent is reported beside the store's own counters.
+  std::string engine_counters_command;
 };
 
 class LoadRun {

@@ -92,6 +92,9 @@ int main(int argc, char** argv) {
   app.add_option("--io-threads", o.io_threads, "client I/O threads")
       ->capture_default_str()
       ->check(CLI::Range(1, 8));
+  app.add_option("--engine-counters", o.engine_counters_command,
+                 "a shell command printing the engine's counters as '<name> <value>' lines, run before and "
+                 "after each step (scripts/bench/engine-counters.sh); deltas are reported per message");
   app.add_option("--csv", csv_path, "also write the results as CSV here");
   app.add_option("--markdown", md_path, "also write the Markdown table here");
   CLI11_PARSE(app, argc, argv);
@@ -105,9 +108,13 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (int64_t p = json_int(text, "gateway_port"); p > 0) ports.push_back(static_cast<uint16_t>(p));
-    if (int64_t p = json_int(text, "admin_port"); p > 0) admin_ports.push_back(static_cast<uint16_t>(p));
+    const int64_t admin = json_int(text, "admin_port");
+    if (admin > 0) admin_ports.push_back(static_cast<uint16_t>(admin));
     auto path = std::filesystem::path(dir).lexically_normal();
     if (path.filename().empty()) path = path.parent_path();  // "run/gateway-1/" names gateway-1 too
+    // scripts/distributed.sh names its gateway-only processes gateway-N: their reads are SYNC reads.
+    if (admin > 0 && path.filename().string().rfind("gateway-", 0) == 0)
+      o.gateway_admin_ports.push_back(static_cast<uint16_t>(admin));
     o.processes.push_back({path.filename().string(), pid});
     if (o.secret.empty()) {
       std::ifstream s(dir + "/auth-secret");
@@ -173,10 +180,14 @@ int main(int argc, char** argv) {
   const std::string table = qim::load::markdown_table(steps);
   const std::string csv = qim::load::csv(steps);
   const std::string cpu = qim::load::process_cpu_table(steps);
+  const std::string engine = qim::load::engine_ops_table(steps);
   std::printf("\n%s\n", table.c_str());
   if (!cpu.empty()) std::printf("%s\n", cpu.c_str());
+  if (!engine.empty()) std::printf("%s\n", engine.c_str());
   std::printf("%s", csv.c_str());
   if (!csv_path.empty()) std::ofstream(csv_path) << csv;
-  if (!md_path.empty()) std::ofstream(md_path) << table << (cpu.empty() ? "" : "\n" + cpu);
+  if (!md_path.empty())
+    std::ofstream(md_path) << table << (cpu.empty() ? "" : "\n" + cpu)
+                           << (engine.empty() ? "" : "\n" + engine);
   return 0;
 }

@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# The ladder (issue 10, docs/benchmarks.md): one command runs qim-load's rate ladder over real WebSockets
+# against each configuration in turn on this machine, and writes one results folder:
+#
+#   relay        qim-relay: the client protocol with no storage, the ceiling every other row is set against
+#   embedded     `qim up`: one process, embedded log and store
+#   scylla-p64   the distributed deployment (scripts/distributed.sh: Kafka, routing Redis, Cassandra, 2
+#   scylla-p1    gateways, fanout, 2 MailboxNodes, archiver) on the scylla store at page limit 64 / 1,
+#   scylla-lwt   on form A (the LWT store, the seed's comparison),
+#   redis        and on the Redis store (the seed's control)
+#
+#   bash scripts/bench/ladder.sh [configuration...]        default: all six, in the order above
+#   bash scripts/bench/ladder.sh --report RESULTS-DIR       rebuild the report of a run from its logs/
+#
+# Results in $QIM_LADDER_OUT (default bench-results/ladder-<UTC time>): ladder.md (the seed's table, each
+# configuration against the relay, the seed's ratios per step, then qim-load's own tables per configuration
+# with the CPU of every process and what the engine counted), ladder.csv (every step), ladder.png (e2e P99
+# against offered rate, one line per configuration, the SLO drawn), and the logs. A progress line per
+# second comes on stdout. Steps past saturation stay in the table with delivered % and the backlog; a step
+# that falls behind leaves its backlog to the next step of the same configuration.
+#
+# Environment (all optional):
+#   QIM_LADDER_RATES            offered rates of every configuration, msg/s (default: relay and embedded
+#                               "200 2000 10000", the seed's; distributed "200 1000 2000"; scylla-lwt
+#                               "20 200", form A's rows in the seed)
+#   QIM_LADDER_RATES_<config>   the rates of one configuration, '-' as '_' (QIM_LADDER_RATES_scylla_p1)
+#   QIM_LADDER_SECONDS          seconds per step (20); QIM_LADDER_DRAIN: seconds to wait for late
+#                               deliveries after a step (10); QIM_LADDER_PAIRS: one-to-one pairs (100)
+#   QIM_LADDER_WARMUP           seconds at the first rate before a distributed ladder, not reported: the
+#                               JVM engines compile their hot paths first (30)
+#   QIM_LADDER_RELAY_PORT (7750), QIM_LADDER_EMBEDDED_PORT (7760, admin +1)
+#   QIM_SKIP_BUILD=1            use ./build/release as it is
+#   The distributed deployment's own variables (scripts/distributed.sh: QIM_DISTRIBUTED_BASE_PORT,
+#   QIM_DISTRIBUTED_REDIS_PORT, QIM_DISTRIBUTED_ROUTING_PORT, QIM_RUN_DIR (default: the results folder's
+#   logs/engines), QIM_KAFKA_PORT,
+#   QIM_CASSANDRA_ADDRESS_PREFIX, QIM_CASSANDRA_JMX_PORT, ...) pass through. Each configuration gets its
+#   own deployment directory, Kafka topics, Redis key prefixes and keyspace, so runs never share state.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+all_configs=(relay embedded scylla-p64 scylla-p1 scylla-lwt redis)
+report_only=0
+if [[ ${1:-} == --report ]]; then
+  # --report DIR: rebuild ladder.md, .csv and .png from DIR/logs (e.g. after a change to the report).
+  report_only=1
+  export QIM_LADDER_OUT=${2:?usage: $0 --report RESULTS-DIR}
+  configs=()
+  for c in "${all_configs[@]}"; do [[ -s $QIM_LADDER_OUT/logs/$c.csv ]] && configs+=("$c"); done
+  ((${#configs[@]})) || { echo "ladder: no results in $QIM_LADDER_OUT/logs" >&2; exit 1; }
+else
+  configs=("$@")
+  ((${#configs[@]})) || configs=("${all_configs[@]}")
+fi
+for c in "${configs[@]}"; do
+  case $c in relay | embedded | scylla-p64 | scylla-p1 | scylla-lwt | redis) ;;
+    *) echo "ladder: unknown configuration '$c' (relay embedded scylla-p64 scylla-p1 scylla-lwt redis)" >&2; exit 2 ;;
+  esac
+done
+seconds=${QIM_LADDER_SECONDS:-20}
+drain=${QIM_LADDER_DRAIN:-10}
+pairs=${QIM_LADDER_PAIRS:-100}
+warmup=${QIM_LADDER_WARMUP:-30}
+relay_port=${QIM_LADDER_RELAY_PORT:-7750}
+embedded_port=${QIM_LADDER_EMBEDDED_PORT:-7760}
+out=$(realpath -m "${QIM_LADDER_OUT:-bench-results/ladder-$(date -u +%Y%m%dT%H%M%SZ)}")
+stamp=$(date +%s)
+# One engines directory for the whole run (each configuration's names are its own), known to every
+# script the ladder calls: distributed.sh starts the engines there, engine-counters.sh finds Cassandra there.
+export QIM_RUN_DIR=${QIM_RUN_DIR:-$out/logs/engines}
+bin=$root/build/release/src
+load=$bin/bench/load/qim-load
+
+say() { printf '[ladder %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+die() { printf '[ladder %s] ERROR: %s\n' "$(date +%H:%M:%S)" "$*" >&2; exit 1; }
+
+# The rates of a configuration: its own variable, else QIM_LADDER_RATES, else the defaults: the seed's
+# 200 / 2,000 / 10,000 for relay and embedded, 200 / 1,000 / 2,000 for the distributed deployment (all of
+# it on this machine's 2 cores saturates below 2,000; a 10,000 step there leaves 200,000 messages to drain
+# before the deployment can stop), 20 / 200 for form A (the seed's rows).
+rates_of() {
+  local var="QIM_LADDER_RATES_${1//-/_}" default
+  case $1 in
+    relay | embedded) default="200 2000 10000" ;;
+    scylla-lwt) default="20 200" ;;
+    *) default="200 1000 2000" ;;
+  esac
+  echo "${!var:-${QIM_LADDER_RATES:-$default}}"
+}
+
+[[ ${QIM_SKIP_BUILD:-0} == 1 || $report_only == 1 ]] || bash scripts/build.sh
+export QIM_SKIP_BUILD=1
+for b in "$load" "$bin/bench/relay/qim-relay" "$bin/bench/load/qim-ladder-report" "$bin/app/qim"; do
+  [[ -x $b ]] || die "$b is missing: build first (bash scripts/build.sh)"
+done
+mkdir -p "$out/logs"
+if [[ $report_only == 0 ]]; then
+  say "results in $out; configurations: ${configs[*]}; $pairs pairs, $seconds s a step"
+  # How the run was made, for the report (also when it is rebuilt with --report).
+  cat >"$out/logs/settings.md" <<EOF
+$pairs one-to-one pairs over WebSockets (qim-load), $seconds s a step, $drain s drain; distributed
+configurations after a ${warmup}s warm-up. Every process and engine on this one machine ($(nproc) cores,
+load average $(cut -d' ' -f1-3 /proc/loadavg) at the start). Rates: $(for c in "${configs[@]}"; do printf '%s %s; ' "$c" "$(rates_of "$c")"; done)
+EOF
+fi
+
+# A background process of this script, stopped on exit whatever happens.
+child=""
+cleanup() {
+  if [[ -n $child ]] && kill -0 "$child" 2>/dev/null; then kill -TERM "$child"; wait "$child" || true; fi
+  if [[ -n ${QIM_DISTRIBUTED_DIR:-} && -d ${QIM_DISTRIBUTED_DIR:-} ]]; then bash scripts/distributed.sh down || true; fi
+}
+trap cleanup EXIT
+
+# run_load CONFIG ARGS...: the ladder of CONFIG through qim-load; progress each second on stdout.
+run_load() {
+  local c=$1 rate_args=() r
+  shift
+  for r in $(rates_of "$c"); do rate_args+=(--rate "$r"); done
+  say "$c: steps $(rates_of "$c") msg/s"
+  "$load" "$@" --pairs "$pairs" "${rate_args[@]}" --duration "$seconds" --drain "$drain" --config "$c" \
+    --csv "$out/logs/$c.csv" --markdown "$out/logs/$c.md" | tee "$out/logs/$c.load.log" | grep --line-buffered -E '^(step|  t=|  )'
+}
+
+# wait_for CONDITION-COMMAND WHAT SECONDS
+wait_for() {
+  local deadline=$((SECONDS + $3))
+  until eval "$1"; do
+    ((SECONDS < deadline)) || die "$2 did not come within $3 s"
+    [[ -z $child ]] || kill -0 "$child" 2>/dev/null || die "$2: the process exited (see $out/logs)"
+    sleep 0.2
+  done
+}
+
+run_relay() {
+  local secret
+  secret=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  "$bin/bench/relay/qim-relay" --port "$relay_port" --secret "$secret" >"$out/logs/relay.log" 2>&1 &
+  child=$!
+  wait_for "grep -q listening '$out/logs/relay.log'" "qim-relay on port $relay_port" 20
+  run_load relay --port "$relay_port" --secret "$secret" --server-pid "relay=$child"
+  kill -TERM "$child" && wait "$child" || true
+  child=""
+}
+
+run_embedded() {
+  local dir=$out/logs/embedded  # the directory names the process in the CPU table
+  rm -rf "$dir"
+  QIM_DATA_DIR=$dir "$bin/app/qim" up --port "$embedded_port" --admin-port "$((embedded_port + 1))" \
+    >"$out/logs/embedded.log" 2>&1 &
+  child=$!
+  wait_for "[[ -s '$dir/running.json' ]]" "qim up on port $embedded_port" 60
+  run_load embedded --data-dir "$dir"
+  kill -TERM "$child" && wait "$child" || true
+  child=""
+}
+
+run_distributed() {
+  local c=$1 ks="ladder_${stamp}_${1//-/_}" counters engines=() dirs=() d first
+  export QIM_DISTRIBUTED_DIR=$out/logs/$c
+  export QIM_KAFKA_TOPIC_PREFIX="ladder.$stamp.$c."
+  export QIM_ROUTING_REDIS_PREFIX="l$stamp${c//-/}:" QIM_MAILBOX_REDIS_PREFIX="l$stamp${c//-/}m:"
+  export QIM_CQL_KEYSPACE=$ks
+  case $c in
+    scylla-p64) export QIM_MAILBOX_STORE_BACKEND=scylla QIM_MAILBOX_FINISH_PAGE_MAX=64 ;;
+    scylla-p1) export QIM_MAILBOX_STORE_BACKEND=scylla QIM_MAILBOX_FINISH_PAGE_MAX=1 ;;
+    scylla-lwt) export QIM_MAILBOX_STORE_BACKEND=scylla-lwt; unset QIM_MAILBOX_FINISH_PAGE_MAX ;;
+    redis) export QIM_MAILBOX_STORE_BACKEND=redis; unset QIM_MAILBOX_FINISH_PAGE_MAX ;;
+  esac
+  say "$c: starting the distributed deployment in $QIM_DISTRIBUTED_DIR"
+  bash scripts/distributed.sh up >"$out/logs/$c.up.log" 2>&1 || { tail -20 "$out/logs/$c.up.log" >&2; die "$c: the deployment did not start"; }
+  for d in "$QIM_DISTRIBUTED_DIR"/*/; do [[ -f $d/running.json ]] && dirs+=(--data-dir "$d"); done
+  ((${#dirs[@]} >= 12)) || die "$c: only $((${#dirs[@]} / 2)) running processes in $QIM_DISTRIBUTED_DIR"
+  dirs+=(--secret "$(<"$QIM_DISTRIBUTED_DIR/auth-secret")")
+  # The engines share the cores with QIM: their CPU is shown beside it (not in the qim sum).
+  local edir=$QIM_RUN_DIR
+  engine_pid() { if [[ -s $2 ]] && kill -0 "$(<"$2")" 2>/dev/null; then engines+=(--engine-pid "$1=$(<"$2")"); fi; }
+  engine_pid kafka "$edir/kafka/kafka.pid"
+  engine_pid redis-routing "$edir/redis-routing/redis.pid"
+  if [[ $c == redis ]]; then
+    engine_pid redis-store "$edir/redis-mailbox/redis.pid"
+    counters="bash $root/scripts/bench/engine-counters.sh redis ${QIM_DISTRIBUTED_REDIS_PORT:-16379}"
+  else
+    engine_pid cassandra "$edir/cassandra/single/node1/cassandra.pid"
+    counters="bash $root/scripts/bench/engine-counters.sh cassandra $ks"
+  fi
+  first=$(rates_of "$c" | awk '{ print $1 }')
+  say "$c: warm-up, ${warmup}s at $first msg/s (not reported)"
+  "$load" "${dirs[@]}" --pairs "$pairs" --rate "$first" --duration "$warmup" --drain "$drain" --config warm-up \
+    >"$out/logs/$c.warmup.log" 2>&1 || die "$c: the warm-up failed (see $out/logs/$c.warmup.log)"
+  run_load "$c" "${dirs[@]}" "${engines[@]}" --engine-counters "$counters"
+  say "$c: stopping the deployment"
+  bash scripts/distributed.sh down >"$out/logs/$c.down.log" 2>&1 || say "$c: down reported an error (see $out/logs/$c.down.log)"
+  unset QIM_DISTRIBUTED_DIR
+}
+
+for c in "${configs[@]}"; do
+  [[ $report_only == 0 ]] || break
+  case $c in
+    relay) run_relay ;;
+    embedded) run_embedded ;;
+    *) run_distributed "$c" ;;
+  esac
+  [[ -s $out/logs/$c.csv ]] || die "$c: qim-load wrote no results"
+done
+trap - EXIT
+
+# One CSV (one header), the report, the chart.
+csvs=()
+for c in "${configs[@]}"; do csvs+=("$out/logs/$c.csv"); done
+{ head -n 1 "${csvs[0]}"; for f in "${csvs[@]}"; do tail -n +2 "$f"; done; } >"$out/ladder.csv"
+{
+  echo "# The ladder ($(date -u '+%F %H:%M UTC'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
+  echo
+  cat "$out/logs/settings.md"
+  echo
+  echo "SLO: 100% delivered and e2e P99 <= 250 ms. Backlog: messages sent in the step and not delivered by"
+  echo "its end."
+  echo "Engine counts (writes / reads / LWT) are Cassandra's own table metrics over the step, per message"
+  echo "sent (scripts/bench/engine-counters.sh); store counters are the QIM processes' qim_store_* counters."
+  echo
+  "$bin/bench/load/qim-ladder-report" "$out/ladder.csv"
+  echo
+  echo "![ladder](ladder.png)"
+  echo
+  echo "## Per configuration (qim-load's tables: every step, CPU by process, engine counters)"
+  for c in "${configs[@]}"; do echo; echo "### $c"; echo; cat "$out/logs/$c.md"; done
+} >"$out/ladder.md"
+
+if command -v gnuplot >/dev/null; then
+  plots=()
+  for c in "${configs[@]}"; do
+    awk -F, 'NR > 1 { print $2, $12 }' "$out/logs/$c.csv" | sort -n >"$out/logs/$c.plot"
+    plots+=("'$out/logs/$c.plot' using 1:2 with linespoints title '$c'")
+  done
+  gnuplot <<GP
+set terminal pngcairo size 1000,600 noenhanced
+set output '$out/ladder.png'
+set title 'QIM ladder: end-to-end P99 against offered rate ($(nproc) cores, $(date -u +%F))'
+set xlabel 'offered rate (msg/s)'
+set ylabel 'e2e P99 (ms)'
+set logscale xy
+set grid
+set key top left
+plot $(IFS=,; echo "${plots[*]}"), 250 with lines dashtype 3 lc rgb 'red' title 'SLO: e2e P99 250 ms'
+GP
+else
+  say "no chart: gnuplot not found (scripts/install-deps.sh installs gnuplot-nox)"
+fi
+say "done: $out/ladder.md, $out/ladder.csv, $out/ladder.png"

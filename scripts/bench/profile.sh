@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Where the CPU of the embedded `qim up` goes at a fixed offered rate (docs/benchmarks.md, "Profiling"):
+# starts `qim up`, drives qim-load at RATE, records the server with perf (call graphs) for the middle of the
+# run, and writes perf's top symbols and libraries.
+#
+#   bash scripts/bench/profile.sh [RATE] [SECONDS]       default 2000 msg/s, 20 s recorded
+#
+# Environment: QIM_PROFILE_OUT (bench-results/profile-<UTC time>), QIM_PROFILE_PORT (7770, admin +1),
+# QIM_LOAD_PAIRS (100). Needs perf (Debian: linux-perf) and kernel.perf_event_paranoid <= 2 for a process
+# of your own.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+rate=${1:-2000}
+seconds=${2:-20}
+port=${QIM_PROFILE_PORT:-7770}
+out=$(realpath -m "${QIM_PROFILE_OUT:-bench-results/profile-$(date -u +%Y%m%dT%H%M%SZ)}")
+bin=build/release/src
+command -v perf >/dev/null || { echo "profile: perf not found" >&2; exit 1; }
+mkdir -p "$out"
+rm -rf "$out/embedded"
+QIM_DATA_DIR=$out/embedded "$bin/app/qim" up --port "$port" --admin-port "$((port + 1))" >"$out/qim.log" 2>&1 &
+server=$!
+trap 'kill -TERM $server 2>/dev/null; wait $server 2>/dev/null || true' EXIT
+for _ in $(seq 1 300); do [[ -s $out/embedded/running.json ]] && break; sleep 0.2; done
+[[ -s $out/embedded/running.json ]] || { echo "profile: qim up did not start (see $out/qim.log)" >&2; exit 1; }
+# The load runs a quarter of the recording longer on each side, so perf sees the steady state only.
+"$bin/bench/load/qim-load" --data-dir "$out/embedded" --pairs "${QIM_LOAD_PAIRS:-100}" --rate "$rate" \
+  --duration "$((seconds * 3 / 2))" --drain 5 --config "embedded-profile" --markdown "$out/load.md" >"$out/load.log" 2>&1 &
+load=$!
+sleep "$((seconds / 4))"
+perf record -F 499 -g -p "$server" -o "$out/perf.data" -- sleep "$seconds" 2>"$out/perf-record.log"
+wait "$load"
+# perf pads its columns to the longest C++ symbol: one space between fields, no header lines.
+tidy() { grep -v '^#' | grep -v '^$' | sed -E 's/[[:space:]]+-[[:space:]]+-[[:space:]]*$//; s/[[:space:]]+$//; s/  +/ /g'; }
+perf report -i "$out/perf.data" --no-children -g none --sort symbol --stdio 2>/dev/null | tidy | head -60 >"$out/top-symbols.txt"
+perf report -i "$out/perf.data" --no-children -g none --sort dso --stdio 2>/dev/null | tidy | head -25 >"$out/top-dsos.txt"
+echo "profile: $out/top-symbols.txt, $out/top-dsos.txt, $out/load.md (perf.data kept for perf report -i)"
