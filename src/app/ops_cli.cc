@@ -52,6 +52,17 @@ OpsCli::OpsCli(CLI::App& root, const std::function<void(CLI::App*)>& instance_fl
   dispatch_show_->add_option("--shard", dispatch_shard_, "its shard, for an id that does not name one");
   dispatch_show_->add_flag("--json", dispatch_.json, "print JSON");
   instance_flags(dispatch_show_);
+
+  auto* schema = app.add_subcommand("schema", "the CQL keyspace's schema (scylla store)");
+  schema->require_subcommand(1);
+  schema_check_ = schema->add_subcommand(
+      "check",
+      "check the keyspace: tables present, schema version, no TWCS, no tablets (exit 3 on a problem)");
+  schema_apply_ = schema->add_subcommand(
+      "apply",
+      "create the keyspace (QIM_CQL_RF) and missing tables; refuses a keyspace with TWCS or tablets");
+  instance_flags(schema_check_);
+  instance_flags(schema_apply_);
 }
 
 std::optional<int> OpsCli::run(const EnvLookup& env) const {
@@ -63,6 +74,8 @@ std::optional<int> OpsCli::run(const EnvLookup& env) const {
     if (dispatch_show_->count("--shard") > 0) command.shard = dispatch_shard_;
     return run_dispatch_show(env, command);
   }
+  if (schema_check_->parsed()) return run_schema(env, SchemaCommand{false});
+  if (schema_apply_->parsed()) return run_schema(env, SchemaCommand{true});
   return std::nullopt;
 }
 

@@ -262,4 +262,23 @@ int run_dispatch_show(const EnvLookup& env, const DispatchShowCommand& command) 
   return kExitOk;
 }
 
+int run_schema(const EnvLookup& env, const SchemaCommand& command) {
+  const std::string what = command.apply ? "qim admin schema apply" : "qim admin schema check";
+  auto config = app_config_from_env(env);
+  if (!config.ok()) return fail(what, config.error());
+  auto outcome = store_schema(config->store, command.apply);
+  if (!outcome.ok()) return fail(what, outcome.error());
+  for (const auto& n : outcome->notes) fmt::print("note: {}\n", n);
+  for (const auto& p : outcome->problems) fmt::print("problem: {}\n", p);
+  if (!outcome->applicable) return kExitOk;
+  if (!outcome->problems.empty()) {
+    fmt::print("{}: keyspace {}: {} problems{}\n", what, config->store.cql_keyspace, outcome->problems.size(),
+               command.apply && !outcome->applied ? "; nothing applied" : "");
+    return kExitFindings;
+  }
+  fmt::print("{}: keyspace {} {}\n", what, config->store.cql_keyspace,
+             outcome->applied ? "created or complete, and keeps every rule" : "keeps every rule");
+  return kExitOk;
+}
+
 }  // namespace qim

@@ -49,4 +49,11 @@ struct DispatchShowCommand {
 // The dispatch's identity at each epoch of its shard that has one.
 int run_dispatch_show(const EnvLookup& env, const DispatchShowCommand& command);
 
+struct SchemaCommand {
+  bool apply = false;
+};
+// check: exit 0 when the keyspace keeps every rule, kExitFindings naming each problem. apply: creates what
+// is missing, refusing (kExitFindings, nothing written) a keyspace with TWCS or tablets.
+int run_schema(const EnvLookup& env, const SchemaCommand& command);
+
 }  // namespace qim

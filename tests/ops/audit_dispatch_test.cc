@@ -250,3 +250,39 @@ TEST_F(AuditDispatch, UnreachableEngineIsAClearError) {
 
 }  // namespace
 }  // namespace qim::test
+
+namespace qim::test {
+namespace {
+
+// schema check/apply: a keyspace apply created keeps every rule; one table switched to TWCS is a
+// problem check names and apply refuses to paper over. Elsewhere: nothing to check, said so.
+TEST_F(AuditDispatch, SchemaCheckRefusesTwcs) {
+  const auto env = target_->env();
+  if (ops_backend() != "scylla") {
+    const QimRun r = run_qim(env, "admin schema check");
+    EXPECT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("keeps no schema"), std::string::npos) << r.output;
+    return;
+  }
+  QimRun r = run_qim(env, "admin schema check");
+  EXPECT_EQ(r.code, 3) << r.output;
+  EXPECT_NE(r.output.find("does not exist"), std::string::npos) << r.output;
+  r = run_qim(env, "admin schema apply");
+  EXPECT_EQ(r.code, 0) << r.output;
+  r = run_qim(env, "admin schema check");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("tablets: not applicable"), std::string::npos) << r.output;  // Cassandra
+  ASSERT_TRUE(target_
+                  ->raw_cql("ALTER TABLE " + target_->space() +
+                            ".mailbox_entry WITH compaction = {'class': 'TimeWindowCompactionStrategy'}")
+                  .ok());
+  r = run_qim(env, "admin schema check");
+  EXPECT_EQ(r.code, 3) << r.output;
+  EXPECT_NE(r.output.find("mailbox_entry uses TimeWindowCompactionStrategy"), std::string::npos) << r.output;
+  r = run_qim(env, "admin schema apply");
+  EXPECT_EQ(r.code, 3) << r.output;
+  EXPECT_NE(r.output.find("nothing applied"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace qim::test
