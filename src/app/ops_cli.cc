@@ -53,6 +53,17 @@ OpsCli::OpsCli(CLI::App& root, const std::function<void(CLI::App*)>& instance_fl
   dispatch_show_->add_flag("--json", dispatch_.json, "print JSON");
   instance_flags(dispatch_show_);
 
+  auto* retention = app.add_subcommand("retention", "the users' retention trims");
+  retention->require_subcommand(1);
+  retention_sweep_ = retention->add_subcommand(
+      "sweep", "move the trim of USER (or of every user with a ledger) past its expired day buckets");
+  retention_sweep_->add_option("user", sweep_.user, "user id");
+  retention_sweep_->add_flag("--all", sweep_.all, "every user with a retention ledger, shard by shard");
+  retention_sweep_->add_option("--rate", sweep_.rate, "users swept per second at most")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 100'000u));
+  instance_flags(retention_sweep_);
+
   auto* schema = app.add_subcommand("schema", "the CQL keyspace's schema (scylla store)");
   schema->require_subcommand(1);
   schema_check_ = schema->add_subcommand(
@@ -74,6 +85,7 @@ std::optional<int> OpsCli::run(const EnvLookup& env) const {
     if (dispatch_show_->count("--shard") > 0) command.shard = dispatch_shard_;
     return run_dispatch_show(env, command);
   }
+  if (retention_sweep_->parsed()) return run_retention_sweep(env, sweep_);
   if (schema_check_->parsed()) return run_schema(env, SchemaCommand{false});
   if (schema_apply_->parsed()) return run_schema(env, SchemaCommand{true});
   return std::nullopt;

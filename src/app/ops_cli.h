@@ -28,6 +28,8 @@ class OpsCli {
   CLI::App* frontier_show_ = nullptr;
   CLI::App* mailbox_read_ = nullptr;
   CLI::App* dispatch_show_ = nullptr;
+  CLI::App* retention_sweep_ = nullptr;
+  RetentionSweepCommand sweep_;
   CLI::App* schema_check_ = nullptr;
   CLI::App* schema_apply_ = nullptr;
   AuditCommand audit_;

@@ -49,6 +49,16 @@ struct DispatchShowCommand {
 // The dispatch's identity at each epoch of its shard that has one.
 int run_dispatch_show(const EnvLookup& env, const DispatchShowCommand& command);
 
+struct RetentionSweepCommand {
+  std::string user;  // empty with all = true: every user with a retention ledger
+  bool all = false;
+  uint32_t rate = 100;  // users swept per second at most (--all)
+};
+// The owner's retention sweep, by hand: moves each user's trim past its expired buckets and prints what
+// moved (trim before and after, buckets expired). Exit 0 when every sweep worked, 1 if one failed (the
+// others still run; ProofMissing stops that user's sweep where the proofs allow, as the node's does).
+int run_retention_sweep(const EnvLookup& env, const RetentionSweepCommand& command);
+
 struct SchemaCommand {
   bool apply = false;
 };

@@ -38,7 +38,7 @@ class AuditDispatch : public ::testing::Test {
   // A record as fanout names it: "m<message>-s<shard>".
   DispatchRecord record(uint64_t message, uint32_t shard, std::vector<UserId> to,
                         const std::string& body = "") {
-    Message m = make_message(message, a0_, 1'700'000'000'000);
+    Message m = make_message(message, a0_, server_time_ms_);
     if (!body.empty()) m.body = body;
     return make_record(dispatch_id_for(MessageId{message}, ShardId{shard}).str(), m, {std::move(to)});
   }
@@ -75,6 +75,7 @@ class AuditDispatch : public ::testing::Test {
 
   std::unique_ptr<AuditTarget> target_;
   UserId a0_, a1_, b0_;
+  int64_t server_time_ms_ = 1'700'000'000'000;
 };
 
 TEST_F(AuditDispatch, CleanTwoEpochsHaveNoFindings) {
@@ -282,6 +283,35 @@ TEST_F(AuditDispatch, SchemaCheckRefusesTwcs) {
   r = run_qim(env, "admin schema apply");
   EXPECT_EQ(r.code, 3) << r.output;
   EXPECT_NE(r.output.find("nothing applied"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace qim::test
+
+namespace qim::test {
+namespace {
+
+// retention sweep: messages sent today, swept with the clock 40 days ahead (QIM_TEST_CLOCK_OFFSET_MS, as
+// the e2e suite does): every trim moves past them, a reader is shown nothing, a second sweep has nothing
+// left to do.
+TEST_F(AuditDispatch, RetentionSweepReportsWhatMoved) {
+  server_time_ms_ = SystemClock().now_ms();
+  two_owners("");
+  auto env = target_->env();
+  env["QIM_TEST_CLOCK_OFFSET_MS"] = std::to_string(40 * kDayMs);
+  QimRun r = run_qim(env, "admin retention sweep --all");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("3 users swept, 3 trims moved, 0 failed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(a0_.str() + ": trim 0:0 -> 2:11, 1 day buckets expired"), std::string::npos)
+      << r.output;
+  r = run_qim(env, "admin retention sweep " + a0_.str());
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("nothing to sweep (trim 2:11)"), std::string::npos) << r.output;
+  r = run_qim(env, "admin mailbox read " + a0_.str());
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("0 entries after 0:0"), std::string::npos) << r.output;
+  r = run_qim(env, "admin retention sweep");
+  EXPECT_EQ(r.code, 2) << r.output;
 }
 
 }  // namespace
