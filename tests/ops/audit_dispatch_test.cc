@@ -78,7 +78,14 @@ class AuditDispatch : public ::testing::Test {
   int64_t server_time_ms_ = 1'700'000'000'000;
 };
 
-TEST_F(AuditDispatch, CleanTwoEpochsHaveNoFindings) {
+// One suite name per backend binary (OpsAudit_embedded, OpsAudit_redis, OpsAudit_scylla): ctest names
+// must be unique across the three binaries, and each keeps its own label.
+#define QIM_OPS_CAT2(a, b) a##b
+#define QIM_OPS_CAT(a, b) QIM_OPS_CAT2(a, b)
+#define OPS_FIXTURE QIM_OPS_CAT(OpsAudit_, QIM_OPS_TEST_BACKEND_ID)
+class OPS_FIXTURE : public AuditDispatch {};
+
+TEST_F(OPS_FIXTURE, CleanTwoEpochsHaveNoFindings) {
   two_owners("");  // the same payload at both epochs: a replay, not a conflict
   const AuditReport report = audit();
   EXPECT_TRUE(report.findings.empty()) << render_audit_table(report);
@@ -95,7 +102,7 @@ TEST_F(AuditDispatch, CleanTwoEpochsHaveNoFindings) {
   EXPECT_NE(run.output.find("\"identity_rows\":6"), std::string::npos) << run.output;
 }
 
-TEST_F(AuditDispatch, FindsExactlyTheConflictingPayload) {
+TEST_F(OPS_FIXTURE, FindsExactlyTheConflictingPayload) {
   two_owners("another body at epoch 2");
   const AuditReport report = audit();
   ASSERT_EQ(report.findings.size(), 1u) << render_audit_table(report);
@@ -129,7 +136,7 @@ TEST_F(AuditDispatch, FindsExactlyTheConflictingPayload) {
 }
 
 // What the store never writes, injected by hand: each is found, and nothing else.
-TEST_F(AuditDispatch, FindsEngineMetadataAndEntryMismatches) {
+TEST_F(OPS_FIXTURE, FindsEngineMetadataAndEntryMismatches) {
   if (ops_backend() == "embedded") GTEST_SKIP() << "embedded rows have no engine metadata to corrupt by hand";
   two_owners("");
   const std::string space = target_->space();
@@ -194,7 +201,7 @@ TEST_F(AuditDispatch, FindsEngineMetadataAndEntryMismatches) {
   EXPECT_EQ(frontier.code, 3) << frontier.output;
 }
 
-TEST_F(AuditDispatch, MailboxReadShowsWhatAClientSees) {
+TEST_F(OPS_FIXTURE, MailboxReadShowsWhatAClientSees) {
   two_owners("");
   const QimRun all = run_qim(target_->env(), "admin mailbox read " + a0_.str());
   EXPECT_EQ(all.code, 0) << all.output;
@@ -206,7 +213,7 @@ TEST_F(AuditDispatch, MailboxReadShowsWhatAClientSees) {
 }
 
 // The CLI's refusals: bad arguments (exit 2), unknown shards (2), a store that is not there (1).
-TEST_F(AuditDispatch, RefusesBadArgumentsAndUnknownShards) {
+TEST_F(OPS_FIXTURE, RefusesBadArgumentsAndUnknownShards) {
   const auto env = target_->env();
   QimRun r = run_qim(env, "admin audit dispatch");
   EXPECT_EQ(r.code, 2) << r.output;
@@ -230,7 +237,7 @@ TEST_F(AuditDispatch, RefusesBadArgumentsAndUnknownShards) {
   }
 }
 
-TEST_F(AuditDispatch, UnreachableEngineIsAClearError) {
+TEST_F(OPS_FIXTURE, UnreachableEngineIsAClearError) {
   auto env = target_->env();
   std::string expected;
   if (ops_backend() == "embedded") {
@@ -257,7 +264,7 @@ namespace {
 
 // schema check/apply: a keyspace apply created keeps every rule; one table switched to TWCS is a
 // problem check names and apply refuses to paper over. Elsewhere: nothing to check, said so.
-TEST_F(AuditDispatch, SchemaCheckRefusesTwcs) {
+TEST_F(OPS_FIXTURE, SchemaCheckRefusesTwcs) {
   const auto env = target_->env();
   if (ops_backend() != "scylla") {
     const QimRun r = run_qim(env, "admin schema check");
@@ -294,7 +301,7 @@ namespace {
 // retention sweep: messages sent today, swept with the clock 40 days ahead (QIM_TEST_CLOCK_OFFSET_MS, as
 // the e2e suite does): every trim moves past them, a reader is shown nothing, a second sweep has nothing
 // left to do.
-TEST_F(AuditDispatch, RetentionSweepReportsWhatMoved) {
+TEST_F(OPS_FIXTURE, RetentionSweepReportsWhatMoved) {
   server_time_ms_ = SystemClock().now_ms();
   two_owners("");
   auto env = target_->env();
