@@ -11,6 +11,7 @@
 #include "app/config.h"
 #include "gateway/protocol/json_writer.h"
 #include "mailbox/open_audit_reader.h"
+#include "node/lease/lease_config.h"
 #include "ops/dispatch_audit.h"
 
 namespace qim {
@@ -124,9 +125,29 @@ int run_frontier_show(const EnvLookup& env, const FrontierCommand& command) {
       },
       [&](const AuditCorruptRow& c) { corrupt.push_back(c); });
   if (!walked.ok()) return fail(what, walked.error());
+  // Owner and lease: from the deployment's lease store where there is one (redis, scylla). Without one
+  // (embedded: one process; or nodes pinned by QIM_OWNED_SHARDS) the store cannot say who owns a shard.
+  std::map<uint32_t, ShardLease> leases;
+  std::string lease_note;
+  if (auto store = open_lease_store(config->store); store.ok()) {
+    auto listed = (*store)->list(config->shards);
+    if (listed.ok()) {
+      for (const auto& l : *listed) leases[l.shard.value] = l;
+    } else {
+      lease_note = "leases unreadable: " + listed.error().to_string();
+    }
+  } else {
+    lease_note = "no lease store: " + store.error().message();
+  }
+  auto owner_of = [&](uint32_t shard) -> std::pair<std::string, std::string> {
+    auto it = leases.find(shard);
+    if (it == leases.end()) return {"-", "-"};
+    if (it->second.epoch.value == 0) return {"(never leased)", "-"};
+    return {it->second.free() ? "(free)" : it->second.owner, std::to_string(it->second.epoch.value)};
+  };
   JsonWriter w;
-  std::string table =
-      fmt::format("{:>5} {:>5} {:>15} {:>22} {}\n", "shard", "epoch", "offset", "mailbox_seq", "writetime");
+  std::string table = fmt::format("{:>5} {:>5} {:>15} {:>22} {:<26} {:<20} {}\n", "shard", "epoch", "offset",
+                                  "mailbox_seq", "writetime", "owner", "lease epoch");
   w.begin_object().field("backend", (*reader)->backend()).key("frontiers").begin_array();
   bool bad = !corrupt.empty();
   for (const auto& [key, r] : rows) {
@@ -137,13 +158,16 @@ int run_frontier_show(const EnvLookup& env, const FrontierCommand& command) {
       bad = bad || !ok;
       check = ok ? "ok" : fmt::format("MISMATCH: {}", *r.writetime);
     }
-    table += fmt::format("{:>5} {:>5} {:>15} {:>22} {}\n", r.shard.value, r.epoch.value, r.offset.value,
-                         seq.to_string(), check);
+    const auto [owner, lease_epoch] = owner_of(r.shard.value);
+    table += fmt::format("{:>5} {:>5} {:>15} {:>22} {:<26} {:<20} {}\n", r.shard.value, r.epoch.value,
+                         r.offset.value, seq.to_string(), check, owner, lease_epoch);
     w.begin_object().key("shard").uint64(r.shard.value).key("epoch").uint64(r.epoch.value);
     w.key("offset").uint64(r.offset.value).field("mailbox_seq", seq.to_string()).key("writetime");
     r.writetime ? w.int64(*r.writetime) : w.null();
+    w.field("owner", owner).field("lease_epoch", lease_epoch);
     w.end_object();
   }
+  if (!lease_note.empty()) table += "note: " + lease_note + "\n";
   w.end_array().key("corrupt").begin_array();
   for (const auto& c : corrupt) {
     w.string(c.where + ": " + c.problem);

@@ -100,6 +100,20 @@ TEST_F(OPS_FIXTURE, CleanTwoEpochsHaveNoFindings) {
   EXPECT_EQ(run.code, 0) << run.output;
   EXPECT_NE(run.output.find("\"clean\":true"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("\"identity_rows\":6"), std::string::npos) << run.output;
+
+  // frontier show: the three rows, their WRITETIME check, and who owns the shard (nobody leased it here).
+  const QimRun frontier = run_qim(target_->env(), "admin frontier show --json");
+  EXPECT_EQ(frontier.code, 0) << frontier.output;
+  EXPECT_NE(frontier.output.find("\"shard\":0,\"epoch\":2,\"offset\":12,\"mailbox_seq\":\"2:12\""),
+            std::string::npos)
+      << frontier.output;
+  EXPECT_NE(frontier.output.find("\"shard\":1,\"epoch\":1,\"offset\":5"), std::string::npos)
+      << frontier.output;
+  const std::string owner = ops_backend() == "embedded" ? "\"owner\":\"-\"" : "\"owner\":\"(never leased)\"";
+  EXPECT_NE(frontier.output.find(owner), std::string::npos) << frontier.output;
+  if (ops_backend() == "scylla") {
+    EXPECT_NE(frontier.output.find("\"writetime\":12"), std::string::npos) << frontier.output;
+  }
 }
 
 TEST_F(OPS_FIXTURE, FindsExactlyTheConflictingPayload) {
