@@ -142,5 +142,19 @@ TEST(DispatchAudit, UnknownShardIsRefused) {
   EXPECT_EQ(report.code(), Errc::kInvalidArgument);
 }
 
+// The pacer reports progress with the running total; the page size follows the rate.
+TEST(RowPacer, ReportsProgressAndSizesPages) {
+  std::vector<std::pair<uint64_t, std::string>> seen;
+  RowPacer pacer(
+      1'000'000, [&](uint64_t rows, std::string_view phase) { seen.emplace_back(rows, phase); },
+      std::chrono::milliseconds(0));
+  pacer.account(10, "identities");
+  pacer.account(5, "entries");
+  EXPECT_EQ(seen, (std::vector<std::pair<uint64_t, std::string>>{{10, "identities"}, {15, "entries"}}));
+  EXPECT_EQ(pacer.total(), 15u);
+  EXPECT_EQ(RowPacer(50, {}).page_size(), 50u);
+  EXPECT_EQ(RowPacer(5000, {}).page_size(), 500u);
+}
+
 }  // namespace
 }  // namespace qim

@@ -337,3 +337,21 @@ TEST_F(OPS_FIXTURE, RetentionSweepReportsWhatMoved) {
 
 }  // namespace
 }  // namespace qim::test
+
+namespace qim::test {
+namespace {
+
+// The embedded reader opens RocksDB read-only: it audits a store another process holds open (the lock is
+// the writer's), seeing what was written when it opened.
+TEST_F(OPS_FIXTURE, AuditsAStoreThatIsOpenElsewhere) {
+  if (ops_backend() != "embedded") GTEST_SKIP() << "the other backends are servers: always open elsewhere";
+  two_owners("another body at epoch 2");
+  auto writer = open_mailbox_store(target_->options());
+  ASSERT_TRUE(writer.ok()) << writer.error().to_string();
+  const QimRun r = run_qim(target_->env(), "admin audit dispatch --all --json");
+  EXPECT_EQ(r.code, 3) << r.output;
+  EXPECT_NE(r.output.find("\"dispatch_id\":\"m2-s0\""), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace qim::test
