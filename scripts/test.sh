@@ -338,6 +338,9 @@ run_phases() {
     ctest_phase "scylla CQL gate (one node, RF 1)" cassandra-single -L scylla-cluster
     e2e_phase "e2e (embedded log, scylla store on Cassandra)" cassandra-single scylla
     e2e_distributed_phase "e2e (distributed: Kafka, scylla store on Cassandra)" "cassandra-single kafka redis" scylla
+    # Two `qim mailbox` owning one shard at two epochs, fed through Kafka, then audited (about 30 s).
+    QIM_TEST_KAFKA_BROKERS=127.0.0.1:${QIM_KAFKA_PORT:-19092} \
+      ctest_phase "split brain (two owners on Cassandra, Kafka)" "cassandra-single kafka" -L split-brain
     unset QIM_TEST_CQL_HOSTS QIM_CQL_HOSTS
     engine_stop cassandra-single bash $engines/cassandra.sh stop single || true
   fi

@@ -7,6 +7,7 @@
 
 #include "app/commands.h"
 #include "app/config.h"
+#include "app/ops_cli.h"
 
 namespace {
 
@@ -27,6 +28,13 @@ void instance_flags(CLI::App* cmd, std::map<std::string, std::string>& o) {
   env_flag(cmd, o, "--epoch", "QIM_EPOCH", "ownership epoch of the owned shards");
   env_flag(cmd, o, "--delivery-mode", "QIM_DELIVERY_MODE", "hybrid, push or pull");
   env_flag(cmd, o, "--log-level", "QIM_LOG_LEVEL", "trace, debug, info, warn or error");
+}
+
+// What the operator commands on the store read: where it is and how it is sharded.
+void store_flags(CLI::App* cmd, std::map<std::string, std::string>& o) {
+  env_flag(cmd, o, "--data-dir", "QIM_DATA_DIR", "data directory");
+  env_flag(cmd, o, "--store", "QIM_MAILBOX_STORE_BACKEND", "mailbox store backend");
+  env_flag(cmd, o, "--shards", "QIM_SHARDS", "shard count");
 }
 
 void gateway_flags(CLI::App* cmd, std::map<std::string, std::string>& o) {
@@ -101,6 +109,9 @@ int main(int argc, char** argv) {
     instance_flags(c, overrides);
   }
 
+  // Operator commands on the mailbox store (docs/operations.md).
+  const qim::OpsCli ops(app, [&overrides](CLI::App* cmd) { store_flags(cmd, overrides); });
+
   CLI11_PARSE(app, argc, argv);
   const qim::EnvLookup env = qim::with_overrides(qim::process_env(), overrides);
   if (up->parsed()) return qim::run_up(env);
@@ -108,6 +119,7 @@ int main(int argc, char** argv) {
   if (tok->parsed()) return qim::run_token(env, token);
   if (rep->parsed()) return qim::run_replay_fanout(env, replay);
   if (status->parsed()) return qim::run_status(env);
+  if (auto code = ops.run(env)) return *code;
   if (quar->parsed()) {
     if (quar_show->parsed()) quarantine.show = position;
     return qim::run_quarantine(env, quarantine);
