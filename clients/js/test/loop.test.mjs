@@ -117,3 +117,41 @@ test('EXPIRED_CURSOR: SYNC from 0 but show only what is above the old cursor', a
   assert.equal(store.v, '60');
   c.close();
 });
+
+test('a SEND refused with UNAVAILABLE is retried with the same client_msg_id; FORBIDDEN is not', async () => {
+  let socket;
+  const c = new QimClient({
+    url: 'ws://test/',
+    token: 't',
+    reconnectInitialMs: 5,
+    createSocket: () => (socket = new ScriptedSocket()),
+  });
+  const started = c.start();
+  await tick();
+  socket.push({ type: 'AUTH_OK', ref: socket.last('AUTH').ref, v: 1, user: 'a', device: 'd', expires_at: 0, delivery: 'hybrid' });
+  await started;
+  const sending = c.send({ to: 'b', body: 'hi' });
+  await tick();
+  const first = socket.last('SEND');
+  socket.push({ type: 'ERROR', ref: first.ref, code: 'UNAVAILABLE', message: 'log unavailable' });
+  let second;
+  for (let i = 0; i < 100 && !second; i++) {
+    await tick();
+    second = socket.sent.filter((f) => f.type === 'SEND')[1];
+  }
+  assert.ok(second, 'retried');
+  assert.equal(second.client_msg_id, first.client_msg_id);
+  assert.notEqual(second.ref, first.ref);
+  socket.push({ type: 'SEND_ACK', ref: second.ref, client_msg_id: second.client_msg_id, message_id: '77', conversation: 'd:a:b', server_time: 1, duplicate: false });
+  const ack = await sending;
+  assert.equal(ack.message_id, '77');
+
+  const refused = c.send({ to: 'c', body: 'no' });
+  await tick();
+  const third = socket.last('SEND');
+  socket.push({ type: 'ERROR', ref: third.ref, code: 'FORBIDDEN', message: 'no' });
+  await assert.rejects(refused, (e) => e.code === 'FORBIDDEN');
+  await tick();
+  assert.equal(socket.sent.filter((f) => f.type === 'SEND').length, 3);
+  c.close();
+});
