@@ -10,12 +10,16 @@ packages=(
   libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev libhiredis-dev librdkafka-dev
   prometheus-cpp-dev libssl-dev zlib1g-dev
   redis-server redis-tools openjdk-17-jre-headless maven gnuplot-nox
+  nodejs chromium
 )
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The TypeScript SDK and the browser test need npm. A nodejs package that bundles npm (e.g. one from the
+# Node.js project) conflicts with Debian's npm package, so npm is asked for only when no npm is on PATH.
+command -v npm >/dev/null || missing+=(npm)
 if ((${#missing[@]})); then
   echo "install-deps: installing ${missing[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo

@@ -13,7 +13,7 @@
 # one), so M > 0 exactly when something failed, and the exit code is non-zero exactly then.
 #
 # Overrides, to run the script beside other copies on one machine or only some phases:
-#   QIM_TEST_PHASES="unit redis kafka pipeline cassandra cluster"   the groups to run (default: all)
+#   QIM_TEST_PHASES="unit redis kafka pipeline cassandra cluster web"   the groups to run (default: all)
 #   QIM_TEST_REDIS_PORTS="16379 16380 16381"   two mailbox instances and one routing; QIM_TEST_SMOKE_REDIS_PORT
 #   (16382); QIM_RUN_DIR, QIM_CASSANDRA_ADDRESS_PREFIX, QIM_CASSANDRA_JMX_PORT, QIM_KAFKA_PORT,
 #   QIM_KAFKA_CONTROLLER_PORT, QIM_KAFKA_HEAP: as the engine scripts; QIM_TEST_SKIP_BUILD=1 uses the build as
@@ -36,12 +36,12 @@ setup() {
   ((${#redis_ports[@]} == 3)) || { echo "test: QIM_TEST_REDIS_PORTS needs three ports"; exit 2; }
   smoke_redis_port=${QIM_TEST_SMOKE_REDIS_PORT:-16382}
   prefix=${QIM_CASSANDRA_ADDRESS_PREFIX:-127.0.0.}
-  phases=" ${QIM_TEST_PHASES:-unit redis kafka pipeline cassandra cluster} "
+  phases=" ${QIM_TEST_PHASES:-unit redis kafka pipeline cassandra cluster web} "
   [[ ${QIM_TEST_SKIP_CLUSTER:-0} != 1 ]] || phases=${phases/ cluster / }
   local p
   for p in $phases; do
-    [[ " unit redis kafka pipeline cassandra cluster " == *" $p "* ]] ||
-      { echo "test: unknown phase group '$p' in QIM_TEST_PHASES (unit redis kafka pipeline cassandra cluster)"; exit 2; }
+    [[ " unit redis kafka pipeline cassandra cluster web " == *" $p "* ]] ||
+      { echo "test: unknown phase group '$p' in QIM_TEST_PHASES (unit redis kafka pipeline cassandra cluster web)"; exit 2; }
   done
 
   work=$(mktemp -d "${TMPDIR:-/tmp}/qim-test.XXXXXX")
@@ -243,6 +243,59 @@ smoke_phase() {
   record "$name" "$passed" "$failed" 0 "$why"
 }
 
+# The SDK and the web page (clients/js): `npm ci` from the committed lock file (its cache under the build dir)
+# and the build, once; false if either fails.
+web_prepared=""
+web_prepare() {
+  if [[ -z $web_prepared ]]; then
+    web_prepared=0
+    echo "test: npm ci and build in clients/js"
+    (cd clients/js && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --prefer-offline \
+      --cache "$PWD/../../build/npm-cache" && npm run build) && web_prepared=1
+  fi
+  [[ $web_prepared == 1 ]]
+}
+# node_phase NAME FILES...: `node --test` in clients/js against a real `qim up` (the tests start their own,
+# port 0, data under /tmp/web-*); counts from its JUnit report (a testcase with <failure> failed, with
+# <skipped> skipped). QIM_BINARY: the build's qim.
+node_phase() {
+  local name=$1
+  shift
+  echo
+  echo "=== test phase: $name"
+  if ! web_prepare; then
+    record "$name" 0 1 0 "npm ci or the SDK's build failed; its tests did not run"
+    return 0
+  fi
+  local junit="$work/phase$((${#phase_lines[@]} + 1)).xml" rc=0
+  # The patterns are expanded in clients/js (Node 20's --test does not expand globs itself).
+  # shellcheck disable=SC2048,SC2086
+  (cd clients/js && files=($*) && QIM_BINARY=$PWD/../../build/release/src/app/qim node --test \
+    --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit \
+    --test-reporter-destination="$junit" "${files[@]}") || rc=$?
+  local counts passed failed skipped why=""
+  counts=$(python3 - "$junit" <<'PY' || true
+import sys, xml.etree.ElementTree as ET
+p = f = s = 0
+for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    if case.find("failure") is not None: f += 1
+    elif case.find("skipped") is not None: s += 1
+    else: p += 1
+print(p, f, s)
+PY
+)
+  if ! [[ $counts =~ ^[0-9]+\ [0-9]+\ [0-9]+$ ]]; then
+    record "$name" 0 0 0 "no readable JUnit report from node --test (exit $rc)"
+    return 0
+  fi
+  read -r passed failed skipped <<<"$counts"
+  if ((failed > 0)); then why="$failed failed"
+  elif ((passed == 0)); then why="no tests ran"
+  elif ((rc != 0)); then why="node --test exited $rc"
+  fi
+  record "$name" "$passed" "$failed" "$skipped" "$why"
+}
+
 # The e2e suite on a given mailbox store (the other QIM_* variables of the phase reach `qim up` unchanged).
 e2e_phase() {
   local name=$1 needed=$2 backend=$3
@@ -367,6 +420,14 @@ run_phases() {
   fi
   engine_stop kafka bash $engines/kafka.sh stop || true
   engine_stop redis redis_stop || true
+
+  # 6. TLS and the web page: wss:// through the C++ client and qimctl (label web), the TypeScript SDK
+  #    against `qim up`, the chat page in headless Chromium (screenshots on failure: build/browser-artifacts).
+  if wanted web; then
+    ctest_phase "tls and web (C++)" "" -L '^web$'
+    node_phase "sdk (node --test)" 'test/*.test.mjs'
+    node_phase "browser (Chromium)" 'browser-test/*.test.mjs'
+  fi
 }
 
 main() {

@@ -22,7 +22,9 @@
 //   QIM_ADMIN_LISTEN          127.0.0.1    admin server (/healthz, /metrics) of a role without a gateway
 //   QIM_ADMIN_PORT            7401         its port; 0 picks a free one (the gateway reads both itself)
 //   QIM_HISTORY_BACKEND       (follows QIM_MAILBOX_STORE_BACKEND)  embedded | scylla | redis
-//   plus the store's (mailbox/store_options.h) and the gateway's (gateway/gateway_options.h) variables.
+//   QIM_DEV_TLS               0            1 (`qim up --dev-tls`): serve wss:// with a self-signed pair in
+//   <data>/tls plus the store's (mailbox/store_options.h) and the gateway's (gateway/gateway_options.h)
+//   variables.
 
 #include <spdlog/common.h>
 

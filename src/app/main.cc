@@ -60,6 +60,9 @@ int main(int argc, char** argv) {
   auto* up = app.add_subcommand("up", "run every role in one process (embedded log and store by default)");
   instance_flags(up, overrides);
   gateway_flags(up, overrides);
+  up->add_flag_callback(
+      "--dev-tls", [&overrides] { overrides["QIM_DEV_TLS"] = "1"; },
+      "serve wss:// with a self-signed development certificate kept in <data dir>/tls (sets QIM_DEV_TLS=1)");
 
   std::string role;
   for (const char* r : {"gateway", "fanout", "mailbox", "archiver"}) {

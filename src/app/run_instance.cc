@@ -19,6 +19,7 @@
 #include "gateway/gateway.h"
 #include "gateway/gateway_options.h"
 #include "node/lease/lease_config.h"
+#include "tls/dev_cert.h"
 
 namespace qim {
 
@@ -70,14 +71,21 @@ struct Leases {
   std::unique_ptr<ShardOwnership> loop;  // after the node started; stopped before its drain
 };
 
-void print_banner(const AppConfig& c, const Gateway* gw, const RoleAdmin* admin, bool dev_secret,
+void print_banner(const AppConfig& c, const Gateway* gw, const GatewayOptions& gw_options,
+                  const RoleAdmin* admin, bool dev_secret, const std::string& dev_ca,
                   const std::string& name) {
   const std::string dir = std::filesystem::absolute(c.data_dir).lexically_normal().string();
   std::string shards = std::to_string(c.owned_shards.size()) + " of " + std::to_string(c.shards) + " shards";
   fmt::print("{} is running: {} log, {} mailbox store, {}, epoch {}, delivery {}, data in {}\n", name,
              c.log.backend, c.store.backend, shards, c.epoch.value, c.delivery_mode, dir);
   if (gw != nullptr) {
-    fmt::print("  clients connect to  ws://127.0.0.1:{}/   (protocol: docs/protocol.md)\n", gw->port());
+    const bool tls = !gw_options.tls_cert_file.empty();
+    fmt::print("  clients connect to  {}://127.0.0.1:{}/   (protocol: docs/protocol.md)\n",
+               tls ? "wss" : "ws", gw->port());
+    if (!dev_ca.empty()) fmt::print("  trust (dev TLS)     {}   (qimctl --ca, QIM_TLS_CA)\n", dev_ca);
+    if (!gw_options.web_dir.empty())
+      fmt::print("  web chat page       {}://127.0.0.1:{}/   (files in {}{})\n", tls ? "https" : "http",
+                 gw->port(), gw_options.web_dir, gw_options.dev_tokens ? "; dev tokens on" : "");
     fmt::print("  admin               http://127.0.0.1:{}/healthz  /metrics  /admin/pipeline\n",
                gw->admin_port());
     fmt::print("  get a token         qim token --data-dir {} --user alice --device d1\n", dir);
@@ -102,11 +110,26 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   spdlog::set_level(cfg.log_level);
 
   EnvLookup env = base_env;
+  // `qim up --dev-tls`: serve wss:// with a self-signed pair kept in the data directory.
+  std::string dev_ca;
+  if (auto v = base_env("QIM_DEV_TLS"); v && *v == "1" && instance.gateway) {
+    if (base_env("QIM_TLS_CERT") || base_env("QIM_TLS_KEY"))
+      return refuse(log, instance.name,
+                    Error(Errc::kConfig,
+                          "--dev-tls (QIM_DEV_TLS=1) and QIM_TLS_CERT/QIM_TLS_KEY both set: "
+                          "choose the development pair or your own"));
+    auto files = tls::ensure_dev_cert((std::filesystem::path(cfg.data_dir) / "tls").string());
+    if (!files.ok()) return refuse(log, instance.name + ": the development certificate", files.error());
+    dev_ca = std::filesystem::absolute(files->cert).lexically_normal().string();
+    env = with_overrides(env, {{"QIM_TLS_CERT", files->cert}, {"QIM_TLS_KEY", files->key}});
+  } else if (v && *v != "0" && *v != "1") {
+    return refuse(log, instance.name, Error(Errc::kConfig, "QIM_DEV_TLS='" + *v + "': expected 0 or 1"));
+  }
   bool dev_secret = false;
   if (instance.gateway && !base_env("QIM_AUTH_SECRET")) {
     auto secret = load_or_create_dev_secret(cfg.data_dir);
     if (!secret.ok()) return refuse(log, instance.name, secret.error());
-    env = with_overrides(base_env, {{"QIM_AUTH_SECRET", *secret}});
+    env = with_overrides(env, {{"QIM_AUTH_SECRET", *secret}});
     dev_secret = true;
   }
 
@@ -166,9 +189,11 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   // another gateway gets the same message id (docs/protocol.md "Idempotent send"). Outlives the gateway.
   std::unique_ptr<RedisSendDedup> shared_dedup;
   std::unique_ptr<Gateway> gateway;
+  GatewayOptions gateway_options;  // for the banner
   if (instance.gateway) {
     auto options = gateway_options_from_env(env);
     if (!options.ok()) return refuse(log, instance.name, options.error());
+    gateway_options = *options;
     GatewayDeps deps;
     if (routing_options) {
       RedisSendDedupOptions dedup;
@@ -240,7 +265,7 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     log.warn("cannot write {}/running.json (operator commands will not find this instance): {}", cfg.data_dir,
              s.error().to_string());
   }
-  print_banner(cfg, gateway.get(), admin.get(), dev_secret, instance.name);
+  print_banner(cfg, gateway.get(), gateway_options, admin.get(), dev_secret, dev_ca, instance.name);
 
   int signal_number = 0;
   std::string last_summary;

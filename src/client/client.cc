@@ -9,6 +9,9 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
 
+#include "tls/maybe_tls_stream.h"
+#include "tls/tls_context.h"
+
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -40,14 +43,18 @@ Runtime::~Runtime() {
 }
 
 struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
-  Impl(Runtime& runtime, ClientOptions o) : options(std::move(o)), ws(net::make_strand(runtime.impl().io)) {
+  Impl(Runtime& runtime, ClientOptions o, std::shared_ptr<net::ssl::context> tls_context)
+      : options(std::move(o)),
+        tls(std::move(tls_context)),
+        ws(net::make_strand(runtime.impl().io), tls.get()) {
     if (options.on_frame) on_frame = std::make_shared<const FrameCallback>(options.on_frame);
   }
   using FrameCallback = std::function<void(std::string_view)>;
   std::shared_ptr<const FrameCallback> on_frame;  // guarded by mu
 
   ClientOptions options;
-  websocket::stream<beast::tcp_stream> ws;
+  std::shared_ptr<net::ssl::context> tls;  // before ws: the TLS stream refers to it
+  websocket::stream<tls::MaybeTlsStream> ws;
   beast::flat_buffer in;
   std::deque<std::pair<std::string, bool>> out;  // (bytes, is_text)
   bool writing = false;
@@ -161,7 +168,13 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
 Result<std::unique_ptr<Client>> Client::connect(const ClientOptions& options,
                                                 std::shared_ptr<Runtime> runtime) {
   if (!runtime) runtime = std::make_shared<Runtime>(1);
-  auto impl = std::make_shared<Impl>(*runtime, options);
+  std::shared_ptr<net::ssl::context> tls_context;
+  if (options.tls) {
+    auto made = tls::client_context(options.ca_file);
+    if (!made.ok()) return made.error();
+    tls_context = std::move(made).value();
+  }
+  auto impl = std::make_shared<Impl>(*runtime, options, std::move(tls_context));
   const std::string where = options.host + ":" + std::to_string(options.port);
   beast::error_code ec;
   auto ip = net::ip::make_address(options.host, ec);
@@ -171,6 +184,8 @@ Result<std::unique_ptr<Client>> Client::connect(const ClientOptions& options,
   tcp.socket().connect(net::ip::tcp::endpoint(ip, options.port), ec);
   if (ec) return Error(Errc::kTransport, "client: connect to " + where + ": " + ec.message());
   tcp.socket().set_option(net::ip::tcp::no_delay(true), ec);
+  if (Status s = impl->ws.next_layer().client_handshake(options.host); !s.ok())
+    return Error(Errc::kTransport, "client: " + where + ": " + s.error().message());
   impl->ws.handshake(where, options.target, ec);
   if (ec) return Error(Errc::kTransport, "client: WebSocket handshake with " + where + ": " + ec.message());
   impl->ws.read_message_max(16 << 20);

@@ -37,6 +37,10 @@ struct ClientOptions {
   uint16_t port = 7400;
   std::string target = "/";  // the HTTP path of the upgrade request
   std::chrono::milliseconds timeout{5000};
+  // wss://: TLS with the server verified against `ca_file` (PEM; empty: the system's trust store) and
+  // the certificate's name checked against `host`. Verification cannot be turned off.
+  bool tls = false;
+  std::string ca_file;
   // Optional: receive frames here (raw JSON text) instead of the queue.
   std::function<void(std::string_view frame)> on_frame;
   // Optional: told once when the connection ends (close code, reason).
@@ -47,8 +51,9 @@ using Pred = std::function<bool(const ServerFrame&)>;
 
 class Client {
  public:
-  // Connects and completes the WebSocket handshake. Transport naming the endpoint on failure. With no
-  // runtime, the client runs its own one-thread runtime.
+  // Connects and completes the TLS handshake (options.tls) and the WebSocket handshake. Transport naming
+  // the endpoint on failure (e.g. "certificate verify failed"); Config for a CA file that does not load.
+  // With no runtime, the client runs its own one-thread runtime.
   static Result<std::unique_ptr<Client>> connect(const ClientOptions& options,
                                                  std::shared_ptr<Runtime> runtime = nullptr);
   ~Client();

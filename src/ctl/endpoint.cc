@@ -11,11 +11,11 @@ Error bad_url(std::string_view url, const std::string& why) {
 }  // namespace
 
 Result<Endpoint> parse_ws_url(std::string_view url) {
-  constexpr std::string_view kScheme = "ws://";
-  if (url.starts_with("wss://")) return bad_url(url, "wss:// is not supported (plain ws:// only)");
-  if (!url.starts_with(kScheme)) return bad_url(url, "must start with ws://");
-  std::string_view rest = url.substr(kScheme.size());
   Endpoint e;
+  e.tls = url.starts_with("wss://");
+  if (!e.tls && !url.starts_with("ws://")) return bad_url(url, "must start with ws:// or wss://");
+  if (e.tls) e.port = 443;
+  std::string_view rest = url.substr(e.tls ? 6 : 5);
   if (auto slash = rest.find('/'); slash != std::string_view::npos) {
     e.target = std::string(rest.substr(slash));
     rest = rest.substr(0, slash);

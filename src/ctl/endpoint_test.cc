@@ -28,9 +28,21 @@ TEST(ParseWsUrl, BracketedIpv6) {
   EXPECT_EQ(e->port, 9000);
 }
 
+TEST(ParseWsUrl, WssMeansTlsWithPort443ByDefault) {
+  auto e = parse_ws_url("wss://localhost/chat");
+  ASSERT_TRUE(e.ok()) << e.error().to_string();
+  EXPECT_TRUE(e->tls);
+  EXPECT_EQ(e->host, "127.0.0.1");
+  EXPECT_EQ(e->port, 443);
+  EXPECT_EQ(e->target, "/chat");
+  auto plain = parse_ws_url("ws://127.0.0.1:7400");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->tls);
+}
+
 TEST(ParseWsUrl, RefusesWhatTheClientCannotUse) {
   for (const char* bad :
-       {"http://127.0.0.1:7400", "wss://127.0.0.1", "127.0.0.1:7400", "ws://:7400",
+       {"http://127.0.0.1:7400", "https://127.0.0.1", "127.0.0.1:7400", "ws://:7400", "wss://:7400",
         "ws://127.0.0.1:", "ws://127.0.0.1:0", "ws://127.0.0.1:70000", "ws://127.0.0.1:74x0", "ws://[::1"}) {
     auto e = parse_ws_url(bad);
     ASSERT_FALSE(e.ok()) << bad;

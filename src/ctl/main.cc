@@ -11,6 +11,8 @@ namespace {
 // --url and --token on every subcommand (flags before the subcommand would read worse in the examples).
 void connection_flags(CLI::App* cmd, qim::ctl::Connection& c) {
   cmd->add_option("--url", c.url, "gateway WebSocket URL")->envname("QIM_URL")->capture_default_str();
+  cmd->add_option("--ca", c.ca_file, "wss://: PEM certificate(s) to trust, e.g. the dev certificate")
+      ->envname("QIM_TLS_CA");
   cmd->add_option("--token", c.token, "access token, e.g. from `qim token`")
       ->envname("QIM_TOKEN")
       ->required();

@@ -12,6 +12,8 @@ Result<Session> open_session(const Connection& c) {
   options.host = where.host;
   options.port = where.port;
   options.target = where.target;
+  options.tls = where.tls;
+  options.ca_file = c.ca_file;
   options.timeout = c.request_timeout;
   Session s;
   QIM_ASSIGN_OR_RETURN(s.client, client::Client::connect(options));

@@ -12,6 +12,7 @@ namespace qim::ctl {
 struct Connection {
   std::string url = "ws://127.0.0.1:7400";
   std::string token;
+  std::string ca_file;  // wss://: the PEM certificates to trust (--ca / QIM_TLS_CA); empty: the system's
   std::chrono::milliseconds request_timeout{5000};  // connect, and each request's reply
 };
 

@@ -60,8 +60,7 @@ std::string CloseReasonStream::close_frame(uint16_t code) {
 }
 
 void teardown(boost::beast::role_type role, CloseReasonStream& stream, boost::beast::error_code& ec) {
-  using boost::beast::websocket::teardown;
-  teardown(role, stream.next_layer(), ec);
+  tls::teardown(role, stream.next_layer(), ec);
 }
 
 }  // namespace qim

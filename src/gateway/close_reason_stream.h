@@ -21,6 +21,8 @@
 #include <string>
 #include <string_view>
 
+#include "tls/maybe_tls_stream.h"
+
 namespace qim {
 
 // The reason the gateway gives to a close Beast writes with `code` alone.
@@ -40,10 +42,12 @@ class FrameBoundary {
 
 class CloseReasonStream {
  public:
-  using next_layer_type = boost::beast::tcp_stream;
+  using next_layer_type = tls::MaybeTlsStream;  // TLS or plain TCP: this layer sees the plaintext
   using executor_type = next_layer_type::executor_type;
 
-  explicit CloseReasonStream(boost::asio::ip::tcp::socket socket) : next_(std::move(socket)) {}
+  // `tls` null: plain TCP; else TLS with that context (which must outlive the stream).
+  CloseReasonStream(boost::asio::ip::tcp::socket socket, boost::asio::ssl::context* tls)
+      : next_(std::move(socket), tls) {}
 
   executor_type get_executor() noexcept { return next_.get_executor(); }
   next_layer_type& next_layer() noexcept { return next_; }
@@ -105,13 +109,13 @@ class CloseReasonStream {
   FrameBoundary boundary_;
 };
 
-// Teardown as for the TCP stream below (found by argument-dependent lookup from Beast's WebSocket stream).
+// Teardown as for the stream below (TLS or TCP, found by argument-dependent lookup from Beast's WebSocket
+// stream).
 void teardown(boost::beast::role_type role, CloseReasonStream& stream, boost::beast::error_code& ec);
 
 template <class TeardownHandler>
 void async_teardown(boost::beast::role_type role, CloseReasonStream& stream, TeardownHandler&& handler) {
-  using boost::beast::websocket::async_teardown;
-  async_teardown(role, stream.next_layer(), std::forward<TeardownHandler>(handler));
+  tls::async_teardown(role, stream.next_layer(), std::forward<TeardownHandler>(handler));
 }
 
 }  // namespace qim

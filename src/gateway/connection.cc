@@ -7,6 +7,7 @@
 
 #include "gateway/gateway_context.h"
 #include "gateway/membership.h"
+#include "gateway/plain_http.h"
 #include "gateway/protocol/server_frame.h"
 #include "outbox/outbox_record.h"
 
@@ -37,7 +38,7 @@ std::string read_error_frame(GatewayMetrics& metrics, const std::string& ref, co
 Connection::Connection(net::ip::tcp::socket socket, GatewayContext& ctx, uint64_t id)
     : ctx_(ctx),
       id_(id),
-      ws_(std::move(socket)),
+      ws_(std::move(socket), ctx.tls.get()),
       auth_timer_(ws_.get_executor()),
       bucket_(ctx.options.max_frames_per_second, ctx.options.max_frames_per_second, Clock::now()) {}
 
@@ -50,18 +51,36 @@ Connection::~Connection() {
 
 void Connection::start() {
   net::dispatch(ws_.get_executor(), [self = shared_from_this()] {
-    self->upgrade_.emplace();
-    self->upgrade_->header_limit(8 * 1024);
+    // One deadline covers the TLS handshake and the upgrade request.
     beast::get_lowest_layer(self->ws_).expires_after(kUpgradeTimeout);
-    http::async_read(beast::get_lowest_layer(self->ws_), self->in_, *self->upgrade_,
-                     [self](beast::error_code ec, size_t) { self->on_upgrade_request(ec); });
+    if (auto* tls = self->ws_.next_layer().next_layer().tls()) {
+      // A client that does not speak TLS (a plain ws:// client) fails here and the socket is closed.
+      tls->async_handshake(net::ssl::stream_base::server, [self](beast::error_code ec) {
+        if (ec) {
+          spdlog::debug("gateway: TLS handshake failed: {}", ec.message());
+          return;
+        }
+        self->read_upgrade_request();
+      });
+      return;
+    }
+    self->read_upgrade_request();
   });
+}
+
+void Connection::read_upgrade_request() {
+  upgrade_.emplace();
+  upgrade_->header_limit(8 * 1024);
+  // Read through the TLS layer when there is one (the lowest layer is the raw TCP stream).
+  http::async_read(
+      ws_.next_layer().next_layer(), in_, *upgrade_,
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->on_upgrade_request(ec); });
 }
 
 void Connection::on_upgrade_request(beast::error_code ec) {
   if (ec) return;  // the peer went away or sent no valid request in time
   if (!websocket::is_upgrade(upgrade_->get())) {
-    refuse_upgrade(http::status::upgrade_required, "this port speaks the QIM WebSocket protocol only\n");
+    answer_http();
     return;
   }
   if (ctx_.open_connections.fetch_add(1) >= ctx_.options.max_connections) {
@@ -81,15 +100,33 @@ void Connection::on_upgrade_request(beast::error_code ec) {
                    [self = shared_from_this()](beast::error_code ec) { self->on_accept(ec); });
 }
 
+void Connection::answer_http() {
+  beast::error_code ec;
+  auto peer = beast::get_lowest_layer(ws_).socket().remote_endpoint(ec).address();
+  const bool loopback = !ec && (peer.is_loopback() ||
+                                (peer.is_v6() && peer.to_v6().is_v4_mapped() &&
+                                 net::ip::make_address_v4(net::ip::v4_mapped, peer.to_v6()).is_loopback()));
+  PlainHttpAnswer a = answer_plain_http(upgrade_->get(), ctx_.options, loopback, *ctx_.deps.clock);
+  const bool head = upgrade_->get().method() == http::verb::head;
+  write_http(a.status, std::move(a.content_type), head ? std::string() : std::move(a.body), a.cacheable);
+}
+
 void Connection::refuse_upgrade(http::status status, std::string why) {
+  write_http(status, "text/plain; charset=utf-8", std::move(why), false);
+}
+
+void Connection::write_http(http::status status, std::string content_type, std::string body, bool cacheable) {
   auto res = std::make_shared<http::response<http::string_body>>(status, 11);
   res->set(http::field::server, "qim-gateway");
-  res->set(http::field::content_type, "text/plain");
+  res->set(http::field::content_type, content_type);
+  res->set(http::field::cache_control, cacheable ? "no-cache" : "no-store");
+  res->set("X-Content-Type-Options", "nosniff");
   res->keep_alive(false);
-  res->body() = std::move(why);
+  res->body() = std::move(body);
   res->prepare_payload();
+  // Written through the TLS layer when there is one; one request per connection.
   http::async_write(
-      beast::get_lowest_layer(ws_), *res, [self = shared_from_this(), res](beast::error_code, size_t) {
+      ws_.next_layer().next_layer(), *res, [self = shared_from_this(), res](beast::error_code, size_t) {
         beast::error_code ignored;
         beast::get_lowest_layer(self->ws_).socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
       });

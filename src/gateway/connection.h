@@ -37,7 +37,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  // Reads the HTTP upgrade and accepts it, or refuses it (426 not a WebSocket, 503 over the bound).
+  // With TLS, does the server handshake first. Reads the HTTP upgrade and accepts it, or refuses it (503
+  // over the bound); a request that is no upgrade gets plain_http.h's answer (the page, 426, ...).
   void start();
   // Queues a frame (a DELIVER) from any thread.
   void push(std::shared_ptr<const std::string> frame);
@@ -48,8 +49,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   using Ws = boost::beast::websocket::stream<CloseReasonStream>;
   using Clock = std::chrono::steady_clock;
 
+  void read_upgrade_request();
   void on_upgrade_request(boost::beast::error_code ec);
+  void answer_http();
   void refuse_upgrade(boost::beast::http::status status, std::string why);
+  void write_http(boost::beast::http::status status, std::string content_type, std::string body,
+                  bool cacheable);
   void on_accept(boost::beast::error_code ec);
   void do_read();
   void on_read(boost::beast::error_code ec);

@@ -41,6 +41,12 @@ struct GatewayOptions {
   size_t dedup_capacity = 200'000;       // SEND idempotency keys kept (rebuilt from the Outbox at start)
   int64_t dedup_window_ms = 86'400'000;  // how long a client_msg_id stays a duplicate
   uint32_t blocking_threads = 2;         // threads for store and history reads (SYNC, HISTORY)
+  // TLS (both or neither): the client port then serves wss:// (and the web page over https://) only.
+  std::string tls_cert_file;  // QIM_TLS_CERT: PEM certificate chain
+  std::string tls_key_file;   // QIM_TLS_KEY: PEM private key of its first certificate
+  // Plain HTTP on the client port (docs/running.md "The web chat page"):
+  std::string web_dir;      // QIM_WEB_DIR: static files served for GET requests that are no upgrade
+  bool dev_tokens = false;  // QIM_WEB_DEV_TOKENS=1: GET /dev/token mints tokens, for loopback peers only
 };
 
 // An extra endpoint of the admin server (loopback only), e.g. a test knob a deployment registers.
@@ -73,7 +79,8 @@ struct GatewayDeps {
 class Gateway {
  public:
   virtual ~Gateway() = default;
-  // Binds and starts serving. Io if a port cannot be bound; Config for bad options (e.g. no secret).
+  // Binds and starts serving. Io if a port cannot be bound; Config for bad options (e.g. no secret, a TLS
+  // certificate or key that does not load, a web directory that does not exist).
   virtual Status start() = 0;
   // Stops accepting, closes connections, returns when every in-flight SEND is answered.
   virtual void stop() = 0;

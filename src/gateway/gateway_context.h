@@ -3,6 +3,7 @@
 // connection registry (the push router), metrics, and the pool that runs blocking store reads. Owned by
 // the gateway; outlives every connection (stop() drains them first).
 
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include <atomic>
@@ -38,6 +39,8 @@ struct GatewayContext {
   ConnectionRegistry registry;
   ParserPool parsers;  // shared: a parser's buffers grow to the largest frame it saw
   boost::asio::thread_pool blocking;
+  // Set by start() before the first accept when TLS is configured; null: plain ws://.
+  std::shared_ptr<boost::asio::ssl::context> tls;
 
   // SENDs appended but not yet answered; stop() waits for zero.
   void send_started() { in_flight_sends.fetch_add(1); }

@@ -50,6 +50,20 @@ Result<GatewayOptions> gateway_options_from_env(const EnvLookup& getenv) {
   QIM_RETURN_IF_ERROR(number("QIM_GATEWAY_MAX_OUTBOUND", o.max_outbound_frames, 1, 1'000'000));
   QIM_RETURN_IF_ERROR(
       number("QIM_GATEWAY_MAX_OUTBOUND_BYTES", o.max_outbound_bytes, 1 << 16, int64_t{1} << 32));
+  QIM_RETURN_IF_ERROR(text("QIM_TLS_CERT", o.tls_cert_file));
+  QIM_RETURN_IF_ERROR(text("QIM_TLS_KEY", o.tls_key_file));
+  if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
+    return Error(Errc::kConfig, std::string(o.tls_cert_file.empty() ? "QIM_TLS_KEY" : "QIM_TLS_CERT") +
+                                    " is set but " +
+                                    (o.tls_cert_file.empty() ? "QIM_TLS_CERT" : "QIM_TLS_KEY") +
+                                    " is not: TLS needs both the certificate and its key");
+  }
+  QIM_RETURN_IF_ERROR(text("QIM_WEB_DIR", o.web_dir));
+  if (auto v = getenv("QIM_WEB_DEV_TOKENS")) {
+    if (*v != "0" && *v != "1")
+      return Error(Errc::kConfig, "QIM_WEB_DEV_TOKENS='" + *v + "': expected 0 or 1");
+    o.dev_tokens = *v == "1";
+  }
   return o;
 }
 

@@ -10,8 +10,9 @@ namespace qim {
 // Reads QIM_GATEWAY_LISTEN, QIM_GATEWAY_PORT, QIM_ADMIN_LISTEN, QIM_ADMIN_PORT, QIM_AUTH_SECRET,
 // QIM_DELIVERY_MODE, QIM_GATEWAY_THREADS, QIM_GATEWAY_MAX_CONNECTIONS, QIM_GATEWAY_MAX_FRAME_BYTES,
 // QIM_GATEWAY_MAX_BODY_BYTES, QIM_GATEWAY_RATE (frames per second per connection),
-// QIM_GATEWAY_MAX_OUTBOUND (queued frames per connection), QIM_GATEWAY_MAX_OUTBOUND_BYTES. Config naming the
-// variable on a bad value.
+// QIM_GATEWAY_MAX_OUTBOUND (queued frames per connection), QIM_GATEWAY_MAX_OUTBOUND_BYTES, QIM_TLS_CERT and
+// QIM_TLS_KEY (both or neither), QIM_WEB_DIR, QIM_WEB_DEV_TOKENS (0 or 1). Config naming the variable on a
+// bad value. Files are not opened here: the gateway's start() loads them and names what does not load.
 Result<GatewayOptions> gateway_options_from_env(const EnvLookup& getenv);
 
 }  // namespace qim

@@ -4,12 +4,14 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <filesystem>
 #include <thread>
 
 #include "gateway/admin_server.h"
 #include "gateway/connection.h"
 #include "gateway/gateway_context.h"
 #include "outbox/outbox_record.h"
+#include "tls/tls_context.h"
 
 namespace qim {
 
@@ -68,6 +70,14 @@ class GatewayServer final : public Gateway {
     if (started_) return Error(Errc::kInvariant, "gateway already started");
     QIM_RETURN_IF_ERROR(check_options(options_, deps_));
     QIM_RETURN_IF_ERROR(parse_delivery_mode(options_.delivery_mode));
+    if (!options_.tls_cert_file.empty() || !options_.tls_key_file.empty()) {
+      QIM_ASSIGN_OR_RETURN(ctx_->tls, tls::server_context(options_.tls_cert_file, options_.tls_key_file));
+    }
+    if (!options_.web_dir.empty()) {
+      std::error_code ec;
+      if (!std::filesystem::is_directory(options_.web_dir, ec))
+        return Error(Errc::kConfig, "QIM_WEB_DIR='" + options_.web_dir + "': no such directory");
+    }
     QIM_RETURN_IF_ERROR(rebuild_dedup());
     QIM_RETURN_IF_ERROR(bind_acceptor(acceptor_, options_.listen_address, options_.port, "gateway"));
     port_ = acceptor_.local_endpoint().port();
@@ -85,8 +95,9 @@ class GatewayServer final : public Gateway {
     do_accept();
     for (uint32_t i = 0; i < options_.threads; ++i) threads_.emplace_back([this] { io_.run(); });
     started_ = true;
-    spdlog::info("gateway: listening on {}:{} (admin {}:{}), delivery {}", options_.listen_address, port_,
-                 options_.admin_address, admin_->port(), options_.delivery_mode);
+    spdlog::info("gateway: listening on {}:{} ({}; admin {}:{}), delivery {}", options_.listen_address, port_,
+                 ctx_->tls ? "wss:// only" : "ws://", options_.admin_address, admin_->port(),
+                 options_.delivery_mode);
     return {};
   }
 

@@ -1,0 +1,200 @@
+// The web chat page in a real browser: Debian's Chromium, headless, driven by puppeteer-core (nothing
+// downloads a browser). Two browser contexts sign in as two users, chat, one goes away (its page closed)
+// and comes back to find what was sent meanwhile, with the unread count. Against a real `qim up` serving
+// the page (QIM_WEB_DIR) and development tokens (QIM_WEB_DEV_TOKENS=1). Screenshots of every page are
+// saved on failure under QIM_BROWSER_ARTIFACTS (default: build/browser-artifacts), and the path printed.
+import assert from 'node:assert/strict';
+import { createHash, X509Certificate } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import puppeteer from 'puppeteer-core';
+import { Qim, user } from '../test/qim.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const WEB_DIR = resolve(here, '../../web');
+const CHROMIUM = process.env.QIM_CHROMIUM ?? '/usr/bin/chromium';
+const ARTIFACTS = process.env.QIM_BROWSER_ARTIFACTS ?? resolve(here, '../../../build/browser-artifacts');
+const WAIT = 20_000;
+
+let qim;
+let browser;
+const profiles = [];
+const pages = new Map(); // name -> page, for the screenshots
+
+// Debian's Chromium, headless, a fresh profile; `extra` flags (e.g. the certificate to trust).
+function launch(extra = []) {
+  const profile = mkdtempSync('/tmp/web-chromium-');
+  profiles.push(profile);
+  return puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    userDataDir: profile,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      ...extra,
+    ],
+  });
+}
+
+before(async () => {
+  assert.ok(existsSync(join(WEB_DIR, 'sdk', 'index.js')), 'run `npm run build` first (the page needs sdk/)');
+  qim = await new Qim({ env: { QIM_WEB_DIR: WEB_DIR, QIM_WEB_DEV_TOKENS: '1' } }).start();
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  await qim?.destroy();
+  for (const p of profiles) rmSync(p, { recursive: true, force: true });
+});
+
+async function screenshots(name) {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  for (const [who, page] of pages) {
+    if (page.isClosed()) continue;
+    const file = join(ARTIFACTS, `${name}-${who}.png`);
+    await page.screenshot({ path: file, fullPage: true }).catch(() => {});
+    console.log(`browser test: screenshot saved to ${file}`);
+  }
+}
+
+async function signIn(context, who, name, origin = `http://127.0.0.1:${qim.port}`) {
+  const page = await context.newPage();
+  pages.set(who, page);
+  page.on('pageerror', (e) => console.log(`[${who}] page error: ${e.message}`));
+  await page.goto(`${origin}/`, { waitUntil: 'load' });
+  await page.type('#user', name);
+  await page.click('#signin button[type=submit]');
+  await page.waitForFunction(() => document.querySelector('[data-testid=state]')?.textContent === 'online', {
+    timeout: WAIT,
+  });
+  return page;
+}
+
+async function openChat(page, peer) {
+  await page.type('[data-testid=peer]', peer);
+  await page.click('[data-testid=open-chat]');
+  await page.waitForFunction((p) => document.querySelector('[data-testid=chat-title]')?.textContent === p, { timeout: WAIT }, peer);
+}
+
+async function send(page, text) {
+  await page.type('[data-testid=body]', text);
+  await page.click('[data-testid=send]');
+}
+
+// The bodies shown in the chat view (without the meta line).
+function bodies(page) {
+  return page.$$eval('[data-testid=message]', (lis) => lis.map((li) => li.firstChild.textContent));
+}
+
+async function waitForBodies(page, expected) {
+  await page.waitForFunction(
+    (want) => {
+      const got = [...document.querySelectorAll('[data-testid=message]')].map((li) => li.firstChild.textContent);
+      return want.every((w) => got.includes(w));
+    },
+    { timeout: WAIT },
+    expected,
+  );
+}
+
+function unreadOf(page, peer) {
+  return page.$eval(
+    `[data-testid=conversation][data-peer="${peer}"] [data-testid=unread]`,
+    (b) => b.textContent,
+  );
+}
+
+test('two users chat in two browser contexts; one goes away and comes back to find the messages', async (t) => {
+  const alice = user('alice');
+  const bob = user('bob');
+  const ctxA = await browser.createBrowserContext();
+  const ctxB = await browser.createBrowserContext();
+  try {
+    const a = await signIn(ctxA, 'alice', alice);
+    let b = await signIn(ctxB, 'bob', bob);
+
+    await openChat(a, bob);
+    await send(a, 'hi bob');
+    // Alice's own message goes sending -> sent -> delivered (its entry came back through her mailbox).
+    await a.waitForFunction(() => document.querySelector('[data-testid=message].mine')?.dataset.state === 'delivered', {
+      timeout: WAIT,
+    });
+
+    // Bob sees the conversation appear live with one unread message, opens it, answers.
+    await b.waitForSelector(`[data-testid=conversation][data-peer="${alice}"]`, { timeout: WAIT });
+    assert.equal(await unreadOf(b, alice), '1');
+    await b.click(`[data-testid=conversation][data-peer="${alice}"]`);
+    await waitForBodies(b, ['hi bob']);
+    assert.equal(await unreadOf(b, alice), '');
+    await send(b, 'hi alice');
+    await waitForBodies(a, ['hi bob', 'hi alice']);
+
+    // Bob goes away; Alice writes twice meanwhile.
+    await b.close();
+    pages.delete('bob');
+    await send(a, 'are you there?');
+    await send(a, 'call me');
+    await a.waitForFunction(
+      () => [...document.querySelectorAll('[data-testid=message].mine')].filter((m) => m.dataset.state === 'delivered').length === 3,
+      { timeout: WAIT },
+    );
+
+    // Bob comes back (a new page: a new device) and finds both, counted unread, then in the chat.
+    b = await signIn(ctxB, 'bob', bob);
+    await b.waitForFunction(
+      (p) => document.querySelector(`[data-testid=conversation][data-peer="${p}"] [data-testid=unread]`)?.textContent === '2',
+      { timeout: WAIT },
+      alice,
+    );
+    await b.click(`[data-testid=conversation][data-peer="${alice}"]`);
+    await waitForBodies(b, ['hi bob', 'hi alice', 'are you there?', 'call me']);
+    assert.deepEqual(await bodies(b), ['hi bob', 'hi alice', 'are you there?', 'call me']);
+  } catch (e) {
+    await screenshots(t.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60));
+    throw e;
+  } finally {
+    await ctxA.close();
+    await ctxB.close();
+  }
+});
+
+test('over https:// and wss:// with the development certificate', async (t) => {
+  const tls = await new Qim({ tls: true, env: { QIM_WEB_DIR: WEB_DIR, QIM_WEB_DEV_TOKENS: '1' } }).start();
+  // Chromium trusts exactly this certificate's key (its SPKI hash), nothing else: no verification is off.
+  const spki = new X509Certificate(readFileSync(join(tls.dir, 'tls', 'dev-cert.pem'))).publicKey.export({
+    type: 'spki',
+    format: 'der',
+  });
+  const pin = createHash('sha256').update(spki).digest('base64');
+  const secure = await launch([`--ignore-certificate-errors-spki-list=${pin}`]);
+  const origin = `https://127.0.0.1:${tls.port}`;
+  const alice = user('alice');
+  const bob = user('bob');
+  try {
+    const a = await signIn(await secure.createBrowserContext(), 'tls-alice', alice, origin);
+    const b = await signIn(await secure.createBrowserContext(), 'tls-bob', bob, origin);
+    await openChat(a, bob);
+    await send(a, 'over wss');
+    await b.waitForSelector(`[data-testid=conversation][data-peer="${alice}"]`, { timeout: WAIT });
+    await b.click(`[data-testid=conversation][data-peer="${alice}"]`);
+    await waitForBodies(b, ['over wss']);
+    assert.equal(await b.evaluate(() => location.protocol), 'https:');
+  } catch (e) {
+    await screenshots('https');
+    throw e;
+  } finally {
+    pages.delete('tls-alice');
+    pages.delete('tls-bob');
+    await secure.close();
+    await tls.destroy();
+  }
+});

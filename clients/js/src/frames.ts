@@ -1,0 +1,153 @@
+// The frames of the QIM client protocol, version 1 (docs/protocol.md). 64-bit values (seq, message_id,
+// from, frontier, trim, gap_through) stay decimal strings: they exceed JavaScript's exact integers.
+
+/** The protocol's stable error codes (docs/protocol.md "Errors"). */
+export type ErrorCode =
+  | 'BAD_FRAME'
+  | 'UNKNOWN_TYPE'
+  | 'UNSUPPORTED_VERSION'
+  | 'TOO_LARGE'
+  | 'RATE_LIMITED'
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'EXPIRED_CURSOR'
+  | 'INVALID_ARGUMENT'
+  | 'NOT_FOUND'
+  | 'UNAVAILABLE'
+  | 'INTERNAL';
+
+/** One entry of the user's mailbox (a SYNC_PAGE or DELIVER entry). */
+export interface Entry {
+  seq: string;
+  message_id: string;
+  conversation: string;
+  sender: string;
+  sender_device: string;
+  client_msg_id: string;
+  server_time: number;
+  body: string;
+}
+
+/** One message of a conversation's history (HISTORY_PAGE). */
+export interface HistoryMessage {
+  message_id: string;
+  conversation: string;
+  sender: string;
+  sender_device: string;
+  client_msg_id: string;
+  server_time: number;
+  body: string;
+}
+
+export interface AuthOk {
+  type: 'AUTH_OK';
+  ref?: string;
+  v: number;
+  user: string;
+  device: string;
+  expires_at: number;
+  delivery: 'hybrid' | 'push' | 'pull';
+}
+
+export interface SendAck {
+  type: 'SEND_ACK';
+  ref?: string;
+  client_msg_id: string;
+  message_id: string;
+  conversation: string;
+  server_time: number;
+  duplicate: boolean;
+}
+
+export interface SyncPage {
+  type: 'SYNC_PAGE';
+  ref?: string;
+  entries: Entry[];
+  frontier: string;
+  trim: string;
+  more: boolean;
+  gap_through: string | null;
+}
+
+export interface HistoryPage {
+  type: 'HISTORY_PAGE';
+  ref?: string;
+  conversation: string;
+  messages: HistoryMessage[];
+  more: boolean;
+}
+
+export interface Deliver {
+  type: 'DELIVER';
+  entries: Entry[];
+  /** Absent from an older gateway: then the push may follow a hole. */
+  from?: string;
+  frontier: string;
+}
+
+export interface SyncNeeded {
+  type: 'SYNC_NEEDED';
+  reason: string;
+}
+
+export interface Pong {
+  type: 'PONG';
+  ref?: string;
+}
+
+export interface ErrorFrame {
+  type: 'ERROR';
+  ref?: string;
+  code: ErrorCode;
+  message: string;
+}
+
+export type ServerFrame = AuthOk | SendAck | SyncPage | HistoryPage | Deliver | SyncNeeded | Pong | ErrorFrame;
+
+/** A frame the client sends. `ref` correlates the answer. */
+export type ClientFrame =
+  | { type: 'AUTH'; ref: string; token: string }
+  | { type: 'SEND'; ref: string; client_msg_id: string; to: string; body: string }
+  | { type: 'SEND'; ref: string; client_msg_id: string; conversation: string; body: string }
+  | { type: 'SYNC'; ref: string; after: string; limit?: number }
+  | { type: 'HISTORY'; ref: string; conversation: string; before?: string; limit?: number }
+  | { type: 'PING'; ref: string };
+
+const KNOWN = new Set(['AUTH_OK', 'SEND_ACK', 'SYNC_PAGE', 'HISTORY_PAGE', 'DELIVER', 'SYNC_NEEDED', 'PONG', 'ERROR']);
+
+/**
+ * Parses one text frame. Returns null for a frame that is not a JSON object with a string `type`, or whose
+ * type this client does not know (the server may add types within version 1: they are ignored).
+ */
+export function parseServerFrame(text: string): ServerFrame | null {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return null;
+  const type = (v as { type?: unknown }).type;
+  if (typeof type !== 'string' || !KNOWN.has(type)) return null;
+  return v as ServerFrame;
+}
+
+/** The direct conversation id of two users: `d:<a>:<b>` with a before b bytewise. */
+export function directConversation(a: string, b: string): string {
+  const [x, y] = bytewiseLess(a, b) || a === b ? [a, b] : [b, a];
+  return `d:${x}:${y}`;
+}
+
+/** The other member of a direct conversation, seen from `me` (me itself for a note to self). */
+export function peerOf(conversation: string, me: string): string | null {
+  const parts = conversation.split(':');
+  if (parts.length !== 3 || parts[0] !== 'd') return null;
+  if (parts[1] === me) return parts[2];
+  if (parts[2] === me) return parts[1];
+  return null;
+}
+
+// Names are ASCII ([A-Za-z0-9_.@-]), so UTF-16 order is byte order.
+function bytewiseLess(a: string, b: string): boolean {
+  return a < b;
+}

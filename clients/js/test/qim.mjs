@@ -1,0 +1,105 @@
+// A real `qim up` for the SDK's tests: its own data directory under /tmp/web-sdk-*, its own free port
+// (read back from running.json), tokens from `qim token`. QIM_BINARY names the binary (default: the
+// release build of this checkout).
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import WebSocket from 'ws';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const QIM_BINARY = process.env.QIM_BINARY ?? resolve(here, '../../../build/release/src/app/qim');
+const SECRET = 'sdk-test-secret-0123456789abcdef';
+
+export function freePort() {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.on('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => res(port));
+    });
+  });
+}
+
+export async function waitFor(what, pred, timeoutMs = 20000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await pred()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+export class Qim {
+  constructor({ tls = false, port = 0, env = {} } = {}) {
+    if (!existsSync(QIM_BINARY)) throw new Error(`no qim binary at ${QIM_BINARY}: build it, or set QIM_BINARY`);
+    this.dir = mkdtempSync('/tmp/web-sdk-');
+    this.tls = tls;
+    this.fixedPort = port;
+    this.env = env;
+    this.proc = null;
+  }
+  async start() {
+    const args = ['up', '--data-dir', this.dir, '--port', String(this.fixedPort), '--admin-port', '0'];
+    if (this.tls) args.push('--dev-tls');
+    this.log = '';
+    this.proc = spawn(QIM_BINARY, args, {
+      env: { ...process.env, QIM_AUTH_SECRET: SECRET, QIM_LOG_LEVEL: 'warn', ...this.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.proc.stdout.on('data', (d) => (this.log += d));
+    this.proc.stderr.on('data', (d) => (this.log += d));
+    const proc = this.proc;
+    const running = join(this.dir, 'running.json');
+    await waitFor(`qim up in ${this.dir}`, () => {
+      if (proc.exitCode !== null) throw new Error(`qim up exited (${proc.exitCode}):\n${this.log}`);
+      if (!existsSync(running)) return false;
+      try {
+        const r = JSON.parse(readFileSync(running, 'utf8'));
+        if (r.pid !== proc.pid || !(r.gateway_port > 0)) return false;
+        this.port = r.gateway_port;
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    return this;
+  }
+  get url() {
+    return `${this.tls ? 'wss' : 'ws'}://127.0.0.1:${this.port}/`;
+  }
+  get ca() {
+    return readFileSync(join(this.dir, 'tls', 'dev-cert.pem'));
+  }
+  /** How the SDK's tests make sockets: `ws`, trusting the dev certificate over TLS. */
+  socketFactory() {
+    const ca = this.tls ? this.ca : undefined;
+    return (u) => new WebSocket(u, ca ? { ca } : {});
+  }
+  token(user, device = 'node') {
+    return execFileSync(QIM_BINARY, ['token', '--user', user, '--device', device], {
+      env: { ...process.env, QIM_AUTH_SECRET: SECRET },
+    })
+      .toString()
+      .trim();
+  }
+  async stop() {
+    if (!this.proc || this.proc.exitCode !== null) return;
+    const proc = this.proc;
+    const exited = new Promise((r) => proc.once('exit', r));
+    proc.kill('SIGTERM');
+    await exited;
+  }
+  async destroy() {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+let serial = 0;
+/** A user name unique to this run. */
+export function user(name) {
+  return `${name}_${process.pid}_${++serial}`;
+}

@@ -1,0 +1,220 @@
+// The web chat page: plain DOM on the SDK (./sdk/ is the compiled clients/js, copied by its build).
+// State lives in memory per tab: every sign-in syncs the mailbox from 0 (what the server retains), which
+// rebuilds the conversation list; what was read is kept in localStorage, so unread counts survive a reload.
+import { QimClient, directConversation, peerOf } from './sdk/index.js';
+
+const $ = (id) => document.getElementById(id);
+const conversations = new Map(); // id -> { id, peer, messages: Map(message_id|client_msg_id -> msg), readSeq, unread, oldest, more }
+let client = null;
+let me = null;
+let open = null; // the conversation shown
+
+function readKey(conv) {
+  return `qim.read.${me}.${conv}`;
+}
+
+function conversation(id) {
+  let c = conversations.get(id);
+  if (!c) {
+    c = { id, peer: peerOf(id, me) ?? id, messages: new Map(), unread: 0, oldest: null, more: true, loaded: false };
+    c.readSeq = BigInt(localStorage.getItem(readKey(id)) ?? '0');
+    conversations.set(id, c);
+  }
+  return c;
+}
+
+function markRead(c) {
+  let top = c.readSeq;
+  for (const m of c.messages.values()) if (m.seq && BigInt(m.seq) > top) top = BigInt(m.seq);
+  c.readSeq = top;
+  c.unread = 0;
+  localStorage.setItem(readKey(c.id), top.toString());
+}
+
+// One message into its conversation; own messages are matched by client_msg_id (the send's local copy).
+function upsert(c, m) {
+  const key = m.sender === me ? `c:${m.client_msg_id}` : `m:${m.message_id}`;
+  const had = c.messages.get(key);
+  c.messages.set(key, { ...had, ...m, state: m.state ?? had?.state });
+  return !had;
+}
+
+function renderList() {
+  const ul = $('conversations');
+  ul.replaceChildren();
+  const sorted = [...conversations.values()].sort((a, b) => lastTime(b) - lastTime(a));
+  for (const c of sorted) {
+    const li = document.createElement('li');
+    li.dataset.testid = 'conversation';
+    li.dataset.peer = c.peer;
+    if (open === c) li.classList.add('active');
+    const last = [...c.messages.values()].sort(order).at(-1);
+    const name = document.createElement('span');
+    name.textContent = c.peer;
+    const preview = document.createElement('span');
+    preview.className = 'preview';
+    preview.textContent = last ? last.body : '';
+    name.append(preview);
+    const badge = document.createElement('span');
+    badge.className = 'unread';
+    badge.dataset.testid = 'unread';
+    badge.textContent = c.unread > 0 ? String(c.unread) : '';
+    li.append(name, badge);
+    li.onclick = () => show(c);
+    ul.append(li);
+  }
+}
+
+function lastTime(c) {
+  let t = 0;
+  for (const m of c.messages.values()) t = Math.max(t, m.server_time ?? Date.now());
+  return t;
+}
+
+function order(a, b) {
+  return (a.server_time ?? Number.MAX_SAFE_INTEGER) - (b.server_time ?? Number.MAX_SAFE_INTEGER);
+}
+
+const STATE_TEXT = { sending: 'sending…', sent: 'sent ✓', delivered: 'delivered ✓✓', failed: 'failed' };
+
+function renderChat() {
+  if (!open) return;
+  $('chat').hidden = false;
+  $('chat-title').textContent = open.peer;
+  $('older').hidden = !open.more;
+  const ol = $('messages');
+  const atBottom = ol.scrollHeight - ol.scrollTop - ol.clientHeight < 40;
+  ol.replaceChildren();
+  for (const m of [...open.messages.values()].sort(order)) {
+    const li = document.createElement('li');
+    li.dataset.testid = 'message';
+    const mine = m.sender === me;
+    if (mine) li.classList.add('mine');
+    li.textContent = m.body;
+    const meta = document.createElement('span');
+    meta.className = 'meta';
+    const when = m.server_time ? new Date(m.server_time).toLocaleTimeString() : '';
+    meta.textContent = mine ? `${when} · ${STATE_TEXT[m.state] ?? 'sent ✓'}` : `${m.sender} · ${when}`;
+    if (mine) {
+      meta.dataset.testid = 'delivery';
+      li.dataset.state = m.state ?? 'sent';
+    }
+    li.append(meta);
+    ol.append(li);
+  }
+  if (atBottom) ol.scrollTop = ol.scrollHeight;
+}
+
+async function loadOlder(c) {
+  if (!c.more) return;
+  const page = await client.history(c.id, { before: c.oldest ?? undefined, limit: 20 });
+  for (const m of page.messages) upsert(c, { ...m, state: m.sender === me ? 'delivered' : undefined });
+  if (page.messages.length > 0) c.oldest = page.messages[page.messages.length - 1].message_id;
+  c.more = page.more;
+}
+
+async function show(c) {
+  open = c;
+  markRead(c);
+  renderList();
+  renderChat();
+  if (!c.loaded) {
+    c.loaded = true;
+    try {
+      await loadOlder(c);
+    } catch (e) {
+      $('chat-error').textContent = String(e.message ?? e);
+    }
+    renderChat();
+  }
+}
+
+function onEntry(e) {
+  const c = conversation(e.conversation);
+  // Our own entry coming back through our mailbox: the fanout has delivered it to the mailboxes.
+  upsert(c, { ...e, state: e.sender === me ? 'delivered' : undefined });
+  if (e.sender !== me && BigInt(e.seq) > c.readSeq) {
+    if (open === c && document.visibilityState !== 'hidden') markRead(c);
+    else c.unread++;
+  }
+  renderList();
+  if (open === c) renderChat();
+}
+
+async function sendMessage(c, body) {
+  const clientMsgId = crypto.randomUUID();
+  upsert(c, { sender: me, client_msg_id: clientMsgId, body, conversation: c.id, state: 'sending' });
+  renderChat();
+  try {
+    const ack = await client.send({ conversation: c.id, body, clientMsgId });
+    const m = c.messages.get(`c:${clientMsgId}`);
+    upsert(c, {
+      sender: me,
+      client_msg_id: clientMsgId,
+      message_id: ack.message_id,
+      server_time: m?.server_time ?? ack.server_time,
+      state: m?.state === 'delivered' ? 'delivered' : 'sent',
+    });
+  } catch (e) {
+    upsert(c, { sender: me, client_msg_id: clientMsgId, state: 'failed' });
+    $('chat-error').textContent = String(e.message ?? e);
+  }
+  renderList();
+  renderChat();
+}
+
+async function signIn(user) {
+  const device = sessionStorage.getItem('qim.device') ?? `web-${Math.random().toString(36).slice(2, 10)}`;
+  sessionStorage.setItem('qim.device', device);
+  const fetchToken = async () => {
+    const r = await fetch(`/dev/token?user=${encodeURIComponent(user)}&device=${encodeURIComponent(device)}`);
+    if (!r.ok) throw new Error(`token: ${r.status} ${(await r.text()).trim()}`);
+    return (await r.json()).token;
+  };
+  await fetchToken(); // fails early with a readable message (e.g. dev tokens off)
+  me = user;
+  const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+  client = new QimClient({ url: `${scheme}://${location.host}/`, token: fetchToken });
+  client.on('message', onEntry);
+  client.on('state', (s) => {
+    $('state').textContent = s;
+    $('state').className = `state ${s}`;
+  });
+  client.on('error', (e) => console.warn('qim:', e.message));
+  await client.start();
+  $('me').textContent = `${user} (${device})`;
+  $('signin').hidden = true;
+  $('app').hidden = false;
+}
+
+$('signin').onsubmit = async (ev) => {
+  ev.preventDefault();
+  $('signin-error').textContent = '';
+  try {
+    await signIn($('user').value.trim());
+  } catch (e) {
+    $('signin-error').textContent = String(e.message ?? e);
+  }
+};
+$('new-chat').onsubmit = (ev) => {
+  ev.preventDefault();
+  const peer = $('peer').value.trim();
+  $('peer').value = '';
+  void show(conversation(directConversation(me, peer)));
+};
+$('composer').onsubmit = (ev) => {
+  ev.preventDefault();
+  const body = $('body').value;
+  $('body').value = '';
+  if (open && body) void sendMessage(open, body);
+};
+$('older').onclick = async () => {
+  await loadOlder(open);
+  renderChat();
+};
+document.addEventListener('visibilitychange', () => {
+  if (open && document.visibilityState === 'visible') {
+    markRead(open);
+    renderList();
+  }
+});
