@@ -34,6 +34,24 @@ Result<std::vector<ShardId>> shards_of(const std::vector<uint32_t>& given, const
   return out;
 }
 
+// What the shard-walking commands start from: the services' configuration, its shard map, the shards
+// asked for (checked against the map) and the store's audit reader. InvalidArgument for an unknown
+// shard; the configuration's or the store's error otherwise.
+struct ShardScope {
+  AppConfig config;
+  ShardMap map;
+  std::vector<ShardId> shards;
+  std::unique_ptr<AuditReader> reader;
+};
+
+Result<ShardScope> open_scope(const EnvLookup& env, const std::vector<uint32_t>& given) {
+  QIM_ASSIGN_OR_RETURN(AppConfig config, app_config_from_env(env));
+  QIM_ASSIGN_OR_RETURN(ShardMap map, ShardMap::create(config.shards));
+  QIM_ASSIGN_OR_RETURN(std::vector<ShardId> shards, shards_of(given, map));
+  QIM_ASSIGN_OR_RETURN(std::unique_ptr<AuditReader> reader, open_audit_reader(config.store));
+  return ShardScope{std::move(config), std::move(map), std::move(shards), std::move(reader)};
+}
+
 // An embedded store is a directory; looking at one that is not there must not create it.
 Status check_store_exists(const AppConfig& config) {
   if (config.store.backend == "embedded" && !std::filesystem::exists(config.store.data_dir + "/CURRENT"))
@@ -85,18 +103,12 @@ int run_audit_dispatch(const EnvLookup& env, const AuditCommand& command) {
   const char* what = "qim admin audit dispatch";
   if (command.all == !command.shards.empty())
     return fail(what, Error(Errc::kInvalidArgument, "give --shard N (repeatable) or --all"));
-  auto config = app_config_from_env(env);
-  if (!config.ok()) return fail(what, config.error());
-  auto map = ShardMap::create(config->shards);
-  if (!map.ok()) return fail(what, map.error());
-  auto shards = shards_of(command.shards, *map);
-  if (!shards.ok()) return fail(what, shards.error());
-  auto reader = open_audit_reader(config->store);
-  if (!reader.ok()) return fail(what, reader.error());
-  AuditRequest request{*map, *shards, command.rate, [](uint64_t rows, std::string_view phase) {
+  auto scope = open_scope(env, command.shards);
+  if (!scope.ok()) return fail(what, scope.error());
+  AuditRequest request{scope->map, scope->shards, command.rate, [](uint64_t rows, std::string_view phase) {
                          fmt::print(stderr, "audit: {} rows read so far ({})\n", rows, phase);
                        }};
-  auto report = audit_dispatch(**reader, request);
+  auto report = audit_dispatch(*scope->reader, request);
   if (!report.ok()) return fail(what, report.error());
   fmt::print("{}", command.json ? render_audit_json(*report) : render_audit_table(*report));
   return report->findings.empty() ? kExitOk : kExitFindings;
@@ -104,21 +116,15 @@ int run_audit_dispatch(const EnvLookup& env, const AuditCommand& command) {
 
 int run_frontier_show(const EnvLookup& env, const FrontierCommand& command) {
   const char* what = "qim admin frontier show";
-  auto config = app_config_from_env(env);
-  if (!config.ok()) return fail(what, config.error());
-  auto map = ShardMap::create(config->shards);
-  if (!map.ok()) return fail(what, map.error());
-  auto shards = shards_of(command.shards, *map);
-  if (!shards.ok()) return fail(what, shards.error());
-  auto reader = open_audit_reader(config->store);
-  if (!reader.ok()) return fail(what, reader.error());
+  auto scope = open_scope(env, command.shards);
+  if (!scope.ok()) return fail(what, scope.error());
   std::set<uint32_t> wanted;
-  for (ShardId s : *shards) wanted.insert(s.value);
+  for (ShardId s : scope->shards) wanted.insert(s.value);
   std::map<std::pair<uint32_t, uint32_t>, AuditFrontierRow> rows;
   std::vector<AuditCorruptRow> corrupt;
   RowPacer pacer(100'000, {});
-  Status walked = (*reader)->frontiers(
-      *shards, pacer,
+  Status walked = scope->reader->frontiers(
+      scope->shards, pacer,
       [&](const AuditFrontierRow& r) -> Status {
         if (wanted.empty() || wanted.contains(r.shard.value)) rows[{r.shard.value, r.epoch.value}] = r;
         return {};
@@ -129,8 +135,8 @@ int run_frontier_show(const EnvLookup& env, const FrontierCommand& command) {
   // (embedded: one process; or nodes pinned by QIM_OWNED_SHARDS) the store cannot say who owns a shard.
   std::map<uint32_t, ShardLease> leases;
   std::string lease_note;
-  if (auto store = open_lease_store(config->store); store.ok()) {
-    auto listed = (*store)->list(config->shards);
+  if (auto store = open_lease_store(scope->config.store); store.ok()) {
+    auto listed = (*store)->list(scope->config.shards);
     if (listed.ok()) {
       for (const auto& l : *listed) leases[l.shard.value] = l;
     } else {
@@ -148,7 +154,7 @@ int run_frontier_show(const EnvLookup& env, const FrontierCommand& command) {
   JsonWriter w;
   std::string table = fmt::format("{:>5} {:>5} {:>15} {:>22} {:<26} {:<20} {}\n", "shard", "epoch", "offset",
                                   "mailbox_seq", "writetime", "owner", "lease epoch");
-  w.begin_object().field("backend", (*reader)->backend()).key("frontiers").begin_array();
+  w.begin_object().field("backend", scope->reader->backend()).key("frontiers").begin_array();
   bool bad = !corrupt.empty();
   for (const auto& [key, r] : rows) {
     const MailboxSeq seq = *compose(r.epoch, r.offset);
@@ -225,25 +231,19 @@ int run_dispatch_show(const EnvLookup& env, const DispatchShowCommand& command) 
   const char* what = "qim admin dispatch show";
   auto id = DispatchId::parse(command.id);
   if (!id.ok()) return fail(what, Error(Errc::kInvalidArgument, "ID: " + id.error().message()));
-  auto config = app_config_from_env(env);
-  if (!config.ok()) return fail(what, config.error());
-  auto map = ShardMap::create(config->shards);
-  if (!map.ok()) return fail(what, map.error());
   const auto shard_value = command.shard ? command.shard : shard_of_dispatch_id(command.id);
   if (!shard_value)
     return fail(what, Error(Errc::kInvalidArgument, "'" + command.id +
                                                         "' is not a fanout id (m<message>-s<shard>): "
                                                         "give --shard"));
-  auto shards = shards_of({*shard_value}, *map);
-  if (!shards.ok()) return fail(what, shards.error());
-  const ShardId shard = (*shards)[0];
-  auto reader = open_audit_reader(config->store);
-  if (!reader.ok()) return fail(what, reader.error());
+  auto scope = open_scope(env, {*shard_value});
+  if (!scope.ok()) return fail(what, scope.error());
+  const ShardId shard = scope->shards[0];
   // The epochs to look at: every epoch up to the highest the shard has a frontier row at, and the next
   // one (an owner that began records but never finished one has no frontier row yet).
   uint32_t top = 0;
   RowPacer pacer(100'000, {});
-  Status walked = (*reader)->frontiers(
+  Status walked = scope->reader->frontiers(
       {shard}, pacer,
       [&](const AuditFrontierRow& r) -> Status {
         if (r.shard == shard) top = std::max(top, r.epoch.value);
@@ -263,7 +263,7 @@ int run_dispatch_show(const EnvLookup& env, const DispatchShowCommand& command) 
                   "epoch", "digest", "canonical_offset", "writetime", "ttl_s", "manifest");
   int found = 0;
   for (uint32_t e = 1; e <= std::min<uint32_t>(top + 1, kMaxEpoch); ++e) {
-    auto row = (*reader)->identity(shard, Epoch{e}, *id);
+    auto row = scope->reader->identity(shard, Epoch{e}, *id);
     if (!row.ok()) return fail(what, row.error());
     if (!*row) continue;
     ++found;

@@ -5,18 +5,12 @@
 #include <cstdio>
 #include <set>
 
+#include "bench/load/number_format.h"
+
 namespace qim::load {
 
 namespace {
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-std::string opt(const std::optional<double>& v, int digits) {
-  return v ? fixed(*v, digits) : "-";
-}
 std::string ms(double v) {
   return v >= 1000 ? fixed(v / 1000, 2) + " s" : fixed(v, 1) + " ms";
 }

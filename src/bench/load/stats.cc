@@ -6,19 +6,11 @@
 #include <cstdio>
 #include <set>
 
+#include "bench/load/number_format.h"
+
 namespace qim::load {
 
 namespace {
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-std::string opt(const std::optional<double>& v, int digits) {
-  return v ? fixed(*v, digits) : "-";
-}
 
 // "name<eq>cores<sep>name<eq>cores..." of a step's processes.
 std::string process_list(const StepResult& s, const char* eq, const char* sep, int digits) {
