@@ -16,18 +16,6 @@ export type ErrorCode =
   | 'UNAVAILABLE'
   | 'INTERNAL';
 
-/** One entry of the user's mailbox (a SYNC_PAGE or DELIVER entry). */
-export interface Entry {
-  seq: string;
-  message_id: string;
-  conversation: string;
-  sender: string;
-  sender_device: string;
-  client_msg_id: string;
-  server_time: number;
-  body: string;
-}
-
 /** One message of a conversation's history (HISTORY_PAGE). */
 export interface HistoryMessage {
   message_id: string;
@@ -37,6 +25,11 @@ export interface HistoryMessage {
   client_msg_id: string;
   server_time: number;
   body: string;
+}
+
+/** One entry of the user's mailbox (a SYNC_PAGE or DELIVER entry). */
+export interface Entry extends HistoryMessage {
+  seq: string;
 }
 
 export interface AuthOk {
