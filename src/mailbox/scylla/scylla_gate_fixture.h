@@ -5,13 +5,18 @@
 // because its engine is down would pass while checking nothing). With QIM_TEST_CQL_CLUSTER=1 the keyspace
 // has RF 3 and one case stops a node mid-page. Each test works on its own shard of one keyspace made for
 // this run; assertions on what a reader sees go through fresh_store(), never the writer's cache.
+//
+// ctest runs every case in a process of its own. Making the keyspace's schema costs seconds (most of a
+// case's time on three nodes), so the processes of one ctest run share it: the keyspace is named after
+// the parent process (ctest, or the shell that runs the binary by hand) and each case claims a shard of
+// its own in it with a lightweight transaction, so no two cases, in one process or in several, ever
+// write the same shard. The keyspace is not dropped (no case knows it is the last one); a test run's
+// engines are thrown away with the run.
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdlib>
-#include <ctime>
 #include <memory>
 #include <optional>
 #include <set>
@@ -43,7 +48,8 @@ class ScyllaGate : public ::testing::Test {
   // and every case fails on it in SetUp instead.
   static void SetUpTestSuite() {
     if (!gate_env("QIM_TEST_CQL_HOSTS")) return;
-    keyspace_ = "qim_gate_" + std::to_string(::getpid()) + "_" + std::to_string(std::time(nullptr) % 100000);
+    keyspace_ =
+        std::string("qim_gate_") + (gate_cluster_mode() ? "rf3_" : "rf1_") + std::to_string(::getppid());
     auto s = cql::Session::connect({.hosts = cql::split_hosts(*gate_env("QIM_TEST_CQL_HOSTS"))});
     if (!s.ok()) {
       connect_error_ = s.error().to_string();
@@ -52,9 +58,7 @@ class ScyllaGate : public ::testing::Test {
     raw_ = new cql::Session(std::move(s).value());
   }
   static void TearDownTestSuite() {
-    if (raw_ == nullptr) return;
-    (void)raw_->query("DROP KEYSPACE IF EXISTS " + keyspace_, {}, cql::ExecOptions{.timeout_ms = 60'000});
-    delete raw_;
+    delete raw_;  // the keyspace stays: the other processes of this run use it (see the top)
     raw_ = nullptr;
   }
 
@@ -63,11 +67,35 @@ class ScyllaGate : public ::testing::Test {
       GTEST_SKIP() << "QIM_TEST_CQL_HOSTS is unset: no CQL cluster to test against";
     ASSERT_NE(raw_, nullptr) << "QIM_TEST_CQL_HOSTS=" << *gate_env("QIM_TEST_CQL_HOSTS")
                              << " is set but cannot be reached: " << connect_error_;
-    shard_ = ShardId{next_shard_++};
     clock_ = std::make_shared<ManualClock>(kGateNoon);
     context_.shards = *ShardMap::create(kGateShards);
     context_.clock = clock_;
-    ASSERT_TRUE(test::is_ok(open()));
+    ASSERT_TRUE(test::is_ok(open()));  // makes the keyspace and its tables if this run has none yet
+    auto claimed = claim_shard();
+    ASSERT_TRUE(test::is_ok(claimed));
+    shard_ = *claimed;
+  }
+
+  // A shard no other case of this run has used, claimed with a lightweight transaction (linearisable
+  // across the run's processes). Shard 0 is left alone. ResourceExhausted when every shard is taken.
+  static Result<ShardId> claim_shard() {
+    const cql::ExecOptions lwt{.consistency = cql::Consistency::kQuorum,
+                               .serial_consistency = cql::Consistency::kSerial,
+                               .timeout_ms = 30'000};
+    const std::string claims = keyspace_ + ".gate_shard_claims";
+    auto made = raw_->query("CREATE TABLE IF NOT EXISTS " + claims + " (shard int PRIMARY KEY, test text)",
+                            {}, cql::ExecOptions{.timeout_ms = 60'000});
+    if (!made.ok()) return Error(Errc::kTransport, "create " + claims + ": " + made.error().to_string());
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    const std::string test = std::string(info->test_suite_name()) + "." + info->name();
+    for (uint32_t shard = 1; shard < kGateShards; ++shard) {
+      auto r = raw_->query("INSERT INTO " + claims + " (shard, test) VALUES (?, ?) IF NOT EXISTS",
+                           cql::Values().int32(static_cast<int32_t>(shard)).text(test), lwt);
+      if (!r.ok())
+        return Error(Errc::kTransport, "claim a shard in " + claims + ": " + r.error().to_string());
+      if (r->applied().value_or(false)) return ShardId{shard};
+    }
+    return Error(Errc::kResourceExhausted, "every shard of " + keyspace_ + " is claimed");
   }
 
   static ScyllaConfig gate_config() {
@@ -135,7 +163,6 @@ class ScyllaGate : public ::testing::Test {
   static inline std::string keyspace_;
   static inline std::string connect_error_;
   static inline cql::Session* raw_ = nullptr;
-  static inline std::atomic<uint32_t> next_shard_{1};
   ShardId shard_;
   std::shared_ptr<ManualClock> clock_;
   BackendContext context_;
