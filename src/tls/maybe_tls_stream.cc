@@ -2,6 +2,7 @@
 
 #include <openssl/ssl.h>
 
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 
@@ -19,6 +20,27 @@ Status MaybeTlsStream::client_handshake(const std::string& host) {
   tls_->handshake(boost::asio::ssl::stream_base::client, ec);
   if (ec) return Error(Errc::kTransport, "TLS handshake with " + host + ": " + ec.message());
   return {};
+}
+
+void MaybeTlsStream::read_some_erased(ReadBuffers buffers, executor_type handler_executor,
+                                      IoHandler handler) {
+  // The operation keeps its own copy of `buffers`.
+  auto bound = boost::asio::bind_executor(std::move(handler_executor), std::move(handler));
+  if (tls_) {
+    tls_->async_read_some(buffers, std::move(bound));
+  } else {
+    tcp_.async_read_some(buffers, std::move(bound));
+  }
+}
+
+void MaybeTlsStream::write_some_erased(WriteBuffers buffers, executor_type handler_executor,
+                                       IoHandler handler) {
+  auto bound = boost::asio::bind_executor(std::move(handler_executor), std::move(handler));
+  if (tls_) {
+    tls_->async_write_some(buffers, std::move(bound));
+  } else {
+    tcp_.async_write_some(buffers, std::move(bound));
+  }
 }
 
 void teardown(boost::beast::role_type role, MaybeTlsStream& stream, boost::beast::error_code& ec) {

@@ -7,9 +7,11 @@
 // Not thread-safe (one strand, like the WebSocket above it); not movable (the TLS stream refers to the TCP
 // stream beside it), so it is constructed in place (e.g. by websocket::stream's constructor).
 
+#include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/websocket/teardown.hpp>
+#include <boost/container/small_vector.hpp>
 
 #include <memory>
 #include <optional>
@@ -46,22 +48,31 @@ class MaybeTlsStream {
   // "certificate verify failed"). Does nothing on a plain stream.
   Status client_handshake(const std::string& host);
 
+  // Every asynchronous read and write, whatever the caller's buffer and handler types, goes through the
+  // two non-template functions below (maybe_tls_stream.cc): the TLS and TCP operations are compiled once
+  // there instead of once per WebSocket operation and handler above (that made one file of the gateway
+  // take minutes to compile). The price is one small allocation per operation for the erased handler; its
+  // allocator and cancellation slot are kept, and its executor is passed beside it as an executor_type
+  // (Boost 1.81's type-erased completion executor cannot be posted to with blocking.never, as
+  // beast::tcp_stream does).
+  using IoHandler = boost::asio::any_completion_handler<void(boost::system::error_code, std::size_t)>;
+  using ReadBuffers = boost::container::small_vector<boost::asio::mutable_buffer, 4>;
+  using WriteBuffers = boost::container::small_vector<boost::asio::const_buffer, 4>;
+
   template <class MutableBuffers, class Handler>
   void async_read_some(const MutableBuffers& buffers, Handler&& handler) {
-    if (tls_) {
-      tls_->async_read_some(buffers, std::forward<Handler>(handler));
-    } else {
-      tcp_.async_read_some(buffers, std::forward<Handler>(handler));
-    }
+    executor_type ex = boost::asio::get_associated_executor(handler, get_executor());
+    read_some_erased(
+        ReadBuffers(boost::asio::buffer_sequence_begin(buffers), boost::asio::buffer_sequence_end(buffers)),
+        std::move(ex), IoHandler(std::forward<Handler>(handler)));
   }
 
   template <class ConstBuffers, class Handler>
   void async_write_some(const ConstBuffers& buffers, Handler&& handler) {
-    if (tls_) {
-      tls_->async_write_some(buffers, std::forward<Handler>(handler));
-    } else {
-      tcp_.async_write_some(buffers, std::forward<Handler>(handler));
-    }
+    executor_type ex = boost::asio::get_associated_executor(handler, get_executor());
+    write_some_erased(
+        WriteBuffers(boost::asio::buffer_sequence_begin(buffers), boost::asio::buffer_sequence_end(buffers)),
+        std::move(ex), IoHandler(std::forward<Handler>(handler)));
   }
 
   template <class MutableBuffers>
@@ -82,6 +93,9 @@ class MaybeTlsStream {
   }
 
  private:
+  void read_some_erased(ReadBuffers buffers, executor_type handler_executor, IoHandler handler);
+  void write_some_erased(WriteBuffers buffers, executor_type handler_executor, IoHandler handler);
+
   boost::beast::tcp_stream tcp_;
   std::optional<Tls> tls_;
 };
