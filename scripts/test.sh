@@ -149,15 +149,41 @@ ct() { ctest --preset release --output-on-failure --timeout 600 --no-tests=error
 # Counts a ctest JUnit report: prints "PASSED FAILED SKIPPED", then one line per skipped test whose skip
 # reason names a QIM_* variable this phase has set (a test that skipped for want of an engine the phase
 # says is there). A "skipped" test whose output shows a gtest failure (gtest marks every test skipped
-# when a global or suite set-up fails fatally) counts as failed.
+# when a global or suite set-up fails fatally) counts as failed. A ctest test that is a whole gtest binary
+# (qim_test WHOLE) is counted by the tests in the XML report it left in GTEST_DIR (the second argument):
+# each of its tests once, plus one failure if the binary failed with none of its tests failed (e.g. a
+# failing global tear-down); without a report (it crashed) it counts as one failed test.
 junit_counts() {
-  python3 - "$1" <<'PY'
+  python3 - "$1" "${2:-}" <<'PY'
 import os, re, sys, xml.etree.ElementTree as ET
 passed = failed = skipped = 0
 claimed = []
+gtest_dir = sys.argv[2]
+
+def claim(name, reasons):
+    names = sorted(v for v in set(re.findall(r"QIM_[A-Z0-9_]+", reasons)) if os.environ.get(v))
+    if names:
+        claimed.append("%s: skipped naming %s, which this phase sets" % (name, ", ".join(names)))
+
 for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
     status = case.get("status", "")
     out = "".join(e.text or "" for e in case.iter("system-out"))
+    report = os.path.join(gtest_dir, case.get("name", "") + ".xml") if gtest_dir else ""
+    if report and os.path.isfile(report):
+        bad = 0
+        for t in ET.parse(report).getroot().iter("testcase"):
+            if t.find("failure") is not None:
+                bad += 1
+            elif t.get("result") == "skipped" or t.find("skipped") is not None:
+                skipped += 1
+                claim(t.get("classname", "") + "." + t.get("name", ""),
+                      " ".join((e.get("message") or "") + (e.text or "") for e in t.iter("skipped")))
+            elif t.get("status") == "run":
+                passed += 1
+        failed += bad
+        if status != "run" and bad == 0:
+            failed += 1
+        continue
     if status == "run":
         passed += 1
     elif status not in ("notrun", "disabled"):
@@ -166,10 +192,7 @@ for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
         failed += 1
     else:
         skipped += 1
-        reasons = " ".join(re.findall(r": Skipped\n(.*?)(?=^\[  SKIPPED \])", out, re.M | re.S))
-        names = sorted(v for v in set(re.findall(r"QIM_[A-Z0-9_]+", reasons)) if os.environ.get(v))
-        if names:
-            claimed.append("%s: skipped naming %s, which this phase sets" % (case.get("name"), ", ".join(names)))
+        claim(case.get("name"), " ".join(re.findall(r": Skipped\n(.*?)(?=^\[  SKIPPED \])", out, re.M | re.S)))
 print(passed, failed, skipped)
 for c in claimed:
     print(c)
@@ -190,13 +213,16 @@ ctest_phase() {
     return 0
   fi
   local junit="$work/phase$((${#phase_lines[@]} + 1)).xml" rc=0
-  ct --output-junit "$junit" "$@" || rc=$?
+  local gtest_dir="$work/phase$((${#phase_lines[@]} + 1))-gtest"
+  # Every gtest binary writes its XML report there (one file per binary, the last process's): the counts
+  # of a binary registered whole (qim_test WHOLE) are read from it.
+  GTEST_OUTPUT="xml:$gtest_dir/" ct --output-junit "$junit" "$@" || rc=$?
   if [[ ! -s $junit ]]; then
     record "$name" 0 0 0 "ctest exited $rc without a report"
     return 0
   fi
   local counts passed failed skipped why=""
-  mapfile -t counts < <(junit_counts "$junit" || true)
+  mapfile -t counts < <(junit_counts "$junit" "$gtest_dir" || true)
   if ! [[ ${counts[0]:-} =~ ^[0-9]+\ [0-9]+\ [0-9]+$ ]]; then
     record "$name" 0 0 0 "could not read ctest's JUnit report $junit"
     return 0
