@@ -408,5 +408,38 @@ LEASE_TEST(BadArgumentsWriteNothing) {
   EXPECT_EQ(fresh(ShardId{0}).epoch, Epoch{0});
 }
 
+#if defined(QIM_LEASE_BACKEND_CQL)
+// A shard_lease table created before moves existed (no moving_to column) gets the column when a node opens
+// the lease store, and its leases stay as they were.
+TEST_F(CqlLeaseStoreTest, ATableOfBeforeMovesGetsItsMoveColumnAndKeepsItsLeases) {
+  const std::string ks = "leases_old_" + std::to_string(::getpid());
+  auto admin = cql::Session::connect({.hosts = cql::split_hosts(cql_hosts())});
+  ASSERT_TRUE(admin.ok()) << admin.error().to_string();
+  const cql::ExecOptions slow{.timeout_ms = 60'000};
+  for (const std::string& ddl :
+       {"CREATE KEYSPACE " + ks + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+        "CREATE TABLE " + ks + ".shard_lease (shard int PRIMARY KEY, epoch int, owner text)",
+        "INSERT INTO " + ks + ".shard_lease (shard, epoch) VALUES (2, 7)"}) {
+    auto done = admin->query(ddl, {}, slow);
+    ASSERT_TRUE(done.ok()) << ddl << ": " << done.error().to_string();
+  }
+  CqlLeaseOptions o;
+  o.hosts = cql::split_hosts(cql_hosts());
+  o.keyspace = ks;
+  auto store = open_cql_lease_store(o);
+  ASSERT_TRUE(store.ok()) << store.error().to_string();
+  auto listed = (*store)->list(kShards);
+  ASSERT_TRUE(listed.ok()) << listed.error().to_string();
+  EXPECT_EQ((*listed)[2].epoch, Epoch{7});
+  ASSERT_TRUE((*store)->request_move(ShardId{2}, kN2, 60s).ok());
+  EXPECT_EQ((*store)->try_acquire(ShardId{2}, kN1, 60s, Epoch{0}).code(), kNotOwner);
+  auto e = (*store)->try_acquire(ShardId{2}, kN2, 60s, Epoch{0});
+  ASSERT_TRUE(e.ok()) << e.error().to_string();
+  EXPECT_EQ(*e, Epoch{8});
+  EXPECT_TRUE(open_cql_lease_store(o).ok());  // a second open finds the column there
+  (void)admin->query("DROP KEYSPACE IF EXISTS " + ks, {}, slow);
+}
+#endif
+
 }  // namespace
 }  // namespace qim

@@ -228,8 +228,12 @@ void ShardOwnership::rebalance() {
   }
 
   // Planned moves away from this node first, whatever the share: the operator is waiting for them. Each
-  // drains like any graceful give-up; the target takes the shard once the lease is released.
+  // drains like any graceful give-up; the target takes the shard once the lease is released. They share
+  // the scan's drain budget with the give-ups below (the rest next scan), so the renewals of the next
+  // scan are not pushed past the window either.
+  const int64_t budget_end = now() + options_.release_budget.count();
   for (const ShardLease& l : *leases) {
+    if (now() >= budget_end) break;
     auto it = held_.find(l.shard.value);
     if (it == held_.end() || l.moving_to.empty() || l.moving_to == options_.node_id) continue;
     const Held held = it->second;
@@ -240,7 +244,6 @@ void ShardOwnership::rebalance() {
 
   // Above the share: give up the highest shards, drained, within the budget (the rest next scan); a
   // shard moved here is given up last.
-  const int64_t budget_end = now() + options_.release_budget.count();
   while (held_.size() > share && now() < budget_end) {
     auto next = next_to_give_up();
     const Held held = next->second;

@@ -20,7 +20,8 @@
 //     its share, so a live but idle node never leaves a shard unowned.
 //     Planned moves (LeaseStore::request_move) come first: a held shard with a pending move to another
 //     node is given up gracefully (the worker finishes the page in progress and commits; the frontier
-//     is durable before the lease is released), whatever the share; a free shard with a pending move to
+//     is durable before the lease is released), whatever the share, within the scan's drain budget
+//     (more moves: next scan); a free shard with a pending move to
 //     this node is taken, whatever the share, and one with a move to another node is never taken. A
 //     shard this node got by a move is given up last when it is above its share, so the balancing gives
 //     other shards back instead of moving it straight back.
