@@ -74,6 +74,22 @@ OpsCli::OpsCli(CLI::App& root, const std::function<void(CLI::App*)>& instance_fl
       "create the keyspace (QIM_CQL_RF) and missing tables; refuses a keyspace with TWCS or tablets");
   instance_flags(schema_check_);
   instance_flags(schema_apply_);
+
+  auto* shard = app.add_subcommand("shard", "the MailboxNodes' shard leases");
+  shard->require_subcommand(1);
+  shard_move_ = shard->add_subcommand(
+      "move",
+      "hand shard N over to node NODE at the next epoch: the owner drains and releases it, NODE takes it; "
+      "waits until NODE owns it");
+  shard_move_->add_option("shard", move_.shard, "the shard (0..QIM_SHARDS-1)")->required();
+  shard_move_->add_option("--to", move_.to, "the QIM_NODE_ID of a live MailboxNode")->required();
+  shard_move_
+      ->add_option("--timeout", move_timeout_s_,
+                   "seconds to wait; the move is withdrawn after them (and, with --no-wait, expires)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 3600u));
+  shard_move_->add_flag("--no-wait", move_no_wait_, "return once the move is recorded");
+  instance_flags(shard_move_);
 }
 
 std::optional<int> OpsCli::run(const EnvLookup& env) const {
@@ -88,6 +104,12 @@ std::optional<int> OpsCli::run(const EnvLookup& env) const {
   if (retention_sweep_->parsed()) return run_retention_sweep(env, sweep_);
   if (schema_check_->parsed()) return run_schema(env, SchemaCommand{false});
   if (schema_apply_->parsed()) return run_schema(env, SchemaCommand{true});
+  if (shard_move_->parsed()) {
+    ShardMoveCommand command = move_;
+    command.timeout = std::chrono::seconds(move_timeout_s_);
+    command.wait = !move_no_wait_;
+    return run_shard_move(env, command);
+  }
   return std::nullopt;
 }
 

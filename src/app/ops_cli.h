@@ -8,12 +8,14 @@
 #include <optional>
 
 #include "app/ops_commands.h"
+#include "app/shard_move_command.h"
 
 namespace qim {
 
 class OpsCli {
  public:
-  // Adds `admin` with `audit dispatch`, `frontier show`, `mailbox read`, `dispatch show` to `app`;
+  // Adds `admin` with `audit dispatch`, `frontier show`, `mailbox read`, `dispatch show`, `retention sweep`,
+  // `schema check|apply`, `shard move` to `app`;
   // `instance_flags` adds the flags that override QIM_* variables (--data-dir, --store, --shards, ...) to a
   // subcommand.
   OpsCli(CLI::App& app, const std::function<void(CLI::App*)>& instance_flags);
@@ -32,6 +34,10 @@ class OpsCli {
   RetentionSweepCommand sweep_;
   CLI::App* schema_check_ = nullptr;
   CLI::App* schema_apply_ = nullptr;
+  CLI::App* shard_move_ = nullptr;
+  ShardMoveCommand move_;
+  uint32_t move_timeout_s_ = 60;
+  bool move_no_wait_ = false;
   AuditCommand audit_;
   FrontierCommand frontier_;
   MailboxReadCommand mailbox_;

@@ -4,7 +4,21 @@
 
 namespace qim::client {
 
-MailboxFeed::MailboxFeed(Options options) : options_(std::move(options)), cursor_(options_.cursor) {}
+MailboxFeed::MailboxFeed(Options options) : options_(std::move(options)), cursor_(options_.cursor) {
+  for (uint64_t id : options_.recent_message_ids) (void)remember(id);
+  options_.recent_message_ids.clear();
+}
+
+bool MailboxFeed::remember(uint64_t id) {
+  if (options_.dedup_window == 0) return true;
+  if (!recent_set_.insert(id).second) return false;
+  recent_.push_back(id);
+  if (recent_.size() > options_.dedup_window) {
+    recent_set_.erase(recent_.front());
+    recent_.pop_front();
+  }
+  return true;
+}
 
 MailboxFeed::Actions MailboxFeed::start() {
   Actions a;
@@ -45,6 +59,12 @@ void MailboxFeed::show(const std::vector<Entry>& entries, Actions& a) {
   for (const auto& e : entries) {
     if (e.seq <= cursor_) continue;  // shown already (a push and a SYNC page may overlap)
     cursor_ = e.seq;
+    // The same message at another seq (split brain: once per epoch): handled, not shown again. An entry
+    // without an id (0: an older server) is always shown.
+    if (e.message_id != 0 && !remember(e.message_id)) {
+      duplicates_++;
+      continue;
+    }
     a.show.push_back(e);
   }
 }

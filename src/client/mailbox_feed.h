@@ -10,6 +10,13 @@
 // otherwise, and on SYNC_NEEDED, the loop SYNCs from the cursor. Entries at or below the cursor are
 // never shown again: every entry is shown exactly once, in seq order.
 //
+// Every message is shown once, too: an entry whose message_id is among the last `dedup_window` message
+// ids shown is skipped (the cursor still moves past it). In split brain (ADR-0022) a message both owners
+// finished is in the mailbox once per epoch, at two seqs; the second copy comes later in seq order and is
+// skipped. Memory is bounded: at most `dedup_window` ids (a FIFO and a hash set, ~40 bytes an id), so a
+// second copy further than that many entries behind its first would show again. The ids may be kept
+// with the cursor (recent_message_ids(), Options::recent_message_ids) so a restart keeps them too.
+//
 // MailboxFeed is the loop as a state machine without I/O (for callers driving a connection themselves,
 // like the load generator's callbacks); MailboxFollower runs it over a queueing Client.
 
@@ -18,6 +25,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "client/client.h"
@@ -33,6 +41,8 @@ class MailboxFeed {
     uint32_t sync_limit = 500;        // entries per SYNC page
     bool sync_allowed = true;         // false in delivery mode "push" (the gateway refuses SYNC): pushes only
     std::string ref_prefix = "feed";  // the refs of the loop's SYNC frames: "<prefix>-<n>"
+    size_t dedup_window = 1024;       // message ids remembered to skip a second copy; 0: no de-duplication
+    std::vector<uint64_t> recent_message_ids;  // ids shown before (oldest first), kept with the cursor
   };
   // What the caller does after handing over a frame: show `show` (in this order), then send `send`.
   struct Actions {
@@ -55,8 +65,11 @@ class MailboxFeed {
   uint64_t cursor() const { return cursor_; }
   bool syncing() const { return syncing_; }
   const std::string& outstanding_ref() const { return outstanding_ref_; }
-  uint64_t sync_runs() const { return sync_runs_; }  // the first SYNC and every resync
-  uint64_t gaps() const { return gaps_; }            // DELIVERs that did not continue, and SYNC_NEEDEDs
+  uint64_t sync_runs() const { return sync_runs_; }    // the first SYNC and every resync
+  uint64_t gaps() const { return gaps_; }              // DELIVERs that did not continue, and SYNC_NEEDEDs
+  uint64_t duplicates() const { return duplicates_; }  // entries skipped: their message was shown before
+  // The message ids remembered (oldest first, at most dedup_window): to keep with the cursor.
+  std::vector<uint64_t> recent_message_ids() const { return {recent_.begin(), recent_.end()}; }
 
  private:
   void begin_sync(Actions& a);
@@ -66,6 +79,8 @@ class MailboxFeed {
   bool apply(const ServerFrame& deliver, Actions& a);
   void show(const std::vector<Entry>& entries, Actions& a);
   void drain_pending(Actions& a);
+  // Remembers `id`; false if it was remembered already (a second copy of the message).
+  bool remember(uint64_t id);
 
   Options options_;
   uint64_t cursor_;
@@ -77,6 +92,9 @@ class MailboxFeed {
   std::deque<ServerFrame> pending_;  // DELIVERs held back while syncing
   uint64_t sync_runs_ = 0;
   uint64_t gaps_ = 0;
+  std::deque<uint64_t> recent_;              // the last dedup_window ids shown, oldest first
+  std::unordered_set<uint64_t> recent_set_;  // the same, to look up
+  uint64_t duplicates_ = 0;
 };
 
 // The loop over a Client that queues frames (no on_frame callback). Not thread-safe.

@@ -134,3 +134,85 @@ TEST(MailboxFeedTest, PushModeShowsPushesWithoutSyncing) {
 
 }  // namespace
 }  // namespace qim::client
+
+namespace qim::client {
+namespace {
+
+// An entry of message `id` at `seq`.
+Entry copy_of(uint64_t id, uint64_t seq) {
+  Entry e;
+  e.seq = seq;
+  e.message_id = id;
+  e.body = "message " + std::to_string(id);
+  return e;
+}
+constexpr uint64_t kEpoch1 = uint64_t{1} << 48, kEpoch2 = uint64_t{2} << 48;
+
+// Split brain: both owners finished messages 1..5 (at epoch 1 and epoch 2, the offsets alike), the new
+// owner alone 6..8. A SYNC returns both copies, in seq order: each message is shown once, the first time.
+TEST(MailboxFeedTest, AMessageStoredOncePerEpochIsShownOnce) {
+  MailboxFeed feed(MailboxFeed::Options{.cursor = 0, .sync_limit = 4});
+  std::vector<uint64_t> shown;
+  auto take = [&](MailboxFeed::Actions a) {
+    for (const auto& e : a.show) shown.push_back(e.message_id);
+  };
+  take(feed.start());
+  std::vector<Entry> mailbox;
+  for (uint64_t id = 1; id <= 5; ++id) mailbox.push_back(copy_of(id, kEpoch1 + id));
+  for (uint64_t id = 1; id <= 8; ++id) mailbox.push_back(copy_of(id, kEpoch2 + id));
+  // Pages of 4, as the server would cut them.
+  for (size_t at = 0; at < mailbox.size(); at += 4) {
+    ServerFrame p;
+    p.type = "SYNC_PAGE";
+    p.ref = feed.outstanding_ref();
+    p.frontier = kEpoch2 + 8;
+    p.more = at + 4 < mailbox.size();
+    for (size_t i = at; i < std::min(mailbox.size(), at + 4); ++i) p.entries.push_back(mailbox[i]);
+    take(feed.on_frame(p));
+  }
+  EXPECT_EQ(shown, (std::vector<uint64_t>{1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(feed.duplicates(), 5u);
+  EXPECT_EQ(feed.cursor(), kEpoch2 + 8);  // the skipped copies are behind the cursor too
+  EXPECT_FALSE(feed.syncing());
+  // A push of a copy (the new owner's, live) is skipped the same way.
+  ServerFrame d;
+  d.type = "DELIVER";
+  d.from = kEpoch2 + 8;
+  d.frontier = kEpoch2 + 10;
+  d.entries = {copy_of(3, kEpoch2 + 9), copy_of(9, kEpoch2 + 10)};
+  take(feed.on_frame(d));
+  EXPECT_EQ(shown.back(), 9u);
+  EXPECT_EQ(shown.size(), 9u);
+}
+
+// The memory is bounded by the window: an id pushed out of it shows again. The ids kept with the cursor
+// carry the window over a restart of the feed.
+TEST(MailboxFeedTest, TheWindowIsBoundedAndSurvivesARestartWithTheCursor) {
+  auto run = [](MailboxFeed& feed, std::vector<Entry> entries) {
+    (void)feed.start();
+    ServerFrame p;
+    p.type = "SYNC_PAGE";
+    p.ref = feed.outstanding_ref();
+    p.frontier = entries.back().seq;
+    p.entries = std::move(entries);
+    std::vector<uint64_t> shown;
+    for (const auto& e : feed.on_frame(p).show) shown.push_back(e.message_id);
+    return shown;
+  };
+  MailboxFeed small(MailboxFeed::Options{.dedup_window = 2});
+  EXPECT_EQ(run(small, {copy_of(1, 1), copy_of(2, 2), copy_of(3, 3), copy_of(3, 4), copy_of(1, 5)}),
+            (std::vector<uint64_t>{1, 2, 3, 1}));  // 3 again is skipped; 1 left the window of 2
+  EXPECT_EQ(small.recent_message_ids(), (std::vector<uint64_t>{3, 1}));
+
+  MailboxFeed first(MailboxFeed::Options{});
+  EXPECT_EQ(run(first, {copy_of(7, kEpoch1 + 1), copy_of(8, kEpoch1 + 2)}), (std::vector<uint64_t>{7, 8}));
+  MailboxFeed restarted(
+      MailboxFeed::Options{.cursor = first.cursor(), .recent_message_ids = first.recent_message_ids()});
+  EXPECT_EQ(run(restarted, {copy_of(7, kEpoch2 + 1), copy_of(8, kEpoch2 + 2), copy_of(9, kEpoch2 + 3)}),
+            (std::vector<uint64_t>{9}));
+  MailboxFeed off(MailboxFeed::Options{.dedup_window = 0});
+  EXPECT_EQ(run(off, {copy_of(7, 1), copy_of(7, 2)}), (std::vector<uint64_t>{7, 7}));
+}
+
+}  // namespace
+}  // namespace qim::client

@@ -1,11 +1,15 @@
 #include "ops/audit_target.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "mailbox/redis/redis_connection.h"
@@ -90,13 +94,56 @@ class RedisTarget final : public AuditTarget {
   StoreOptions options_;
 };
 
+// The keyspace the tests that only write and read through the store share (kSharedKeyspace): creating
+// a keyspace with its tables, and dropping it, cost each test ~8 s on a single Cassandra node; emptying
+// the tables a test wrote costs a fraction. TRUNCATE, not DELETE: the store writes USING TIMESTAMP <log
+// offset>, tiny timestamps a tombstone written now would shadow for good. The test processes take turns
+// on it through a file lock (ctest runs each test in a process of its own, possibly several at once).
+// It is never dropped: scripts/test.sh starts from a clean Cassandra. On an engine kept across builds
+// whose mailbox schema changed, drop it by hand (DROP KEYSPACE qim_ops_shared).
+constexpr const char* kSharedKeyspace = "qim_ops_shared";
+
 class ScyllaTarget final : public AuditTarget {
  public:
-  ScyllaTarget(StoreOptions o, cql::Session admin) : options_(std::move(o)), admin_(std::move(admin)) {}
+  ScyllaTarget(StoreOptions o, cql::Session admin, bool shared)
+      : options_(std::move(o)), admin_(std::move(admin)), shared_(shared) {}
   ~ScyllaTarget() override {
+    if (shared_) {
+      if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
+      return;
+    }
     (void)admin_.query("DROP KEYSPACE IF EXISTS " + options_.cql_keyspace, {},
                        cql::ExecOptions{.timeout_ms = 60'000});
   }
+
+  // The shared keyspace, locked for this test and emptied of what an earlier test wrote (the schema
+  // version row stays: it says the tables are this binary's).
+  Status take_shared() {
+    const std::string lock = (std::filesystem::temp_directory_path() / "qim_ops_shared.lock").string();
+    lock_fd_ = ::open(lock.c_str(), O_CREAT | O_RDWR, 0644);
+    if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX) != 0)
+      return Error(Errc::kIo, "lock " + lock + ": " + std::strerror(errno));
+    auto tables = admin_.query(
+        "SELECT table_name FROM system_schema.tables WHERE keyspace_name = '" + options_.cql_keyspace + "'",
+        {}, cql::ExecOptions{.timeout_ms = 30'000});
+    if (!tables.ok())
+      return Error(Errc::kTransport, "list the shared keyspace: " + tables.error().to_string());
+    for (const auto& row : *tables) {
+      auto name = row.get_text(0);
+      if (!name.ok() || *name == "qim_schema_version") continue;
+      const std::string table = options_.cql_keyspace + "." + std::string(*name);
+      auto any =
+          admin_.query("SELECT * FROM " + table + " LIMIT 1", {},
+                       cql::ExecOptions{.consistency = cql::Consistency::kQuorum, .timeout_ms = 30'000});
+      if (!any.ok()) return Error(Errc::kTransport, "read " + table + ": " + any.error().to_string());
+      if (any->empty()) continue;
+      auto emptied = admin_.query("TRUNCATE " + table, {}, cql::ExecOptions{.timeout_ms = 120'000});
+      if (!emptied.ok())
+        return Error(Errc::kTransport, "TRUNCATE " + table + ": " + emptied.error().to_string());
+    }
+    return {};
+  }
+
   const StoreOptions& options() const override { return options_; }
   std::map<std::string, std::string> env() const override {
     std::string hosts;
@@ -123,6 +170,8 @@ class ScyllaTarget final : public AuditTarget {
  private:
   StoreOptions options_;
   cql::Session admin_;
+  const bool shared_;
+  int lock_fd_ = -1;
 };
 
 }  // namespace
@@ -138,7 +187,8 @@ std::optional<std::string> ops_unavailable() {
   return std::nullopt;
 }
 
-Result<std::unique_ptr<AuditTarget>> make_audit_target(const std::string& name, uint32_t shards) {
+Result<std::unique_ptr<AuditTarget>> make_audit_target(const std::string& name, uint32_t shards,
+                                                       Keyspace keyspace) {
   StoreOptions o;
   o.shard_count = shards;
   o.backend = ops_backend();
@@ -154,11 +204,14 @@ Result<std::unique_ptr<AuditTarget>> make_audit_target(const std::string& name, 
     return std::unique_ptr<AuditTarget>(std::make_unique<RedisTarget>(o));
   }
   o.cql_hosts = cql::split_hosts(*env_var("QIM_TEST_CQL_HOSTS"));
-  o.cql_keyspace = unique("qim_ops");
+  const bool shared = keyspace == Keyspace::kShared;
+  o.cql_keyspace = shared ? kSharedKeyspace : unique("qim_ops");
   auto admin = cql::Session::connect({.hosts = o.cql_hosts});
   if (!admin.ok())
     return Error(Errc::kTransport, "connect to QIM_TEST_CQL_HOSTS: " + admin.error().to_string());
-  return std::unique_ptr<AuditTarget>(std::make_unique<ScyllaTarget>(o, std::move(*admin)));
+  auto target = std::make_unique<ScyllaTarget>(o, std::move(*admin), shared);
+  if (shared) QIM_RETURN_IF_ERROR(target->take_shared());
+  return std::unique_ptr<AuditTarget>(std::move(target));
 }
 
 QimRun run_qim(const std::map<std::string, std::string>& env, const std::string& args) {

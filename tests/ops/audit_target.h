@@ -2,7 +2,9 @@
 // The store an ops test audits, on the backend this binary was built for (QIM_OPS_TEST_BACKEND):
 //   embedded  a fresh temporary data directory (no engine)
 //   redis     QIM_TEST_REDIS=host:port[,...], a key prefix of its own, deleted afterwards
-//   scylla    QIM_TEST_CQL_HOSTS=host[,...], a keyspace of its own, dropped afterwards
+//   scylla    QIM_TEST_CQL_HOSTS=host[,...], the keyspace qim_ops_shared, emptied (TRUNCATE) for each
+//             test and locked while it runs; or, for a test that changes the schema or needs a keyspace
+//             that does not exist yet (Keyspace::kOwn), a keyspace of its own, dropped afterwards
 // with the QIM_* variables that point `qim admin ...` at the same store.
 
 #include <map>
@@ -34,7 +36,9 @@ class AuditTarget {
 std::string ops_backend();
 // Why this backend cannot be tested here (a variable unset), or nullopt.
 std::optional<std::string> ops_unavailable();
-Result<std::unique_ptr<AuditTarget>> make_audit_target(const std::string& name, uint32_t shards);
+enum class Keyspace { kShared, kOwn };  // scylla only; the others always get a store of their own
+Result<std::unique_ptr<AuditTarget>> make_audit_target(const std::string& name, uint32_t shards,
+                                                       Keyspace keyspace = Keyspace::kShared);
 
 // Runs the qim binary with `env` added to this process's environment; exit code and stdout+stderr.
 struct QimRun {

@@ -35,6 +35,9 @@ export interface WebSocketLike {
 export interface CursorStore {
   load(): string | null;
   save(cursor: string): void;
+  /** Optional: the message ids shown last (oldest first), kept with the cursor so a restart skips their copies too. */
+  loadRecentIds?(): string[] | null;
+  saveRecentIds?(ids: string[]): void;
 }
 
 export class MemoryCursorStore implements CursorStore {
@@ -69,13 +72,15 @@ export interface QimClientOptions {
   sendAttempts?: number;
   /** Entries per SYNC page (1..500). Default 200. */
   syncLimit?: number;
+  /** Message ids remembered to skip a second copy of a message (split brain: once per epoch). Default 1024; 0: off. */
+  dedupWindow?: number;
 }
 
 export type SendTarget = { to: string; conversation?: never } | { conversation: string; to?: never };
 export type SendRequest = SendTarget & { body: string; clientMsgId?: string };
 
 interface Events {
-  /** A mailbox entry above the cursor, in seq order, each once. */
+  /** A mailbox entry above the cursor, in seq order, each once; each message once (by message_id). */
   message: Entry;
   state: ConnectionState;
   /** A SYNC run finished: the cursor is at least the frontier it read. */
@@ -129,6 +134,9 @@ export class QimClient {
   private resyncWanted = false;
   private syncAfter = 0n;
   private readonly pushes: Deliver[] = [];
+  // The last dedupWindow message ids shown (a Set keeps insertion order: the oldest is first).
+  private readonly recentIds = new Set<string>();
+  private duplicateCount = 0;
 
   constructor(options: QimClientOptions) {
     this.opts = {
@@ -140,6 +148,7 @@ export class QimClient {
       reconnectMaxMs: options.reconnectMaxMs ?? 10_000,
       sendAttempts: options.sendAttempts ?? 8,
       syncLimit: options.syncLimit ?? 200,
+      dedupWindow: options.dedupWindow ?? 1024,
     };
     if (options.createSocket) {
       this.makeSocket = options.createSocket;
@@ -151,6 +160,12 @@ export class QimClient {
     }
     const stored = this.opts.cursorStore.load();
     this.cursorValue = stored && /^[0-9]+$/.test(stored) ? BigInt(stored) : 0n;
+    for (const id of this.opts.cursorStore.loadRecentIds?.() ?? []) this.remember(id);
+  }
+
+  /** Entries skipped because their message was shown before (a second copy). */
+  get duplicates(): number {
+    return this.duplicateCount;
   }
 
   /** The cursor (decimal string): every entry at or below it has been emitted as `message`. */
@@ -526,8 +541,25 @@ export class QimClient {
       const seq = BigInt(e.seq);
       if (seq <= this.cursorValue) continue; // shown already (a push and a SYNC page may overlap)
       this.setCursor(seq);
+      // The same message at another seq (split brain stores it once per epoch): passed, not shown again.
+      if (e.message_id && e.message_id !== '0' && !this.remember(e.message_id)) {
+        this.duplicateCount++;
+        continue;
+      }
       this.emit('message', e);
     }
+    this.opts.cursorStore.saveRecentIds?.([...this.recentIds]);
+  }
+
+  // Remembers a message id; false if it was remembered already. At most dedupWindow ids are kept.
+  private remember(id: string): boolean {
+    if (this.opts.dedupWindow <= 0) return true;
+    if (this.recentIds.has(id)) return false;
+    this.recentIds.add(id);
+    if (this.recentIds.size > this.opts.dedupWindow) {
+      this.recentIds.delete(this.recentIds.values().next().value as string);
+    }
+    return true;
   }
 
   private setCursor(c: bigint): void {

@@ -155,3 +155,48 @@ test('a SEND refused with UNAVAILABLE is retried with the same client_msg_id; FO
   assert.equal(socket.sent.filter((f) => f.type === 'SEND').length, 3);
   c.close();
 });
+
+test('a message stored once per epoch (split brain) is shown once; the window is bounded and kept with the cursor', async () => {
+  const copy = (seq, id, body) => ({ ...entry(0, body), seq: String(seq), message_id: String(id) });
+  const e1 = 1n << 48n, e2 = 2n << 48n;
+  let socket;
+  const store = {
+    v: null,
+    ids: null,
+    load: () => store.v,
+    save: (x) => (store.v = x),
+    loadRecentIds: () => store.ids,
+    saveRecentIds: (ids) => (store.ids = ids),
+  };
+  const open = async (options) => {
+    const c = new QimClient({ url: 'ws://test/', token: 't', cursorStore: store, createSocket: () => (socket = new ScriptedSocket()), ...options });
+    const shown = [];
+    c.on('message', (e) => shown.push(e.body));
+    const started = c.start();
+    await tick();
+    socket.push({ type: 'AUTH_OK', ref: socket.last('AUTH').ref, v: 1, user: 'b', device: 'd', expires_at: 0, delivery: 'hybrid' });
+    await started;
+    return { c, shown };
+  };
+  const { c, shown } = await open({});
+  // Messages 1..3 at epoch 1 (the stale owner's), 1..4 at epoch 2 (the new owner's), in seq order.
+  const entries = [1, 2, 3].map((n) => copy(e1 + BigInt(n), n, `m${n}`)).concat([1, 2, 3, 4].map((n) => copy(e2 + BigInt(n), n, `m${n}`)));
+  socket.push({ type: 'SYNC_PAGE', ref: socket.last('SYNC').ref, entries, frontier: String(e2 + 4n), trim: '0', more: false, gap_through: null });
+  await tick();
+  assert.deepEqual(shown, ['m1', 'm2', 'm3', 'm4']);
+  assert.equal(c.duplicates, 3);
+  assert.equal(c.cursor, String(e2 + 4n)); // the skipped copies are behind the cursor too
+  // A push of a copy is skipped too.
+  socket.push({ type: 'DELIVER', entries: [copy(e2 + 5n, 2, 'm2'), copy(e2 + 6n, 5, 'm5')], from: String(e2 + 4n), frontier: String(e2 + 6n) });
+  assert.deepEqual(shown, ['m1', 'm2', 'm3', 'm4', 'm5']);
+  assert.deepEqual(store.ids, ['1', '2', '3', '4', '5']);
+  c.close();
+
+  // A new client on the same store: the ids came with the cursor, so a later copy of message 5 is skipped.
+  const again = await open({ dedupWindow: 2 });
+  socket.push({ type: 'SYNC_PAGE', ref: socket.last('SYNC').ref, entries: [copy(e2 + 7n, 5, 'm5'), copy(e2 + 8n, 6, 'm6'), copy(e2 + 9n, 7, 'm7'), copy(e2 + 10n, 6, 'm6')], frontier: String(e2 + 10n), trim: '0', more: false, gap_through: null });
+  await tick();
+  assert.deepEqual(again.shown, ['m6', 'm7']);
+  assert.deepEqual(store.ids, ['6', '7']); // bounded: the window holds 2
+  again.c.close();
+});

@@ -62,6 +62,10 @@ class MemoryHarness final : public Harness {
     }
     Status release(ShardId a, const std::string& b, Epoch c) override { return s_.release(a, b, c); }
     Result<std::vector<ShardLease>> list(uint32_t n) override { return s_.list(n); }
+    Status request_move(ShardId a, const std::string& b, std::chrono::milliseconds c) override {
+      return s_.request_move(a, b, c);
+    }
+    Status cancel_move(ShardId a, const std::string& b) override { return s_.cancel_move(a, b); }
     Status heartbeat(const std::string& n, std::chrono::milliseconds t) override {
       return s_.heartbeat(n, t);
     }
@@ -305,12 +309,137 @@ LEASE_TEST(HeartbeatsSayWhichNodesLive) {
   EXPECT_TRUE(live->empty());
 }
 
+LEASE_TEST(APendingMoveLetsOnlyItsTargetTakeTheShardAndTheGrantEndsIt) {
+  auto e1 = store_->try_acquire(ShardId{1}, kN1, 60s, Epoch{0});
+  ASSERT_TRUE(e1.ok()) << e1.error().to_string();
+  ASSERT_TRUE(harness_->open()->request_move(ShardId{1}, kN2, 60s).ok());
+  ShardLease seen = fresh(ShardId{1});
+  EXPECT_EQ(seen.owner, kN1);  // the holder keeps the lease (and may renew it) until it gives it up
+  EXPECT_EQ(seen.moving_to, kN2);
+  EXPECT_TRUE(fresh(ShardId{0}).moving_to.empty());
+  EXPECT_TRUE(store_->renew(ShardId{1}, kN1, *e1, 60s).ok());
+  // A second move is refused, naming the first; nothing changes.
+  Status again = harness_->open()->request_move(ShardId{1}, "node-3", 60s);
+  EXPECT_EQ(again.code(), Errc::kInvariant);
+  EXPECT_NE(again.error().message().find(kN2), std::string::npos) << again.error().to_string();
+  EXPECT_EQ(fresh(ShardId{1}).moving_to, kN2);
+
+  ASSERT_TRUE(store_->release(ShardId{1}, kN1, *e1).ok());
+  seen = fresh(ShardId{1});
+  EXPECT_TRUE(seen.free());
+  EXPECT_EQ(seen.moving_to, kN2);  // released, still reserved for the target
+  // Neither the old holder nor a third node may take it in between.
+  auto back = store_->try_acquire(ShardId{1}, kN1, 60s, Epoch{0});
+  ASSERT_FALSE(back.ok());
+  EXPECT_EQ(back.code(), kNotOwner);
+  EXPECT_NE(back.error().message().find("being moved to " + kN2), std::string::npos)
+      << back.error().to_string();
+  EXPECT_EQ(harness_->open()->try_acquire(ShardId{1}, "node-3", 60s, Epoch{0}).code(), kNotOwner);
+  EXPECT_TRUE(fresh(ShardId{1}).free());
+  EXPECT_EQ(fresh(ShardId{1}).epoch, *e1);
+
+  auto e2 = harness_->open()->try_acquire(ShardId{1}, kN2, 60s, Epoch{0});
+  ASSERT_TRUE(e2.ok()) << e2.error().to_string();
+  EXPECT_GT(*e2, *e1);
+  seen = fresh(ShardId{1});
+  EXPECT_EQ(seen.owner, kN2);
+  EXPECT_EQ(seen.epoch, *e2);
+  EXPECT_TRUE(seen.moving_to.empty());  // the grant ended the move
+  EXPECT_EQ(store_->cancel_move(ShardId{1}, kN2).code(), Errc::kNotFound);
+  // With the move done the shard is an ordinary lease again: released, anyone may take it.
+  ASSERT_TRUE(store_->release(ShardId{1}, kN2, *e2).ok());
+  auto e3 = store_->try_acquire(ShardId{1}, kN1, 60s, Epoch{0});
+  ASSERT_TRUE(e3.ok()) << e3.error().to_string();
+  EXPECT_GT(*e3, *e2);
+}
+
+LEASE_TEST(AMoveIsRefusedToItsHolderAndCanBeCancelledOrExpire) {
+  auto e1 = store_->try_acquire(ShardId{2}, kN1, 60s, Epoch{0});
+  ASSERT_TRUE(e1.ok()) << e1.error().to_string();
+  Status to_holder = store_->request_move(ShardId{2}, kN1, 60s);
+  EXPECT_EQ(to_holder.code(), Errc::kInvariant);
+  EXPECT_NE(to_holder.error().message().find("already owned by " + kN1), std::string::npos)
+      << to_holder.error().to_string();
+  EXPECT_TRUE(fresh(ShardId{2}).moving_to.empty());
+  EXPECT_EQ(store_->request_move(ShardId{2}, "", 60s).code(), Errc::kInvalidArgument);
+  EXPECT_EQ(store_->request_move(ShardId{2}, kN2, 0ms).code(), Errc::kInvalidArgument);
+  EXPECT_TRUE(fresh(ShardId{2}).moving_to.empty());
+
+  // Cancelled: only the move's own target names it; afterwards any node may take the shard again.
+  ASSERT_TRUE(store_->request_move(ShardId{2}, kN2, 60s).ok());
+  EXPECT_EQ(store_->cancel_move(ShardId{2}, "node-3").code(), Errc::kNotFound);
+  EXPECT_EQ(fresh(ShardId{2}).moving_to, kN2);
+  ASSERT_TRUE(harness_->open()->cancel_move(ShardId{2}, kN2).ok());
+  EXPECT_TRUE(fresh(ShardId{2}).moving_to.empty());
+  ASSERT_TRUE(store_->release(ShardId{2}, kN1, *e1).ok());
+  auto e2 = store_->try_acquire(ShardId{2}, kN1, 60s, Epoch{0});
+  ASSERT_TRUE(e2.ok()) << e2.error().to_string();
+
+  // Expired: a move whose target never takes the shard stops reserving it after its ttl.
+  const auto ttl = harness_->short_ttl();
+  ASSERT_TRUE(store_->request_move(ShardId{2}, kN2, ttl).ok());
+  ASSERT_TRUE(store_->release(ShardId{2}, kN1, *e2).ok());
+  harness_->let_pass(ttl);
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!fresh(ShardId{2}).moving_to.empty()) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the move of shard 2 never expired";
+    std::this_thread::sleep_for(50ms);
+  }
+  auto e3 = store_->try_acquire(ShardId{2}, kN1, 60s, Epoch{0});
+  ASSERT_TRUE(e3.ok()) << e3.error().to_string();
+  EXPECT_GT(*e3, *e2);
+}
+
+LEASE_TEST(AMoveOfANeverLeasedShardReservesItForTheTarget) {
+  ASSERT_TRUE(store_->request_move(ShardId{3}, kN2, 60s).ok());
+  EXPECT_EQ(fresh(ShardId{3}).moving_to, kN2);
+  EXPECT_EQ(store_->try_acquire(ShardId{3}, kN1, 60s, Epoch{0}).code(), kNotOwner);
+  auto e = harness_->open()->try_acquire(ShardId{3}, kN2, 60s, Epoch{4});
+  ASSERT_TRUE(e.ok()) << e.error().to_string();
+  EXPECT_EQ(*e, Epoch{5});
+  EXPECT_EQ(fresh(ShardId{3}).owner, kN2);
+  EXPECT_TRUE(fresh(ShardId{3}).moving_to.empty());
+}
+
 LEASE_TEST(BadArgumentsWriteNothing) {
   EXPECT_EQ(store_->try_acquire(ShardId{0}, "", 60s, Epoch{0}).code(), Errc::kInvalidArgument);
   EXPECT_EQ(store_->try_acquire(ShardId{0}, kN1, 0ms, Epoch{0}).code(), Errc::kInvalidArgument);
   EXPECT_TRUE(fresh(ShardId{0}).free());
   EXPECT_EQ(fresh(ShardId{0}).epoch, Epoch{0});
 }
+
+#if defined(QIM_LEASE_BACKEND_CQL)
+// A shard_lease table created before moves existed (no moving_to column) gets the column when a node opens
+// the lease store, and its leases stay as they were.
+TEST_F(CqlLeaseStoreTest, ATableOfBeforeMovesGetsItsMoveColumnAndKeepsItsLeases) {
+  const std::string ks = "leases_old_" + std::to_string(::getpid());
+  auto admin = cql::Session::connect({.hosts = cql::split_hosts(cql_hosts())});
+  ASSERT_TRUE(admin.ok()) << admin.error().to_string();
+  const cql::ExecOptions slow{.timeout_ms = 60'000};
+  for (const std::string& ddl :
+       {"CREATE KEYSPACE " + ks + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+        "CREATE TABLE " + ks + ".shard_lease (shard int PRIMARY KEY, epoch int, owner text)",
+        "INSERT INTO " + ks + ".shard_lease (shard, epoch) VALUES (2, 7)"}) {
+    auto done = admin->query(ddl, {}, slow);
+    ASSERT_TRUE(done.ok()) << ddl << ": " << done.error().to_string();
+  }
+  CqlLeaseOptions o;
+  o.hosts = cql::split_hosts(cql_hosts());
+  o.keyspace = ks;
+  auto store = open_cql_lease_store(o);
+  ASSERT_TRUE(store.ok()) << store.error().to_string();
+  auto listed = (*store)->list(kShards);
+  ASSERT_TRUE(listed.ok()) << listed.error().to_string();
+  EXPECT_EQ((*listed)[2].epoch, Epoch{7});
+  ASSERT_TRUE((*store)->request_move(ShardId{2}, kN2, 60s).ok());
+  EXPECT_EQ((*store)->try_acquire(ShardId{2}, kN1, 60s, Epoch{0}).code(), kNotOwner);
+  auto e = (*store)->try_acquire(ShardId{2}, kN2, 60s, Epoch{0});
+  ASSERT_TRUE(e.ok()) << e.error().to_string();
+  EXPECT_EQ(*e, Epoch{8});
+  EXPECT_TRUE(open_cql_lease_store(o).ok());  // a second open finds the column there
+  (void)admin->query("DROP KEYSPACE IF EXISTS " + ks, {}, slow);
+}
+#endif
 
 }  // namespace
 }  // namespace qim

@@ -18,6 +18,23 @@ Result<Epoch> next_lease_epoch(ShardId shard, Epoch stored, Epoch floor) {
   return Epoch{base + 1};
 }
 
+Error move_refusal(ShardId shard, const std::string& target) {
+  return Error(kNotOwner, "shard " + std::to_string(shard.value) + " is being moved to " + target +
+                              " (qim admin shard move): only " + target + " may take it");
+}
+Error move_pending(ShardId shard, const std::string& target) {
+  return Error(Errc::kInvariant,
+               "shard " + std::to_string(shard.value) + ": a move to " + target + " is already in progress");
+}
+Error already_holds(ShardId shard, const std::string& to, Epoch epoch) {
+  return Error(Errc::kInvariant, "shard " + std::to_string(shard.value) + " is already owned by " + to +
+                                     " (epoch " + std::to_string(epoch.value) + ")");
+}
+Error no_move(ShardId shard, const std::string& to) {
+  return Error(Errc::kNotFound,
+               "shard " + std::to_string(shard.value) + ": no move to " + to + " is pending");
+}
+
 namespace {
 
 class MemoryLeaseStore final : public LeaseStore {
@@ -33,10 +50,12 @@ class MemoryLeaseStore final : public LeaseStore {
     std::lock_guard lock(mu_);
     Entry& e = leases_[shard.value];
     if (live(e) && e.owner != node) return held(shard, e);
+    if (moving(e) && e.moving_to != node) return moved(shard, e);
     QIM_ASSIGN_OR_RETURN(Epoch next, next_lease_epoch(shard, e.epoch, floor));
     e.epoch = next;
     e.owner = node;
     e.expires_ms = clock_->now_ms() + ttl.count();
+    e.moving_to.clear();  // the move, if any, is done
     return next;
   }
 
@@ -64,10 +83,31 @@ class MemoryLeaseStore final : public LeaseStore {
       if (auto it = leases_.find(s); it != leases_.end()) {
         l.epoch = it->second.epoch;
         if (live(it->second)) l.owner = it->second.owner;
+        if (moving(it->second)) l.moving_to = it->second.moving_to;
       }
       out.push_back(l);
     }
     return out;
+  }
+
+  Status request_move(ShardId shard, const std::string& to, std::chrono::milliseconds ttl) override {
+    if (to.empty() || ttl.count() < 1)
+      return Error(Errc::kInvalidArgument, "move: empty node id or ttl < 1 ms");
+    std::lock_guard lock(mu_);
+    Entry& e = leases_[shard.value];
+    if (moving(e)) return move_pending(shard, e.moving_to);
+    if (live(e) && e.owner == to) return already_holds(shard, to, e.epoch);
+    e.moving_to = to;
+    e.move_expires_ms = clock_->now_ms() + ttl.count();
+    return {};
+  }
+
+  Status cancel_move(ShardId shard, const std::string& to) override {
+    std::lock_guard lock(mu_);
+    Entry& e = leases_[shard.value];
+    if (!moving(e) || e.moving_to != to) return no_move(shard, to);
+    e.moving_to.clear();
+    return {};
   }
 
   Status heartbeat(const std::string& node, std::chrono::milliseconds ttl) override {
@@ -96,8 +136,12 @@ class MemoryLeaseStore final : public LeaseStore {
     Epoch epoch{0};
     std::string owner;
     int64_t expires_ms = 0;
+    std::string moving_to;  // a pending move's target
+    int64_t move_expires_ms = 0;
   };
   bool live(const Entry& e) const { return !e.owner.empty() && e.expires_ms > clock_->now_ms(); }
+  bool moving(const Entry& e) const { return !e.moving_to.empty() && e.move_expires_ms > clock_->now_ms(); }
+  static Error moved(ShardId shard, const Entry& e) { return move_refusal(shard, e.moving_to); }
   static Error held(ShardId shard, const Entry& e) {
     return Error(kNotOwner, "shard " + std::to_string(shard.value) + " is leased to " + e.owner +
                                 " at epoch " + std::to_string(e.epoch.value));

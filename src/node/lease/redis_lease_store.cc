@@ -9,11 +9,14 @@ namespace qim {
 
 namespace {
 
-// KEYS: epoch, owner. ARGV: node, ttl ms, floor epoch, max epoch.
-// {1, epoch} granted; {0, holder} held by another; {2, stored} no epoch left.
+// KEYS: epoch, owner, move. ARGV: node, ttl ms, floor epoch, max epoch.
+// {1, epoch} granted (ending a move to the node); {0, holder} held by another; {2, stored} no epoch
+// left; {3, target} a move to another node is pending.
 constexpr const char* kAcquire = R"lua(
 local owner = redis.call('GET', KEYS[2])
 if owner and owner ~= ARGV[1] then return {0, owner} end
+local move = redis.call('GET', KEYS[3])
+if move and move ~= ARGV[1] then return {3, move} end
 local e = tonumber(redis.call('GET', KEYS[1]) or '0')
 local floor = tonumber(ARGV[3])
 if floor > e then e = floor end
@@ -21,7 +24,24 @@ if e >= tonumber(ARGV[4]) then return {2, tostring(e)} end
 e = e + 1
 redis.call('SET', KEYS[1], tostring(e))
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+if move then redis.call('DEL', KEYS[3]) end
 return {1, tostring(e)}
+)lua";
+
+// KEYS: owner, move. ARGV: target, ttl ms. {1, ''} recorded; {0, target} a move is pending; {2, ''} the
+// target holds the shard.
+constexpr const char* kRequestMove = R"lua(
+local move = redis.call('GET', KEYS[2])
+if move then return {0, move} end
+if redis.call('GET', KEYS[1]) == ARGV[1] then return {2, ''} end
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+return {1, ''}
+)lua";
+
+// KEYS: move. ARGV: target. 1 withdrawn; 0 no move to the target.
+constexpr const char* kCancelMove = R"lua(
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
+return 0
 )lua";
 
 // KEYS: epoch, owner. ARGV: node, epoch, ttl ms (0: release). {1, ''} done; {0, holder or ''} not held.
@@ -74,15 +94,16 @@ class RedisLeaseStore final : public LeaseStore {
                             Epoch floor) override {
     if (node.empty() || ttl.count() < 1)
       return Error(Errc::kInvalidArgument, "lease: empty node id or ttl < 1 ms");
-    QIM_ASSIGN_OR_RETURN(RedisReply r, run({"EVAL", kAcquire, "2", epoch_key(shard), owner_key(shard), node,
-                                            std::to_string(ttl.count()), std::to_string(floor.value),
-                                            std::to_string(kMaxEpoch)}));
+    QIM_ASSIGN_OR_RETURN(RedisReply r, run({"EVAL", kAcquire, "3", epoch_key(shard), owner_key(shard),
+                                            move_key(shard), node, std::to_string(ttl.count()),
+                                            std::to_string(floor.value), std::to_string(kMaxEpoch)}));
     QIM_RETURN_IF_ERROR(expect_pair(r, "lease acquire"));
     const int64_t code = r.elements[0].integer;
     if (code == 0) {
       return Error(kNotOwner, "shard " + std::to_string(shard.value) + " is leased to " + r.elements[1].str);
     }
     if (code == 2) return next_lease_epoch(shard, Epoch{to_u32(r.elements[1])}, floor).error();
+    if (code == 3) return move_refusal(shard, r.elements[1].str);
     return Epoch{to_u32(r.elements[1])};
   }
 
@@ -102,17 +123,43 @@ class RedisLeaseStore final : public LeaseStore {
     for (uint32_t s = 0; s < shard_count; ++s) {
       mget.push_back(epoch_key(ShardId{s}));
       mget.push_back(owner_key(ShardId{s}));
+      mget.push_back(move_key(ShardId{s}));
     }
     QIM_ASSIGN_OR_RETURN(RedisReply r, run(mget));  // one read: a consistent snapshot of every lease
-    if (r.kind != RedisReply::Kind::kArray || r.elements.size() != 2 * size_t{shard_count}) {
+    if (r.kind != RedisReply::Kind::kArray || r.elements.size() != 3 * size_t{shard_count}) {
       return Error(Errc::kTransport, where() + ": MGET of the leases answered an unexpected reply");
     }
     for (uint32_t s = 0; s < shard_count; ++s) {
-      const RedisReply& e = r.elements[2 * s];
-      const RedisReply& o = r.elements[2 * s + 1];
-      out.push_back(ShardLease{ShardId{s}, Epoch{e.is_nil() ? 0 : to_u32(e)}, o.is_nil() ? "" : o.str});
+      const RedisReply& e = r.elements[3 * s];
+      const RedisReply& o = r.elements[3 * s + 1];
+      const RedisReply& m = r.elements[3 * s + 2];
+      out.push_back(ShardLease{ShardId{s}, Epoch{e.is_nil() ? 0 : to_u32(e)}, o.is_nil() ? "" : o.str,
+                               m.is_nil() ? "" : m.str});
     }
     return out;
+  }
+
+  Status request_move(ShardId shard, const std::string& to, std::chrono::milliseconds ttl) override {
+    if (to.empty() || ttl.count() < 1)
+      return Error(Errc::kInvalidArgument, "move: empty node id or ttl < 1 ms");
+    QIM_ASSIGN_OR_RETURN(RedisReply r, run({"EVAL", kRequestMove, "2", owner_key(shard), move_key(shard), to,
+                                            std::to_string(ttl.count())}));
+    QIM_RETURN_IF_ERROR(expect_pair(r, "move request"));
+    const int64_t code = r.elements[0].integer;
+    if (code == 0) return move_pending(shard, r.elements[1].str);
+    if (code == 2) {
+      auto leases = list(shard.value + 1);
+      return already_holds(shard, to, leases.ok() ? leases->back().epoch : Epoch{0});
+    }
+    return {};
+  }
+
+  Status cancel_move(ShardId shard, const std::string& to) override {
+    QIM_ASSIGN_OR_RETURN(RedisReply r, run({"EVAL", kCancelMove, "1", move_key(shard), to}));
+    if (r.kind != RedisReply::Kind::kInteger)
+      return Error(Errc::kTransport, where() + ": move cancel answered an unexpected reply");
+    if (r.integer != 1) return no_move(shard, to);
+    return {};
   }
 
   Status heartbeat(const std::string& node, std::chrono::milliseconds ttl) override {
@@ -139,6 +186,7 @@ class RedisLeaseStore final : public LeaseStore {
  private:
   std::string epoch_key(ShardId s) const { return prefix_ + "epoch:" + std::to_string(s.value); }
   std::string owner_key(ShardId s) const { return prefix_ + "owner:" + std::to_string(s.value); }
+  std::string move_key(ShardId s) const { return prefix_ + "move:" + std::to_string(s.value); }
   std::string nodes_key() const { return prefix_ + "nodes"; }
   std::string where() const { return "lease store redis " + pool_.endpoint().to_string(); }
 

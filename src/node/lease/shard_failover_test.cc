@@ -76,6 +76,14 @@ class CuttableLeases final : public LeaseStore {
     if (cut) return down();
     return inner_->list(n);
   }
+  Status request_move(ShardId s, const std::string& n, std::chrono::milliseconds t) override {
+    if (cut) return down();
+    return inner_->request_move(s, n, t);
+  }
+  Status cancel_move(ShardId s, const std::string& n) override {
+    if (cut) return down();
+    return inner_->cancel_move(s, n);
+  }
   Status heartbeat(const std::string& n, std::chrono::milliseconds t) override {
     if (cut) return down();
     return inner_->heartbeat(n, t);

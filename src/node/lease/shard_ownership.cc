@@ -123,6 +123,7 @@ void ShardOwnership::give_up(ShardId shard, const Held& held, MailboxNode::Remov
               shard.value, held.epoch.value, r.error().to_string());
   }
   held_.erase(shard.value);
+  moved_in_.erase(shard.value);
   log_.info("shard {}: {} (epoch {}): {}", shard.value, graceful ? "given up" : "lost", held.epoch.value,
             why);
   std::lock_guard lock(mu_);
@@ -165,7 +166,7 @@ void ShardOwnership::renew_all() {
   }
 }
 
-bool ShardOwnership::take(ShardId shard) {
+bool ShardOwnership::take(ShardId shard, bool moved_in) {
   // The floor: never below an epoch the store has seen, even if the lease store forgot the shard.
   auto frontier = store_.lane_watermarks(shard, Epoch{kMaxEpoch});
   if (!frontier.ok()) {
@@ -192,11 +193,20 @@ bool ShardOwnership::take(ShardId shard) {
   }
   held_[shard.value] = held;
   free_since_.erase(shard.value);
-  log_.info("shard {}: taken at epoch {} (store frontier {})", shard.value, epoch->value,
-            (*frontier)[0].to_string());
+  if (moved_in) moved_in_.insert(shard.value);
+  log_.info("shard {}: taken at epoch {} (store frontier {}){}", shard.value, epoch->value,
+            (*frontier)[0].to_string(), moved_in ? ", moved here by the operator" : "");
   std::lock_guard lock(mu_);
   metrics_.acquired++;
+  if (moved_in) metrics_.moved_in++;
   return true;
+}
+
+std::map<uint32_t, ShardOwnership::Held>::iterator ShardOwnership::next_to_give_up() {
+  for (auto it = held_.rbegin(); it != held_.rend(); ++it) {
+    if (!moved_in_.contains(it->first)) return std::prev(it.base());
+  }
+  return std::prev(held_.end());
 }
 
 void ShardOwnership::rebalance() {
@@ -217,19 +227,40 @@ void ShardOwnership::rebalance() {
     metrics_.fair_share = share;
   }
 
-  // Above the share: give up the highest shards, drained, within the budget (the rest next scan).
+  // Planned moves away from this node first, whatever the share: the operator is waiting for them. Each
+  // drains like any graceful give-up; the target takes the shard once the lease is released. They share
+  // the scan's drain budget with the give-ups below (the rest next scan), so the renewals of the next
+  // scan are not pushed past the window either.
   const int64_t budget_end = now() + options_.release_budget.count();
+  for (const ShardLease& l : *leases) {
+    if (now() >= budget_end) break;
+    auto it = held_.find(l.shard.value);
+    if (it == held_.end() || l.moving_to.empty() || l.moving_to == options_.node_id) continue;
+    const Held held = it->second;
+    give_up(l.shard, held, MailboxNode::Removal::kGraceful, ("moved to " + l.moving_to).c_str());
+    std::lock_guard lock(mu_);
+    metrics_.moved_out++;
+  }
+
+  // Above the share: give up the highest shards, drained, within the budget (the rest next scan); a
+  // shard moved here is given up last.
   while (held_.size() > share && now() < budget_end) {
-    auto last = std::prev(held_.end());
-    const Held held = last->second;
-    give_up(ShardId{last->first}, held, MailboxNode::Removal::kGraceful, "rebalancing to the fair share");
+    auto next = next_to_give_up();
+    const Held held = next->second;
+    give_up(ShardId{next->first}, held, MailboxNode::Removal::kGraceful, "rebalancing to the fair share");
   }
 
   // Below the share: take free shards, lowest first. A shard free for a whole ttl is taken regardless.
+  // A shard being moved is taken by its target only, and by the target whatever its share.
   const int64_t t = now();
   for (const ShardLease& l : *leases) {
     if (!l.free() || held_.contains(l.shard.value)) {
       free_since_.erase(l.shard.value);
+      continue;
+    }
+    if (!l.moving_to.empty()) {
+      free_since_.erase(l.shard.value);
+      if (l.moving_to == options_.node_id) take(l.shard, /*moved_in=*/true);
       continue;
     }
     const int64_t since = free_since_.try_emplace(l.shard.value, t).first->second;

@@ -18,6 +18,13 @@
 //     epoch max(lease epoch, the store's highest frontier epoch) + 1, and starts their workers
 //     (MailboxNode::add_shard). A shard that stays free for a whole ttl is taken by any node, whatever
 //     its share, so a live but idle node never leaves a shard unowned.
+//     Planned moves (LeaseStore::request_move) come first: a held shard with a pending move to another
+//     node is given up gracefully (the worker finishes the page in progress and commits; the frontier
+//     is durable before the lease is released), whatever the share, within the scan's drain budget
+//     (more moves: next scan); a free shard with a pending move to
+//     this node is taken, whatever the share, and one with a move to another node is never taken. A
+//     shard this node got by a move is given up last when it is above its share, so the balancing gives
+//     other shards back instead of moving it straight back.
 // Takeover bound: a node that dies at T renewed last at T - scan at the latest; its leases expire by
 // T + ttl, and the other nodes see them free on their next scan: all its shards are owned again by
 // T + ttl + scan (+ one acquire and one frontier read per shard; on CQL + 2 s, see cql_lease_store.h).
@@ -33,6 +40,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,6 +92,8 @@ struct OwnershipMetrics {
   uint64_t released = 0;        // given up gracefully (rebalance, stop)
   uint64_t lost = 0;            // removed at once: not renewed in time, refused, or fenced by the store
   uint64_t renew_failures = 0;  // renewals that could not reach the lease store
+  uint64_t moved_out = 0;       // given up to a planned move's target (counted in released too)
+  uint64_t moved_in = 0;        // taken as a planned move's target (counted in acquired too)
 };
 
 class ShardOwnership {
@@ -111,7 +121,9 @@ class ShardOwnership {
   };
   void renew_all();
   void rebalance();
-  bool take(ShardId shard);
+  bool take(ShardId shard, bool moved_in = false);
+  // The held shard to give up first above the share: the highest one not got by a move, else the highest.
+  std::map<uint32_t, Held>::iterator next_to_give_up();
   void give_up(ShardId shard, const Held& held, MailboxNode::Removal how, const char* why);
   int64_t now() const { return clock_->now_ms(); }
 
@@ -124,6 +136,7 @@ class ShardOwnership {
 
   std::map<uint32_t, Held> held_;           // loop thread only (copied into metrics_ under mu_)
   std::map<uint32_t, int64_t> free_since_;  // loop thread only: when each free shard was first seen free
+  std::set<uint32_t> moved_in_;             // loop thread only: held shards got by a planned move
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

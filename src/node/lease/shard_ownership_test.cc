@@ -202,6 +202,101 @@ TEST_F(ShardOwnershipTest, AShardLeftFreeForAWholeTtlIsTakenWhateverTheShare) {
   EXPECT_EQ(o1.metrics().fair_share, 2u);
 }
 
+TEST_F(ShardOwnershipTest, APlannedMoveDrainsTheOwnerAndTheTargetKeepsTheShardAtTheNextEpoch) {
+  testing::WriteCountingStore n1_store(*store_);
+  MailboxNode n1(*log_, n1_store, nullptr, node_options());
+  MailboxNode n2(*log_, *store_, nullptr, node_options());
+  ASSERT_TRUE(n1.start().ok());
+  ASSERT_TRUE(n2.start().ok());
+  ShardOwnership o1(n1, *leases_, n1_store, ownership("n1"));
+  ShardOwnership o2(n2, *leases_, *store_, ownership("n2"));
+  o1.tick();
+  o2.tick();
+  o1.tick();
+  o2.tick();
+  ASSERT_EQ(shards_of(n1), (std::vector<uint32_t>{0, 1}));
+  ASSERT_EQ(shards_of(n2), (std::vector<uint32_t>{2, 3}));
+  for (int i = 0; i < 20; ++i) dispatch(i);
+  await_shard_zero_done();
+
+  // The operator moves shard 0 to n2 while messages keep coming.
+  ASSERT_TRUE(leases_->request_move(ShardId{0}, "n2", 60s).ok());
+  for (int i = 20; i < 30; ++i) dispatch(i);
+  o1.tick();  // n1 gives shard 0 up: drained (the log's records so far), committed, released
+  EXPECT_EQ(shards_of(n1), (std::vector<uint32_t>{1}));
+  EXPECT_EQ(o1.metrics().moved_out, 1u);
+  const MailboxSeq handed_over = testing::shard_zero_frontier(*store_);
+  EXPECT_EQ(handed_over.epoch(), Epoch{1});
+  EXPECT_EQ(handed_over.offset().value, 29u) << "the owner gave the shard up before finishing its records";
+  const uint64_t n1_writes = n1_store.writes.load();
+  for (int i = 30; i < 40; ++i) dispatch(i);
+  o1.tick();  // below its share, but the free shard 0 is n2's to take
+  EXPECT_EQ(shards_of(n1), (std::vector<uint32_t>{1}));
+
+  o2.tick();  // n2 takes it (above its share: a move is taken whatever the share) at the next epoch
+  EXPECT_EQ(shards_of(n2), (std::vector<uint32_t>{0, 2, 3}));
+  EXPECT_EQ(o2.metrics().moved_in, 1u);
+  for (const auto& [s, e] : n2.owned()) {
+    if (s.value == 0) {
+      EXPECT_EQ(e, Epoch{2});  // above the lease's epoch 1 (and the store's frontier epoch 1)
+    }
+  }
+  await_shard_zero_done();
+  EXPECT_EQ(testing::shard_zero_frontier(*store_).epoch(), Epoch{2});
+  auto listed = leases_->list(kShards);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE((*listed)[0].moving_to.empty());  // the grant ended the move
+
+  // Balancing: n2 is above its share and gives back another shard, never the one moved to it.
+  for (int round = 0; round < 4; ++round) {
+    o2.tick();
+    o1.tick();
+  }
+  EXPECT_EQ(shards_of(n2), (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ(shards_of(n1), (std::vector<uint32_t>{1, 3}));
+  for (int i = 40; i < 50; ++i) dispatch(i);
+  await_shard_zero_done();
+  EXPECT_EQ(n1_store.writes.load(), n1_writes) << "the old owner wrote shard 0 after the hand-over";
+
+  auto reader = testing::read_whole_mailbox(*store_, b_);
+  testing::expect_exactly_once(reader, bodies_);
+  EXPECT_EQ(reader.front().seq.epoch(), Epoch{1});
+  EXPECT_EQ(reader[29].seq.epoch(), Epoch{1});
+  EXPECT_EQ(reader[30].seq.epoch(), Epoch{2});
+  EXPECT_EQ(reader.back().seq.epoch(), Epoch{2});
+}
+
+// The moved shard is the target's highest: plain balancing (give up the highest) would hand it straight
+// back to the node it came from.
+TEST_F(ShardOwnershipTest, TheBalancingAfterAMoveGivesBackAnotherShardNotTheMovedOne) {
+  MailboxNode n1(*log_, *store_, nullptr, node_options());
+  MailboxNode n2(*log_, *store_, nullptr, node_options());
+  ASSERT_TRUE(n1.start().ok());
+  ASSERT_TRUE(n2.start().ok());
+  ShardOwnership o1(n1, *leases_, *store_, ownership("n1"));
+  ShardOwnership o2(n2, *leases_, *store_, ownership("n2"));
+  o1.tick();
+  o2.tick();
+  o1.tick();
+  o2.tick();
+  ASSERT_EQ(shards_of(n2), (std::vector<uint32_t>{2, 3}));
+  ASSERT_TRUE(leases_->request_move(ShardId{3}, "n1", 60s).ok());
+  // A third node may not take the shard while it is on its way.
+  EXPECT_EQ(leases_->try_acquire(ShardId{3}, "n9", kTtl, Epoch{0}).code(), kNotOwner);
+  for (int round = 0; round < 5; ++round) {
+    o2.tick();
+    o1.tick();
+  }
+  EXPECT_EQ(shards_of(n1), (std::vector<uint32_t>{0, 3}));
+  EXPECT_EQ(shards_of(n2), (std::vector<uint32_t>{1, 2}));
+  EXPECT_EQ(o1.metrics().moved_in, 1u);
+  EXPECT_EQ(o2.metrics().moved_out, 1u);
+  auto listed = leases_->list(kShards);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ((*listed)[3].owner, "n1");
+  EXPECT_EQ((*listed)[3].epoch, Epoch{3});  // n2's epoch 2, then the move's grant
+}
+
 // Three renewals fit in the window a lease is believed (ttl - margin), whatever the margin: at the CQL
 // defaults (ttl 10 s, margin 5 s) a scan every 1.67 s, not every ttl/3 = 3.3 s, which left a renewal only
 // 1.7 s to land before the shard's writes stopped.
