@@ -17,18 +17,18 @@ namespace qim {
 enum class GroupRole : uint8_t { kMember = 0, kAdmin = 1, kOwner = 2 };
 
 enum class GroupOpKind : uint8_t {
-  kCreate = 1,  // members: the initial members besides the creator (the actor, who becomes owner); name
-  kAdd = 2,     // members: users to add (as kMember)
-  kRemove = 3,  // members: users to remove
-  kLeave = 4,   // the actor leaves
-  kRename = 5,  // name
-  kSetRole = 6, // members: exactly one user; role (kMember or kAdmin)
+  kCreate = 1,   // members: the initial members besides the creator (the actor, who becomes owner); name
+  kAdd = 2,      // members: users to add (as kMember)
+  kRemove = 3,   // members: users to remove
+  kLeave = 4,    // the actor leaves
+  kRename = 5,   // name
+  kSetRole = 6,  // members: exactly one user; role (kMember or kAdmin)
 };
 
 inline constexpr size_t kMaxGroupNameBytes = 256;
-// Users one op may name: a 10,000-member group is created with a few ops, and one Outbox record stays
-// well under the log's record size.
-inline constexpr size_t kMaxUsersPerGroupOp = 1000;
+// Users one op may name: a 10,000-member group is built with a few dozen ops, and the op's system entry
+// (which lists them, at most 67 bytes each) stays under the body limit of a mailbox entry (64 KiB).
+inline constexpr size_t kMaxUsersPerGroupOp = 500;
 
 struct GroupOp {
   GroupOpKind kind = GroupOpKind::kCreate;

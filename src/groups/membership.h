@@ -70,7 +70,7 @@ struct GroupMeta {
   GroupId group;
   std::string name;
   UserId owner;
-  uint64_t created_at = 0;  // offset of the create op
+  uint64_t created_at = 0;    // offset of the create op
   uint32_t member_count = 0;  // current members
   bool operator==(const GroupMeta&) const = default;
 };
@@ -80,10 +80,10 @@ struct GroupChange {
   GroupId group;
   uint64_t offset = 0;
   GroupOpOutcome outcome;
-  std::optional<GroupMeta> meta;              // the new meta row, when the op changed it
-  std::vector<GroupMemberRecord> members;     // the changed member rows, in full
-  std::vector<UserId> joined;                 // user -> groups index: rows to add
-  std::vector<UserId> left;                   //                       rows to remove
+  std::optional<GroupMeta> meta;           // the new meta row, when the op changed it
+  std::vector<GroupMemberRecord> members;  // the changed member rows, in full
+  std::vector<UserId> joined;              // user -> groups index: rows to add
+  std::vector<UserId> left;                //                       rows to remove
 };
 
 // The whole state of one group: what GroupStore::load reads in one range read and fanout caches.
