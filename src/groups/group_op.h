@@ -26,8 +26,8 @@ enum class GroupOpKind : uint8_t {
 };
 
 inline constexpr size_t kMaxGroupNameBytes = 256;
-// Users one op may name: a 10,000-member group is built with a few dozen ops, and the op's system entry
-// (which lists them, at most 67 bytes each) stays under the body limit of a mailbox entry (64 KiB).
+// Users one op may name: a 10,000-member group is built with a few dozen ops, and one Outbox record (which
+// lists them all, at most 68 bytes each) stays small.
 inline constexpr size_t kMaxUsersPerGroupOp = 500;
 
 struct GroupOp {

@@ -282,12 +282,17 @@ std::string group_op_body(const GroupOp& op, const UserId& actor) {
   json_string(out, group_op_name(op.kind));
   out += ",\"by\":";
   json_string(out, actor.str());
+  // Every member's mailbox holds this body: a 500-user add to a 10,000-member group must not write 500
+  // names 10,000 times. The first kListed are named, "count" says how many there are (GROUP_MEMBERS has
+  // them all).
+  constexpr size_t kListed = 20;
   out += ",\"members\":[";
-  for (size_t i = 0; i < op.members.size(); ++i) {
+  for (size_t i = 0; i < op.members.size() && i < kListed; ++i) {
     if (i) out += ',';
     json_string(out, op.members[i].str());
   }
   out += ']';
+  if (op.members.size() > kListed) out += ",\"count\":" + std::to_string(op.members.size());
   if (op.kind == GroupOpKind::kCreate || op.kind == GroupOpKind::kRename) {
     out += ",\"name\":";
     json_string(out, op.name);

@@ -124,7 +124,7 @@ class GroupState {
 
 // The text of a system entry for people, e.g. "bob added carol, dave"; the entry's body is
 // `{"group_op":"add","by":"bob","members":["carol","dave"],"text":"bob added carol, dave"}` (plus "name"
-// or "role" where the op has one); docs/protocol.md "Groups".
+// or "role" where the op has one; over 20 members, the first 20 and "count"); docs/protocol.md "Groups".
 std::string group_op_body(const GroupOp& op, const UserId& actor);
 
 }  // namespace qim
