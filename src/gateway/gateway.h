@@ -68,7 +68,6 @@ struct GatewayDeps {
   Log* outbox = nullptr;            // where SENDs are appended
   MailboxStore* mailbox = nullptr;  // SYNC reads
   HistoryStore* history = nullptr;  // HISTORY reads
-  GroupStore* groups = nullptr;     // GROUP_* frames, SEND/HISTORY to groups; null: groups are refused
   std::shared_ptr<const Clock> clock;
   uint32_t shard_count = 16;
   // Optional: more /metrics text appended after the gateway's own (e.g. the node's store counters).
@@ -79,6 +78,9 @@ struct GatewayDeps {
   // Optional (several gateways): the SEND idempotency table shared by the gateways; must outlive the
   // gateway. Null: the gateway's own in-memory table.
   SendDedup* send_dedup = nullptr;
+  // Optional: group membership (GROUP_* frames, SEND and HISTORY to groups); null: those are refused
+  // with UNAVAILABLE. Must outlive the gateway.
+  GroupStore* groups = nullptr;
 };
 
 class Gateway {
