@@ -16,6 +16,7 @@
 #include "delivery/notifier.h"
 #include "gateway/route_registrar.h"
 #include "gateway/send_dedup.h"
+#include "groups/group_store.h"
 #include "log/log.h"
 #include "mailbox/store.h"
 
@@ -47,6 +48,9 @@ struct GatewayOptions {
   // Plain HTTP on the client port (docs/running.md "The web chat page"):
   std::string web_dir;      // QIM_WEB_DIR: static files served for GET requests that are no upgrade
   bool dev_tokens = false;  // QIM_WEB_DEV_TOKENS=1: GET /dev/token mints tokens, for loopback peers only
+  // Groups (docs/protocol.md "Groups"):
+  uint32_t group_max_members = 10'000;  // QIM_GROUP_MAX_MEMBERS (fanout reads the same variable)
+  int64_t group_apply_wait_ms = 5'000;  // QIM_GROUP_APPLY_WAIT_MS: how long a GROUP_* change waits for fanout
 };
 
 // An extra endpoint of the admin server (loopback only), e.g. a test knob a deployment registers.
@@ -74,6 +78,9 @@ struct GatewayDeps {
   // Optional (several gateways): the SEND idempotency table shared by the gateways; must outlive the
   // gateway. Null: the gateway's own in-memory table.
   SendDedup* send_dedup = nullptr;
+  // Optional: group membership (GROUP_* frames, SEND and HISTORY to groups); null: those are refused
+  // with UNAVAILABLE. Must outlive the gateway.
+  GroupStore* groups = nullptr;
 };
 
 class Gateway {
