@@ -46,6 +46,9 @@ Status Archiver::handle(uint32_t partition, std::span<const LogRecord> batch) {
       ++repeated;  // fanout logs it
       continue;
     }
+    // A membership change is no chat message: its system entry is in the members' mailboxes (fanout
+    // decides whether it applied), not in HISTORY.
+    if (outbox.ok() && outbox->group_op) continue;
     Status s = outbox.ok() ? Status() : Status(outbox.error());
     if (outbox.ok()) {
       messages.push_back(to_message(*outbox, message_id_of(partition, rec.offset)));

@@ -8,6 +8,7 @@ namespace {
 
 constexpr std::string_view kDirectKind = "d";
 constexpr std::string_view kDirectShape = "'d:<user>:<user>'";
+constexpr std::string_view kGroupKind = "g";
 
 Error bad(std::string_view text, const std::string& why) {
   return Error(Errc::kInvalidArgument,
@@ -61,8 +62,15 @@ Result<Conversation> Conversation::parse(std::string_view text) {
   }
   const std::string_view kind = text.substr(0, colon);
   if (kind == kDirectKind) return parse_direct(text, text.substr(colon + 1));
-  return bad(text, "has unknown kind '" + shown_text(kind, 16) + "'; the only kind is 'd' (direct, " +
-                       std::string(kDirectShape) + ")");
+  if (kind == kGroupKind) {
+    const std::string_view group = text.substr(colon + 1);
+    if (auto s = check_name(GroupTag::kKind, group, GroupId::kMaxBytes); !s.ok()) {
+      return bad(text, "has a bad group: " + s.error().message() + " (expected 'g:<group id>')");
+    }
+    return Conversation::group(GroupId::unchecked(std::string(group)));
+  }
+  return bad(text, "has unknown kind '" + shown_text(kind, 16) + "'; the kinds are 'd' (direct, " +
+                       std::string(kDirectShape) + ") and 'g' (group, 'g:<group id>')");
 }
 
 Result<Conversation> Conversation::of(const ConversationId& id) {
@@ -77,6 +85,11 @@ Result<Conversation> Conversation::direct(const UserId& a, const UserId& b) {
   return Conversation(
       ConversationId::unchecked(std::string(kDirectKind) + ":" + low.str() + ":" + high.str()),
       DirectPair{low, high});
+}
+
+Result<Conversation> Conversation::group(const GroupId& group) {
+  QIM_RETURN_IF_ERROR(check_name(GroupTag::kKind, group.str(), GroupId::kMaxBytes));
+  return Conversation(ConversationId::unchecked(std::string(kGroupKind) + ":" + group.str()), group);
 }
 
 Result<ConversationId> ConversationId::parse(std::string_view text) {

@@ -20,6 +20,9 @@
 
 namespace qim {
 
+// Groups: "g:<group id>" (a name, core/name.h), minted by the gateway; who belongs to it is not in the
+// id but in the group store (src/groups/), decided by fanout at each Outbox offset.
+
 // The canonical text of a conversation: what travels on the wire and in Outbox records, and what
 // history rows are keyed by. parse() admits only what Conversation::parse reads, so two conversations
 // never share an id and one conversation has one id.
@@ -48,6 +51,7 @@ class ConversationId {
 
 enum class ConversationKind : uint8_t {
   kDirect,  // "d:<a>:<b>"
+  kGroup,   // "g:<group id>"
 };
 
 // The parties of a direct conversation.
@@ -74,18 +78,22 @@ class Conversation {
   // The direct conversation of a and b, the same whichever comes first. InvalidArgument if either is not
   // a valid user id (an empty one, or one made by UserId::unchecked).
   static Result<Conversation> direct(const UserId& a, const UserId& b);
+  // The group conversation "g:<group>". InvalidArgument if `group` is not a valid group id.
+  static Result<Conversation> group(const GroupId& group);
 
   ConversationKind kind() const { return static_cast<ConversationKind>(form_.index()); }
   const ConversationId& id() const { return id_; }
   // The parties when kind() is kDirect; nullptr for any other kind.
   const DirectPair* direct_pair() const { return std::get_if<DirectPair>(&form_); }
+  // The group when kind() is kGroup; nullptr for any other kind.
+  const GroupId* group_id() const { return std::get_if<GroupId>(&form_); }
 
  private:
-  Conversation(ConversationId id, std::variant<DirectPair> form)
+  Conversation(ConversationId id, std::variant<DirectPair, GroupId> form)
       : id_(std::move(id)), form_(std::move(form)) {}
 
   ConversationId id_;
-  std::variant<DirectPair> form_;
+  std::variant<DirectPair, GroupId> form_;
 };
 
 // The one-to-one conversation of two users, "d:<smaller>:<larger>", the same whichever side sends.

@@ -59,9 +59,20 @@ TEST(Conversation, ErrorsNameTheIdAndTheProblem) {
   EXPECT_EQ(
       order.error().message(),
       "conversation id 'd:bob:alice' is not canonical: the members must be in byte order, 'd:alice:bob'");
-  auto kind = Conversation::parse("g:team");
+  auto kind = Conversation::parse("x:team");
   ASSERT_FALSE(kind.ok());
-  EXPECT_NE(kind.error().message().find("unknown kind 'g'"), std::string::npos) << kind.error().message();
+  EXPECT_NE(kind.error().message().find("unknown kind 'x'"), std::string::npos) << kind.error().message();
+  auto group = Conversation::parse("g:team");
+  ASSERT_TRUE(group.ok()) << group.error().to_string();
+  EXPECT_EQ(group->kind(), ConversationKind::kGroup);
+  ASSERT_NE(group->group_id(), nullptr);
+  EXPECT_EQ(group->group_id()->str(), "team");
+  EXPECT_EQ(group->direct_pair(), nullptr);
+  for (const char* bad : {"g:", "g:a:b", "g:te am"}) {
+    auto g = Conversation::parse(bad);
+    ASSERT_FALSE(g.ok()) << bad;
+    EXPECT_NE(g.error().message().find("bad group: group id"), std::string::npos) << g.error().message();
+  }
   auto member = Conversation::parse("d:alice:b\x01");
   ASSERT_FALSE(member.ok());
   EXPECT_NE(member.error().message().find("second member: user id 'b\\x01' has '\\x01' at byte 2"),

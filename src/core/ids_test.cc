@@ -60,7 +60,9 @@ TEST(Ids, AConversationIdHasExactlyOneReading) {
            {"d::bob", "user id"},
            {"d:alice:", "user id"},
            {"d:al ice:bob", "user id"},
-           {"g:team", "kind"},
+           {"x:team", "kind"},
+           {"g:", "group id"},
+           {"g:a:b", "group id"},
            {"alice", "kind"},
            {"", "conversation id"},
        }) {

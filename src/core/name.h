@@ -60,11 +60,16 @@ struct DeviceTag {
 struct DispatchTag {
   static constexpr std::string_view kKind = "dispatch id";
 };
+struct GroupTag {
+  static constexpr std::string_view kKind = "group id";
+};
 
 using UserId = Name<UserTag>;
 using DeviceId = Name<DeviceTag>;
 // Deterministic per (message, shard), so a replayed Outbox record yields the same dispatch id.
 using DispatchId = Name<DispatchTag>;
+// A group conversation's id, "g:<group id>": minted at random by the gateway at GROUP_CREATE.
+using GroupId = Name<GroupTag>;
 
 }  // namespace qim
 

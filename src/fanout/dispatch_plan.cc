@@ -14,6 +14,15 @@ DispatchId dispatch_id_for(MessageId message, ShardId shard) {
 Result<std::vector<ShardDispatch>> plan_dispatches(const OutboxRecord& record, uint32_t partition,
                                                    Offset offset, const ShardMap& shards,
                                                    uint32_t chunk_entries) {
+  QIM_ASSIGN_OR_RETURN(std::vector<UserId> recipients, resolve_recipients(record));
+  return plan_dispatches_to(record, partition, offset, shards, chunk_entries, std::move(recipients));
+}
+
+Result<std::vector<ShardDispatch>> plan_dispatches_to(const OutboxRecord& record, uint32_t partition,
+                                                      Offset offset, const ShardMap& shards,
+                                                      uint32_t chunk_entries,
+                                                      std::vector<UserId> recipients) {
+  if (recipients.empty()) return Error(Errc::kInvalidArgument, "a message without recipients");
   if (chunk_entries == 0 || chunk_entries > kMaxChunkEntries) {
     return Error(Errc::kInvalidArgument, "chunk size " + std::to_string(chunk_entries) + " outside 1.." +
                                              std::to_string(kMaxChunkEntries));
@@ -22,7 +31,6 @@ Result<std::vector<ShardDispatch>> plan_dispatches(const OutboxRecord& record, u
   const MessageId id = message_id_of(partition, offset);
   Message message = to_message(record, id);
   QIM_RETURN_IF_ERROR(validate_message(message));
-  QIM_ASSIGN_OR_RETURN(std::vector<UserId> recipients, resolve_recipients(record));
 
   std::map<uint32_t, std::vector<UserId>> by_shard;  // ordered: records come out in shard order
   for (auto& user : recipients) by_shard[shards.shard_of(user).value].push_back(std::move(user));

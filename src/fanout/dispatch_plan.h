@@ -25,5 +25,10 @@ DispatchId dispatch_id_for(MessageId message, ShardId shard);
 Result<std::vector<ShardDispatch>> plan_dispatches(const OutboxRecord& record, uint32_t partition,
                                                    Offset offset, const ShardMap& shards,
                                                    uint32_t chunk_entries);
+// The same with the recipients given (sorted, distinct): a group's members at `offset`, which fanout
+// decides (groups/membership.h). Also InvalidArgument for no recipients.
+Result<std::vector<ShardDispatch>> plan_dispatches_to(const OutboxRecord& record, uint32_t partition,
+                                                      Offset offset, const ShardMap& shards,
+                                                      uint32_t chunk_entries, std::vector<UserId> recipients);
 
 }  // namespace qim

@@ -51,6 +51,9 @@ Fanout::Fanout(Log& outbox, Log& mailbox_log, ShardMap shards, FanoutOptions opt
       shards_(shards),
       options_(std::move(options)),
       repeats_(outbox_, options_.repeats),
+      groups_(options_.groups
+                  ? std::make_unique<GroupRecipients>(*options_.groups, options_.group_max_members)
+                  : nullptr),
       consumer_(outbox_, options_.consumer,
                 [this](uint32_t p, std::span<const LogRecord> batch) { return handle(p, batch); }) {}
 
@@ -94,8 +97,12 @@ Status Fanout::replay_from(uint32_t partition, Offset next) {
 }
 
 FanoutMetrics Fanout::metrics() const {
-  return FanoutMetrics{records_.load(), dispatches_.load(), skipped_.load(), repeated_.load(),
-                       consumer_.positions()};
+  FanoutMetrics m{records_.load(),      dispatches_.load(), skipped_.load(), repeated_.load(), 0, 0, 0,
+                  consumer_.positions()};
+  m.group_ops = group_ops_.load();
+  m.group_refused = group_refused_.load();
+  m.group_loads = groups_ ? groups_->loads() : 0;
+  return m;
 }
 
 Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
@@ -105,7 +112,7 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
     std::string value;
   };
   std::vector<Append> appends;
-  uint64_t used = 0, skipped = 0, repeated = 0;
+  uint64_t used = 0, skipped = 0, repeated = 0, group_ops = 0, group_refused = 0;
   for (const LogRecord& rec : batch) {
     auto outbox = decode_outbox_record(rec.value);
     QIM_ASSIGN_OR_RETURN(bool repeat,
@@ -116,9 +123,31 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
       ++repeated;
       continue;
     }
-    Result<std::vector<ShardDispatch>> plan =
-        outbox.ok() ? plan_dispatches(*outbox, partition, rec.offset, shards_, options_.chunk_entries)
-                    : Result<std::vector<ShardDispatch>>(outbox.error());
+    const GroupId* group = nullptr;
+    std::optional<Conversation> conversation;
+    if (outbox.ok()) {
+      if (auto c = Conversation::of(outbox->conversation); c.ok()) {
+        conversation = *std::move(c);
+        group = conversation->group_id();
+      }
+    }
+    Result<std::vector<ShardDispatch>> plan = Result<std::vector<ShardDispatch>>(
+        outbox.ok() ? Error(Errc::kInvalidArgument, "no group store configured") : outbox.error());
+    if (outbox.ok() && group != nullptr && groups_) {
+      // The store's errors fail the batch (retried from the same position): membership must not be guessed.
+      QIM_ASSIGN_OR_RETURN(GroupDecision d, groups_->decide(*outbox, *group, rec.offset.value));
+      if (d.op) ++group_ops;
+      if (!d.skipped.empty()) {
+        logger().info("fanout: outbox record {}:{} not dispatched: {}", partition, rec.offset.value,
+                      d.skipped);
+        ++group_refused;
+        continue;
+      }
+      plan = plan_dispatches_to(*outbox, partition, rec.offset, shards_, options_.chunk_entries,
+                                std::move(d.recipients));
+    } else if (outbox.ok() && group == nullptr) {
+      plan = plan_dispatches(*outbox, partition, rec.offset, shards_, options_.chunk_entries);
+    }
     if (!plan.ok()) {
       logger().warn("fanout: skipping outbox record {}:{}: {}", partition, rec.offset.value,
                     plan.error().to_string());
@@ -139,6 +168,8 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
   dispatches_ += appends.size();
   skipped_ += skipped;
   repeated_ += repeated;
+  group_ops_ += group_ops;
+  group_refused_ += group_refused;
   return {};
 }
 

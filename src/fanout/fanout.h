@@ -16,6 +16,7 @@
 
 #include "core/clock.h"
 #include "core/sharding.h"
+#include "fanout/group_recipients.h"
 #include "fanout/replay_horizon.h"
 #include "log/consumer.h"
 #include "log/log.h"
@@ -34,6 +35,9 @@ struct FanoutOptions {
   std::optional<int64_t> outbox_retention_ms;
   std::shared_ptr<const Clock> clock;  // for the horizon; the system clock if null
   RepeatWindow repeats;                // repeated SENDs are not dispatched (outbox/repeated_sends.h)
+  // Group membership (fanout/group_recipients.h); null: records of group conversations are skipped.
+  GroupStore* groups = nullptr;
+  uint32_t group_max_members = kDefaultGroupMaxMembers;  // QIM_GROUP_MAX_MEMBERS
 };
 
 struct FanoutMetrics {
@@ -41,6 +45,9 @@ struct FanoutMetrics {
   uint64_t dispatches = 0;  // dispatch records appended (replays included)
   uint64_t skipped = 0;     // Outbox records that could not be used
   uint64_t repeats = 0;     // Outbox records that repeat an earlier SEND, not dispatched (replays included)
+  uint64_t group_ops = 0;   // group membership changes read (applied or refused; replays included)
+  uint64_t group_refused = 0;  // group records not dispatched: refused ops, messages of non-members
+  uint64_t group_loads = 0;    // group store loads (one per group the cache did not hold)
   std::vector<ConsumerPosition> positions;
 };
 
@@ -72,8 +79,10 @@ class Fanout {
   ShardMap shards_;
   FanoutOptions options_;
   OutboxRepeatFilter repeats_;
+  std::unique_ptr<GroupRecipients> groups_;
   LogConsumer consumer_;
-  std::atomic<uint64_t> records_{0}, dispatches_{0}, skipped_{0}, repeated_{0};
+  std::atomic<uint64_t> records_{0}, dispatches_{0}, skipped_{0}, repeated_{0}, group_ops_{0},
+      group_refused_{0};
 };
 
 // For a stopped instance: moves the fanout group's committed position of each of `partitions` (empty =

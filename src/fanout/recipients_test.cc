@@ -55,7 +55,7 @@ TEST(RecipientsTest, AnAmbiguousIdHasNoRecipients) {
 
 TEST(RecipientsTest, RefusesOtherConversationKindsAndOutsiders) {
   OutboxRecord group;
-  group.conversation = ConversationId::unchecked("g:team");  // no such kind (yet): it does not parse
+  group.conversation = ConversationId::unchecked("g:team");  // a group: its members are not in the id
   group.sender = user("alice");
   auto r = resolve_recipients(group);
   ASSERT_FALSE(r.ok());

@@ -151,7 +151,7 @@ class GatewayServer final : public Gateway {
                          r.error().message());
             continue;
           }
-          if (r->server_time_ms < oldest || r->client_msg_id.empty()) continue;
+          if (r->server_time_ms < oldest || r->client_msg_id.empty() || r->group_op) continue;
           ctx_->dedup->record(SendDedup::key_of(r->sender, r->client_msg_id),
                               SentMessage{message_id_of(p, rec.offset), r->conversation, r->server_time_ms,
                                           send_fingerprint(r->conversation, r->body)});

@@ -7,7 +7,8 @@
 
 namespace qim {
 
-// True iff `user` is a member of `conversation`. False for an id that does not parse (an empty one, or
+// True iff `user` is a member of direct `conversation`. False for a group (its members are in the group
+// store, not in the id: src/groups/group_store.h) and for an id that does not parse (an empty one, or
 // one made by ConversationId::unchecked): such a conversation has no members.
 bool is_member(const UserId& user, const ConversationId& conversation);
 

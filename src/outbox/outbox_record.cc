@@ -7,25 +7,36 @@
 namespace qim {
 
 namespace {
-constexpr uint8_t kVersion = 1;
+constexpr uint8_t kVersion = 1;         // a message
+constexpr uint8_t kGroupOpVersion = 2;  // a group op: version 1's fields, then the op
 }  // namespace
 
 std::string encode_outbox_record(const OutboxRecord& rec) {
   ByteWriter w;
-  w.u8(kVersion);
+  w.u8(rec.group_op ? kGroupOpVersion : kVersion);
   w.str(rec.conversation.str());
   w.str(rec.sender.str());
   w.str(rec.sender_device.str());
   w.str(rec.client_msg_id);
   w.i64(rec.server_time_ms);
   w.str(rec.body);
+  if (rec.group_op) {
+    const GroupOp& op = *rec.group_op;
+    w.u8(static_cast<uint8_t>(op.kind));
+    w.u32(static_cast<uint32_t>(op.members.size()));
+    for (const auto& m : op.members) w.str(m.str());
+    w.str(op.name);
+    w.u8(static_cast<uint8_t>(op.role));
+  }
   return w.take();
 }
 
 Result<OutboxRecord> decode_outbox_record(std::string_view bytes) {
   ByteReader r(bytes, "outbox record");
   QIM_ASSIGN_OR_RETURN(uint8_t version, r.u8("version"));
-  if (version != kVersion) return r.corrupt("version", "unknown version " + std::to_string(version));
+  if (version != kVersion && version != kGroupOpVersion) {
+    return r.corrupt("version", "unknown version " + std::to_string(version));
+  }
   OutboxRecord rec;
   QIM_ASSIGN_OR_RETURN(rec.conversation, r.name<ConversationId>("conversation"));
   QIM_ASSIGN_OR_RETURN(rec.sender, r.name<UserId>("sender"));
@@ -33,6 +44,32 @@ Result<OutboxRecord> decode_outbox_record(std::string_view bytes) {
   QIM_ASSIGN_OR_RETURN(rec.client_msg_id, r.str("client_msg_id", 64));
   QIM_ASSIGN_OR_RETURN(rec.server_time_ms, r.i64("server_time_ms"));
   QIM_ASSIGN_OR_RETURN(rec.body, r.str("body", kMaxBodyBytes));
+  if (version == kGroupOpVersion) {
+    GroupOp op;
+    QIM_ASSIGN_OR_RETURN(uint8_t kind, r.u8("group_op"));
+    if (kind < static_cast<uint8_t>(GroupOpKind::kCreate) ||
+        kind > static_cast<uint8_t>(GroupOpKind::kSetRole)) {
+      return r.corrupt("group_op", "unknown op " + std::to_string(kind));
+    }
+    op.kind = static_cast<GroupOpKind>(kind);
+    QIM_ASSIGN_OR_RETURN(uint32_t count, r.u32("group_members"));
+    if (count > kMaxUsersPerGroupOp) {
+      return r.corrupt("group_members",
+                       std::to_string(count) + " users, over " + std::to_string(kMaxUsersPerGroupOp));
+    }
+    for (uint32_t i = 0; i < count; ++i) {
+      QIM_ASSIGN_OR_RETURN(UserId u, r.name<UserId>("group_members"));
+      op.members.push_back(std::move(u));
+    }
+    QIM_ASSIGN_OR_RETURN(op.name, r.str("group_name", kMaxGroupNameBytes));
+    QIM_ASSIGN_OR_RETURN(uint8_t role, r.u8("group_role"));
+    if (role > static_cast<uint8_t>(GroupRole::kOwner)) return r.corrupt("group_role", "unknown role");
+    op.role = static_cast<GroupRole>(role);
+    if (!rec.conversation.str().starts_with("g:")) {
+      return r.corrupt("conversation", "a group op in '" + rec.conversation.str() + "', not a group");
+    }
+    rec.group_op = std::move(op);
+  }
   QIM_RETURN_IF_ERROR(r.finish());
   return rec;
 }

@@ -1,13 +1,17 @@
 #pragma once
-// What the gateway appends to the Outbox for one SEND: the message before it has an id. Its id is
+// What the gateway appends to the Outbox for one SEND, or for one group membership change (group_op set:
+// then `body` is the op's system entry, groups/membership.h group_op_body, and client_msg_id is
+// "~group:<op>"): the message before it has an id. Its id is
 // (outbox partition << 48) | offset, fixed by the append, so fanout and the archiver derive the same id
 // from the same record however often they replay it.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/ids.h"
 #include "core/status.h"
+#include "groups/group_op.h"
 #include "mailbox/message.h"
 
 namespace qim {
@@ -19,12 +23,15 @@ struct OutboxRecord {
   std::string client_msg_id;
   int64_t server_time_ms = 0;
   std::string body;
+  std::optional<GroupOp> group_op;  // a membership change of the group `conversation`
 
   bool operator==(const OutboxRecord&) const = default;
 };
 
+// Version 1 for a message (the bytes of every record before groups), version 2 for a group op (version 1's
+// fields, then the op).
 std::string encode_outbox_record(const OutboxRecord& r);
-// CorruptEntry naming the bad field.
+// Both versions. CorruptEntry naming the bad field.
 Result<OutboxRecord> decode_outbox_record(std::string_view bytes);
 
 // The Outbox partition of a conversation: XXH3-64(conversation) mod partitions.

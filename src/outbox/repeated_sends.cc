@@ -23,6 +23,8 @@ uint64_t hash_of(std::initializer_list<std::string_view> fields) {
 
 bool RepeatedSends::check_and_add(Offset offset, const OutboxRecord& r) {
   if (r.client_msg_id.empty()) return false;  // no key: never a repeat
+  // A membership change is no SEND: the same op again (carol leaves, is added, leaves) is a new change.
+  if (r.group_op) return false;
   evict_before(offset.value >= window_.records ? offset.value - window_.records : 0);
   const uint64_t key = hash_of({r.sender.str(), r.client_msg_id});
   const uint64_t content = hash_of({r.conversation.str(), r.body});

@@ -192,7 +192,8 @@ TEST_F(GatewayNamesTest, MalformedConversationIdsAreRefusedNamingTheProblem) {
                                                    {"d:alice:bob:carol", "2 members"},
                                                    {"d:alice", "2 members"},
                                                    {"d:alice:", "user id"},
-                                                   {"g:team", "kind"},
+                                                   {"x:team", "kind"},
+                                                   {"g:a:b", "group id"},
                                                    {"alice", "kind"}}) {
     EXPECT_TRUE(refused(alice->send_to_conversation(c.id, "x", "x"), "INVALID_ARGUMENT", c.why)) << c.id;
     EXPECT_TRUE(refused(alice->history(c.id, std::nullopt, 10), "INVALID_ARGUMENT", c.why)) << c.id;

@@ -71,6 +71,28 @@ TEST(OutboxRecord, MessageIdAndMessage) {
   EXPECT_TRUE(is_ok(validate_message(m)));
 }
 
+TEST(OutboxRecord, AMessageKeepsVersionOneAndAGroupOpIsVersionTwo) {
+  const std::string message = encode_outbox_record(sample());
+  EXPECT_EQ(message[0], 1);  // the bytes of every record written before groups
+  OutboxRecord op = sample();
+  op.conversation = *ConversationId::parse("g:team");
+  op.client_msg_id = "~group:add";
+  op.group_op =
+      GroupOp{GroupOpKind::kAdd, {*UserId::parse("carol"), *UserId::parse("dave")}, "", GroupRole::kMember};
+  const std::string bytes = encode_outbox_record(op);
+  EXPECT_EQ(bytes[0], 2);
+  auto decoded = decode_outbox_record(bytes);
+  ASSERT_TRUE(is_ok(decoded));
+  EXPECT_EQ(*decoded, op);
+  EXPECT_FALSE(decode_outbox_record(message)->group_op.has_value());
+
+  OutboxRecord direct = op;  // a group op in a direct conversation is no group op
+  direct.conversation = *ConversationId::parse("d:alice:bob");
+  EXPECT_TRUE(fails_with(decode_outbox_record(encode_outbox_record(direct)), Errc::kCorruptEntry));
+  std::string truncated = bytes.substr(0, bytes.size() - 1);
+  EXPECT_TRUE(fails_with(decode_outbox_record(truncated), Errc::kCorruptEntry));
+}
+
 TEST(OutboxRecord, PartitionIsStableAndInRange) {
   const auto c = *ConversationId::parse("d:alice:bob");
   const uint32_t p = outbox_partition_of(c, 12);

@@ -1,0 +1,173 @@
+#include "groups/embedded/rocks_group_store.h"
+
+#include "groups/group_codec.h"
+
+namespace qim {
+
+namespace {
+
+Status rocks(const rocksdb::Status& s, std::string_view what) {
+  if (s.ok()) return {};
+  return Error(s.IsCorruption() ? Errc::kCorruptEntry : Errc::kIo,
+               "group store: " + std::string(what) + ": " + s.ToString());
+}
+
+void put_be64(std::string& out, uint64_t v) {
+  for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+uint64_t get_be64(std::string_view in) {
+  uint64_t v = 0;
+  for (char c : in.substr(0, 8)) v = (v << 8) | static_cast<uint8_t>(c);
+  return v;
+}
+
+std::string meta_key(const GroupId& g) {
+  return "g" + g.str();
+}
+std::string member_prefix(const GroupId& g) {
+  return "m" + g.str() + std::string(1, '\0');
+}
+std::string outcome_prefix(const GroupId& g) {
+  return "o" + g.str() + std::string(1, '\0');
+}
+std::string outcome_key(const GroupId& g, uint64_t offset) {
+  std::string k = outcome_prefix(g);
+  put_be64(k, offset);
+  return k;
+}
+std::string index_prefix(const UserId& u) {
+  return "u" + u.str() + std::string(1, '\0');
+}
+
+// The error of a row that does not decode, naming the group and the row.
+Error corrupt_row(const GroupId& g, std::string_view row, const Error& e) {
+  return Error(Errc::kCorruptEntry,
+               "group store: group '" + g.str() + "' " + std::string(row) + ": " + e.message());
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RocksGroupStore>> RocksGroupStore::open(const std::string& dir) {
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  rocksdb::DB* raw = nullptr;
+  QIM_RETURN_IF_ERROR(rocks(rocksdb::DB::Open(options, dir, &raw), "open " + dir));
+  return std::unique_ptr<RocksGroupStore>(new RocksGroupStore(std::unique_ptr<rocksdb::DB>(raw)));
+}
+
+Result<std::optional<std::string>> RocksGroupStore::get(const std::string& key, std::string_view what) {
+  std::string value;
+  counters_.reads++;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), key, &value);
+  if (s.IsNotFound()) return std::optional<std::string>();
+  QIM_RETURN_IF_ERROR(rocks(s, what));
+  return std::optional<std::string>(std::move(value));
+}
+
+Status RocksGroupStore::apply(const GroupChange& change) {
+  const std::string okey = outcome_key(change.group, change.offset);
+  QIM_ASSIGN_OR_RETURN(auto seen, get(okey, "read outcome"));
+  if (seen) return {};  // applied before: idempotent
+  rocksdb::WriteBatch batch;
+  QIM_RETURN_IF_ERROR(rocks(batch.Put(okey, encode_group_outcome(change.outcome)), "batch"));
+  uint64_t inserts = 1, updates = 0;
+  if (change.meta) {
+    QIM_RETURN_IF_ERROR(rocks(batch.Put(meta_key(change.group), encode_group_meta(*change.meta)), "batch"));
+    ++updates;
+  }
+  for (const auto& m : change.members) {
+    QIM_RETURN_IF_ERROR(
+        rocks(batch.Put(member_prefix(change.group) + m.user.str(), encode_group_member(m)), "batch"));
+    ++updates;
+  }
+  for (const auto& u : change.joined) {
+    QIM_RETURN_IF_ERROR(rocks(batch.Put(index_prefix(u) + change.group.str(), rocksdb::Slice()), "batch"));
+    ++inserts;
+  }
+  for (const auto& u : change.left) {
+    QIM_RETURN_IF_ERROR(rocks(batch.Delete(index_prefix(u) + change.group.str()), "batch"));
+    ++updates;
+  }
+  rocksdb::WriteOptions sync;
+  sync.sync = true;
+  QIM_RETURN_IF_ERROR(rocks(db_->Write(sync, &batch), "apply"));
+  counters_.inserts += inserts;
+  counters_.updates += updates;
+  return {};
+}
+
+Result<std::optional<GroupMeta>> RocksGroupStore::meta(const GroupId& group) {
+  QIM_ASSIGN_OR_RETURN(auto bytes, get(meta_key(group), "read meta"));
+  if (!bytes) return std::optional<GroupMeta>();
+  auto m = decode_group_meta(*bytes);
+  if (!m.ok()) return corrupt_row(group, "meta", m.error());
+  if (m->group != group)
+    return Error(Errc::kCorruptEntry,
+                 "group store: meta row of '" + group.str() + "' names '" + m->group.str() + "'");
+  return std::optional<GroupMeta>(std::move(m).value());
+}
+
+Result<std::optional<GroupMemberRecord>> RocksGroupStore::member(const GroupId& group, const UserId& user) {
+  QIM_ASSIGN_OR_RETURN(auto bytes, get(member_prefix(group) + user.str(), "read member"));
+  if (!bytes) return std::optional<GroupMemberRecord>();
+  auto m = decode_group_member(*bytes);
+  if (!m.ok()) return corrupt_row(group, "member " + user.str(), m.error());
+  if (m->user != user)
+    return Error(Errc::kCorruptEntry, "group store: group '" + group.str() + "' member row of '" +
+                                          user.str() + "' names '" + m->user.str() + "'");
+  return std::optional<GroupMemberRecord>(std::move(m).value());
+}
+
+Result<std::optional<GroupOpOutcome>> RocksGroupStore::outcome(const GroupId& group, uint64_t offset) {
+  QIM_ASSIGN_OR_RETURN(auto bytes, get(outcome_key(group, offset), "read outcome"));
+  if (!bytes) return std::optional<GroupOpOutcome>();
+  auto o = decode_group_outcome(*bytes);
+  if (!o.ok()) return corrupt_row(group, "outcome at " + std::to_string(offset), o.error());
+  return std::optional<GroupOpOutcome>(std::move(o).value());
+}
+
+Result<std::optional<GroupState>> RocksGroupStore::load(const GroupId& group) {
+  QIM_ASSIGN_OR_RETURN(auto m, meta(group));
+  if (!m) return std::optional<GroupState>();
+  std::vector<GroupMemberRecord> members;
+  std::map<uint64_t, GroupOpOutcome> ops;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  const std::string mp = member_prefix(group);
+  counters_.reads++;
+  for (it->Seek(mp); it->Valid() && it->key().starts_with(mp); it->Next()) {
+    auto r = decode_group_member(std::string_view(it->value().data(), it->value().size()));
+    if (!r.ok()) return corrupt_row(group, "member " + it->key().ToString().substr(mp.size()), r.error());
+    members.push_back(std::move(r).value());
+  }
+  QIM_RETURN_IF_ERROR(rocks(it->status(), "scan members"));
+  const std::string op = outcome_prefix(group);
+  counters_.reads++;
+  for (it->Seek(op); it->Valid() && it->key().starts_with(op); it->Next()) {
+    const uint64_t offset =
+        get_be64(std::string_view(it->key().data() + op.size(), it->key().size() - op.size()));
+    auto r = decode_group_outcome(std::string_view(it->value().data(), it->value().size()));
+    if (!r.ok()) return corrupt_row(group, "outcome at " + std::to_string(offset), r.error());
+    ops.emplace(offset, std::move(r).value());
+  }
+  QIM_RETURN_IF_ERROR(rocks(it->status(), "scan outcomes"));
+  return std::optional<GroupState>(GroupState(*std::move(m), std::move(members), std::move(ops)));
+}
+
+Result<std::vector<GroupId>> RocksGroupStore::groups_of(const UserId& user) {
+  std::vector<GroupId> out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  const std::string p = index_prefix(user);
+  counters_.reads++;
+  for (it->Seek(p); it->Valid() && it->key().starts_with(p); it->Next()) {
+    auto g = GroupId::parse(it->key().ToString().substr(p.size()));
+    if (!g.ok())
+      return Error(Errc::kCorruptEntry,
+                   "group store: index of user '" + user.str() + "': " + g.error().message());
+    out.push_back(std::move(g).value());
+  }
+  QIM_RETURN_IF_ERROR(rocks(it->status(), "scan groups of " + user.str()));
+  return out;
+}
+
+}  // namespace qim
