@@ -43,7 +43,7 @@ function title(c) {
 // One message into its conversation; own messages are matched by client_msg_id (the send's local copy).
 // System entries by message id: all of one op's kind share their client_msg_id (`~group:<op>`).
 function upsert(c, m) {
-  const own = m.sender === me && !(m.client_msg_id && isGroupSystemEntry(m));
+  const own = m.sender === me && !isGroupSystemEntry(m);
   const key = own ? `c:${m.client_msg_id}` : `m:${m.message_id}`;
   const had = c.messages.get(key);
   c.messages.set(key, { ...had, ...m, state: m.state ?? had?.state });
@@ -92,7 +92,7 @@ function order(a, b) {
 
 // What a message says: a system entry's text (its JSON body parsed), else the body.
 function textOf(m) {
-  return m.client_msg_id && isGroupSystemEntry(m) ? parseGroupEvent(m).text : m.body;
+  return isGroupSystemEntry(m) ? parseGroupEvent(m).text : m.body;
 }
 
 const STATE_TEXT = { sending: 'sending…', sent: 'sent ✓', delivered: 'delivered ✓✓', failed: 'failed' };
@@ -109,7 +109,7 @@ function renderChat() {
   ol.replaceChildren();
   for (const m of [...open.messages.values()].sort(order)) {
     const li = document.createElement('li');
-    if (m.client_msg_id && isGroupSystemEntry(m)) {
+    if (isGroupSystemEntry(m)) {
       li.dataset.testid = 'system';
       li.className = 'system';
       li.textContent = textOf(m);

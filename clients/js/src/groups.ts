@@ -83,14 +83,17 @@ export interface GroupEvent {
 const SYSTEM_PREFIX = '~group:';
 const OPS = new Set<string>(['create', 'add', 'remove', 'leave', 'rename', 'set_role']);
 
-/** Whether a conversation id is a group's (`g:<group id>`). */
-export function isGroupConversation(conversation: string): boolean {
-  return conversation.startsWith('g:') && conversation.length > 2;
+/** Whether a conversation id is a group's (`g:<group id>`); false for anything that is not a string. */
+export function isGroupConversation(conversation: unknown): boolean {
+  return typeof conversation === 'string' && conversation.startsWith('g:') && conversation.length > 2;
 }
 
-/** Whether a mailbox entry (or history message) is a group's system entry, not something a person said. */
-export function isGroupSystemEntry(e: { conversation: string; client_msg_id: string }): boolean {
-  return isGroupConversation(e.conversation) && e.client_msg_id.startsWith(SYSTEM_PREFIX);
+/**
+ * Whether a mailbox entry (or history message) is a group's system entry, not something a person said.
+ * False for an object missing either field (e.g. a page's local copy of a message being sent).
+ */
+export function isGroupSystemEntry(e: { conversation?: unknown; client_msg_id?: unknown }): boolean {
+  return isGroupConversation(e.conversation) && typeof e.client_msg_id === 'string' && e.client_msg_id.startsWith(SYSTEM_PREFIX);
 }
 
 /**
