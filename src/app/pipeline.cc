@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/sinks/null_sink.h>
 
+#include "groups/embedded/rocks_group_store.h"
 #include "log/embedded/embedded_log.h"
 #include "log/embedded/file.h"
 
@@ -29,6 +30,10 @@ Result<std::unique_ptr<Pipeline>> Pipeline::open(const AppConfig& config, Pipeli
   HistoryOptions history = config.history;
   if (history.dir.empty()) history.dir = config.data_dir + "/history";
   QIM_ASSIGN_OR_RETURN(p->history_, open_history_store(history));
+  if (history.backend == "embedded") {
+    p->logger_->info("opening the embedded group store");
+    QIM_ASSIGN_OR_RETURN(p->groups_, RocksGroupStore::open(config.data_dir + "/groups"));
+  }
   return p;
 }
 
@@ -78,6 +83,8 @@ Status Pipeline::start() {
   if (roles_.fanout) {
     FanoutOptions o;
     o.chunk_entries = config_.chunk_entries;
+    o.groups = groups_.get();
+    o.group_max_members = config_.group_max_members;
     o.outbox_retention_ms = config_.store.outbox_retention();
     o.clock = config_.store.clock;
     o.consumer.logger = child("fanout");
@@ -141,6 +148,12 @@ std::string Pipeline::prometheus() const {
            {{"", f.records}});
     family("qim_fanout_dispatches_total", "counter", "Dispatch records appended", {{"", f.dispatches}});
     family("qim_fanout_skipped_total", "counter", "Outbox records fanout could not use", {{"", f.skipped}});
+    family("qim_fanout_group_ops_total", "counter", "Group membership changes read (replays included)",
+           {{"", f.group_ops}});
+    family("qim_fanout_group_refused_total", "counter",
+           "Group records not dispatched: refused changes, messages of non-members", {{"", f.group_refused}});
+    family("qim_fanout_group_loads_total", "counter", "Group store loads (groups the cache did not hold)",
+           {{"", f.group_loads}});
     family(
         "qim_fanout_repeated_sends_total", "counter",
         "Outbox records repeating an earlier SEND (a retry whose first attempt was stored), not dispatched",

@@ -18,6 +18,7 @@
 #include "archiver/history_store.h"
 #include "delivery/fan_in_notifier.h"
 #include "fanout/fanout.h"
+#include "groups/group_store.h"
 #include "log/log.h"
 #include "mailbox/store.h"
 #include "node/mailbox_node.h"
@@ -46,6 +47,10 @@ class Pipeline {
   Log& quarantine_log() { return *quarantine_log_; }
   MailboxStore& store() { return *store_; }
   HistoryStore& history() { return *history_; }  // the configured backend (QIM_HISTORY_BACKEND)
+  // Group membership: RocksDB in QIM_DATA_DIR/groups when history is embedded (one process serves the
+  // gateway and fanout); null in the distributed deployments until their adapters land (groups are
+  // then refused by the gateway).
+  GroupStore* groups() { return groups_.get(); }
 
   // Where visible entries are delivered (before start()); they must outlive shutdown().
   void deliver_to(DeliveryNotifier* notifier) { downstream_.push_back(notifier); }
@@ -86,6 +91,7 @@ class Pipeline {
   std::unique_ptr<Log> quarantine_log_;
   std::unique_ptr<MailboxStore> store_;
   std::unique_ptr<HistoryStore> history_;
+  std::unique_ptr<GroupStore> groups_;
   std::unique_ptr<FanInNotifier> fan_in_;
   std::unique_ptr<MailboxNode> node_;
   std::unique_ptr<Archiver> archiver_;

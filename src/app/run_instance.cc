@@ -206,6 +206,7 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     deps.outbox = &pipeline->outbox();
     deps.mailbox = &pipeline->store();
     deps.history = &pipeline->history();
+    deps.groups = pipeline->groups();
     deps.clock = cfg.store.clock;
     deps.shard_count = cfg.shards;
     deps.extra_metrics = [p = pipeline.get(), r = routing.get()] {

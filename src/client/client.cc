@@ -307,6 +307,11 @@ Result<ServerFrame> Client::history(std::string_view conversation, std::optional
   return request(history_frame(conversation, before, limit, ref), ref);
 }
 
+Result<ServerFrame> Client::group(std::string_view type, const GroupRequestFields& fields) {
+  auto ref = ref_of(impl_->next_ref);
+  return request(group_frame(type, fields, ref), ref);
+}
+
 bool Client::closed() const {
   std::lock_guard lock(impl_->mu);
   return impl_->ended;

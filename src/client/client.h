@@ -85,6 +85,9 @@ class Client {
   Result<ServerFrame> sync(uint64_t after, uint32_t limit = 100);
   Result<ServerFrame> history(std::string_view conversation, std::optional<uint64_t> before,
                               uint32_t limit = 50);
+  // A group frame (frames.h group_frame): GROUP_OK, GROUPS_LIST or GROUP_MEMBERS_LIST; an ERROR as above
+  // ("NOT_A_MEMBER: ...").
+  Result<ServerFrame> group(std::string_view type, const GroupRequestFields& fields = {});
 
   bool closed() const;
   int close_code() const;  // 0 until closed by a close frame

@@ -108,6 +108,20 @@ std::string ping_frame(std::string_view ref) {
   return start("PING", ref).end_object().take();
 }
 
+std::string group_frame(std::string_view type, const GroupRequestFields& fields, std::string_view ref) {
+  auto w = start(type, ref);
+  if (!fields.group.empty()) w.field("group", fields.group);
+  if (!fields.name.empty()) w.field("name", fields.name);
+  if (type == "GROUP_CREATE" || type == "GROUP_ADD" || type == "GROUP_REMOVE") {
+    w.key("members").begin_array();
+    for (const auto& m : fields.members) w.string(m);
+    w.end_array();
+  }
+  if (!fields.member.empty()) w.field("member", fields.member);
+  if (!fields.role.empty()) w.field("role", fields.role);
+  return w.end_object().take();
+}
+
 Result<ServerFrame> parse_server_frame(std::string_view text) {
   simdjson::dom::parser parser;
   element root;
@@ -141,6 +155,23 @@ Result<ServerFrame> parse_server_frame(std::string_view text) {
   f.trim = u64(o, "trim").value_or(0);
   f.gap_through = u64(o, "gap_through");
   f.more = boolean(o, "more");
+  f.group = str(o, "group");
+  f.op = str(o, "op");
+  f.name = str(o, "name");
+  for (const char* list : {"groups", "members"}) {
+    simdjson::dom::array a;
+    if (f.type.rfind("GROUP", 0) != 0 || o[list].get_array().get(a) != simdjson::SUCCESS) continue;
+    for (element e : a) {
+      object item;
+      if (e.get_object().get(item) != simdjson::SUCCESS) continue;
+      ServerFrame::Item it;
+      it.id = str(item, std::string(list) == "groups" ? "group" : "user");
+      it.name = str(item, "name");
+      it.role = str(item, "role");
+      it.members = u64(item, "members").value_or(0);
+      f.items.push_back(std::move(it));
+    }
+  }
   return f;
 }
 

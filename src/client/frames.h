@@ -23,6 +23,17 @@ std::string sync_frame(uint64_t after, uint32_t limit, std::string_view ref = {}
 std::string history_frame(std::string_view conversation, std::optional<uint64_t> before, uint32_t limit,
                           std::string_view ref = {});
 std::string ping_frame(std::string_view ref = {});
+// A group frame (docs/protocol.md "Groups"): `type` GROUP_CREATE, GROUP_ADD, GROUP_REMOVE, GROUP_LEAVE,
+// GROUP_RENAME, GROUP_ROLE, GROUPS or GROUP_MEMBERS; each of the other fields is written only when
+// non-empty (`members` always for GROUP_CREATE, GROUP_ADD, GROUP_REMOVE).
+struct GroupRequestFields {
+  std::string group;                 // "g:<id>"
+  std::vector<std::string> members;  // users
+  std::string name;
+  std::string member;  // GROUP_ROLE
+  std::string role;    // GROUP_ROLE: "admin" | "member"
+};
+std::string group_frame(std::string_view type, const GroupRequestFields& fields, std::string_view ref = {});
 
 struct Entry {
   uint64_t seq = 0;  // mailbox_seq (0 in HISTORY_PAGE messages)
@@ -62,6 +73,18 @@ struct ServerFrame {
   uint64_t trim = 0;
   std::optional<uint64_t> gap_through;
   bool more = false;
+  // GROUP_OK (group, op), GROUPS_LIST (items: group, name, role, members), GROUP_MEMBERS_LIST (group, name;
+  // items: user as id, role)
+  std::string group;
+  std::string op;
+  std::string name;
+  struct Item {
+    std::string id;
+    std::string name;
+    std::string role;
+    uint64_t members = 0;
+  };
+  std::vector<Item> items;
 };
 
 // CorruptEntry naming the problem if the text is not a server frame of this protocol.

@@ -49,5 +49,32 @@ TEST(Arguments, HistoryRefusesAPeerThatCannotExist) {
       << err.str();
 }
 
+TEST(Arguments, GroupCommandsRefuseAGroupOrMemberThatCannotExist) {
+  struct Case {
+    const char* group;
+    const char* member;
+    const char* expected;
+  };
+  for (const Case& c : std::initializer_list<Case>{
+           {"d:alice:bob", "", "qimctl: group --group: 'd:alice:bob' is not a group"},
+           {"g:a:b", "", "qimctl: group --group: conversation id 'g:a:b' has a bad group"},
+           {"g:abc", "bob:carol", "qimctl: group --member: user id 'bob:carol' has ':'"}}) {
+    GroupCommand r;
+    r.connection = nowhere();
+    r.action = "add";
+    r.fields.group = c.group;
+    if (*c.member) r.fields.members.push_back(c.member);
+    std::ostringstream out, err;
+    EXPECT_EQ(run_group(r, out, err), 1);
+    EXPECT_NE(err.str().find(c.expected), std::string::npos) << err.str();
+  }
+  HistoryRequest h;
+  h.connection = nowhere();
+  h.group = "g:";
+  std::ostringstream out, err;
+  EXPECT_EQ(run_history(h, out, err), 1);
+  EXPECT_NE(err.str().find("qimctl: history --group: conversation id 'g:'"), std::string::npos) << err.str();
+}
+
 }  // namespace
 }  // namespace qim::ctl

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "client/frames.h"
 #include "ctl/session.h"
 
 namespace qim::ctl {
@@ -38,7 +39,8 @@ int run_listen(const ListenRequest& r, std::ostream& out, std::ostream& err);
 
 struct HistoryRequest {
   Connection connection;
-  std::string with;  // the other user of the one-to-one conversation
+  std::string with;   // the other user of the one-to-one conversation, or
+  std::string group;  // a group, "g:<group id>" (exactly one of the two is set)
   uint32_t limit = 50;
   std::optional<uint64_t> before;  // page back from this message id (exclusive)
 };
@@ -52,5 +54,15 @@ struct SyncRequest {
 };
 // One SYNC page as entry_line(), then "cursor=<last seq> frontier=<f> more=<bool>" (and gap_through).
 int run_sync(const SyncRequest& r, std::ostream& out, std::ostream& err);
+
+struct GroupCommand {
+  Connection connection;
+  // create | add | remove | leave | rename | role | list | members (docs/protocol.md "Groups")
+  std::string action;
+  client::GroupRequestFields fields;
+};
+// GROUP_OK as "group=<g:id> op=<op> message_id=<id>"; `list`: one "group=... role=... members=N name=..."
+// line per group; `members`: one "user=... role=..." line per member.
+int run_group(const GroupCommand& r, std::ostream& out, std::ostream& err);
 
 }  // namespace qim::ctl

@@ -1,8 +1,10 @@
-// qimctl: the operator's and newcomer's command line for a QIM gateway (send, listen, history, sync).
+// qimctl: the operator's and newcomer's command line for a QIM gateway (send, listen, history, sync,
+// group).
 // Output is one line per message in key=value form (ctl/format.h); errors go to stderr with exit code 1.
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <vector>
 
 #include "ctl/commands.h"
 
@@ -54,10 +56,17 @@ int main(int argc, char** argv) {
 
   qim::ctl::HistoryRequest history;
   uint64_t before = 0;
-  auto* history_cmd = app.add_subcommand("history", "one page of a one-to-one conversation, newest first");
+  auto* history_cmd =
+      app.add_subcommand("history", "one page of a conversation (one-to-one or group), newest first");
   connection_flags(history_cmd, history.connection);
-  history_cmd->add_option("--with", history.with, "the other user: 1..64 bytes of [A-Za-z0-9_.@-]")
-      ->required();
+  auto* with_opt =
+      history_cmd->add_option("--with", history.with, "the other user: 1..64 bytes of [A-Za-z0-9_.@-]");
+  auto* group_opt =
+      history_cmd->add_option("--group", history.group, "a group you are a member of: g:<group id>");
+  with_opt->excludes(group_opt);
+  history_cmd->callback([&] {
+    if (history.with.empty() && history.group.empty()) throw CLI::RequiredError("--with or --group");
+  });
   history_cmd->add_option("--limit", history.limit, "messages per page")
       ->capture_default_str()
       ->check(CLI::Range(1, 200));
@@ -73,7 +82,42 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 500));
 
+  qim::ctl::GroupCommand group;
+  auto* group_cmd =
+      app.add_subcommand("group", "groups: create, add, remove, leave, rename, role, list, members");
+  group_cmd->require_subcommand(1);
+  struct Action {
+    const char* name;
+    const char* help;
+    bool group, members, name_flag, role;
+  };
+  std::vector<CLI::App*> actions;
+  for (const Action& a : std::initializer_list<Action>{
+           {"create", "create a group (you are its owner) and print its id", false, true, true, false},
+           {"add", "add members (admins and the owner)", true, true, false, false},
+           {"remove", "remove members (admins and the owner)", true, true, false, false},
+           {"leave", "leave a group", true, false, false, false},
+           {"rename", "rename a group (admins and the owner)", true, false, true, false},
+           {"role", "make a member admin or member (the owner)", true, false, false, true},
+           {"list", "the groups you are a member of", false, false, false, false},
+           {"members", "the members of a group", true, false, false, false}}) {
+    auto* cmd = group_cmd->add_subcommand(a.name, a.help);
+    connection_flags(cmd, group.connection);
+    if (a.group) cmd->add_option("--group", group.fields.group, "the group, g:<group id>")->required();
+    if (a.members) cmd->add_option("--member", group.fields.members, "a user (repeat for several)");
+    if (a.name_flag) cmd->add_option("--name", group.fields.name, "the group's name")->required();
+    if (a.role) {
+      cmd->add_option("--member", group.fields.member, "the member")->required();
+      cmd->add_option("--role", group.fields.role, "admin or member")
+          ->required()
+          ->check(CLI::IsMember({"admin", "member"}));
+    }
+    cmd->callback([&group, name = std::string(a.name)] { group.action = name; });
+    actions.push_back(cmd);
+  }
+
   CLI11_PARSE(app, argc, argv);
+  if (group_cmd->parsed()) return qim::ctl::run_group(group, std::cout, std::cerr);
   if (send_cmd->parsed()) return qim::ctl::run_send(send, std::cout, std::cerr);
   if (listen_cmd->parsed()) {
     if (count_opt->count() > 0) listen.count = count;

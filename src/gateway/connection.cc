@@ -6,6 +6,7 @@
 #include <boost/asio/post.hpp>
 
 #include "gateway/gateway_context.h"
+#include "gateway/group_requests.h"
 #include "gateway/membership.h"
 #include "gateway/plain_http.h"
 #include "gateway/protocol/server_frame.h"
@@ -241,6 +242,8 @@ void Connection::handle_frame(std::string_view text) {
           handle_sync(frame.ref, f);
         } else if constexpr (std::is_same_v<F, HistoryFrame>) {
           handle_history(frame.ref, f);
+        } else if constexpr (std::is_same_v<F, GroupFrame>) {
+          handle_group(frame.ref, f);
         } else if constexpr (std::is_same_v<F, PingFrame>) {
           enqueue(std::make_shared<const std::string>(encode_pong(frame.ref)));
         }
@@ -281,12 +284,44 @@ void Connection::handle_send(const std::string& ref, SendFrame f) {
     conversation = std::move(c).value();
   } else {
     conversation = std::move(*f.conversation);
+    if (auto c = Conversation::of(conversation); c.ok() && c->group_id() != nullptr) {
+      if (f.client_msg_id.starts_with("~")) {
+        send_error(ref, WireCode::kInvalidArgument,
+                   "field 'client_msg_id': in a group it cannot start with '~' (the system entries' ids)");
+        return;
+      }
+      GroupStore* groups = ctx_.deps.groups;
+      if (groups == nullptr) {
+        send_error(ref, WireCode::kUnavailable, "groups are not served by this gateway");
+        return;
+      }
+      // The membership read blocks: on the pool, then back on the strand to append.
+      net::post(ctx_.blocking, [self = shared_from_this(), groups, ref, f = std::move(f), conversation,
+                                user = me, group = *c->group_id()]() mutable {
+        GroupCheck check = check_group_member(*groups, group, user);
+        net::post(self->ws_.get_executor(),
+                  [self, ref, f = std::move(f), conversation = std::move(conversation),
+                   check = std::move(check)]() mutable {
+                    if (!check.member) {
+                      self->send_error(ref, check.code, check.message);
+                      return;
+                    }
+                    self->append_send(ref, std::move(f), std::move(conversation));
+                  });
+      });
+      return;
+    }
     if (!is_member(me, conversation)) {
       send_error(ref, WireCode::kForbidden,
                  "you are not a member of conversation '" + conversation.str() + "'");
       return;
     }
   }
+  append_send(ref, std::move(f), std::move(conversation));
+}
+
+void Connection::append_send(const std::string& ref, SendFrame f, ConversationId conversation) {
+  const UserId& me = principal_->user;
   const uint64_t fingerprint = send_fingerprint(conversation, f.body);
   const std::string key = SendDedup::key_of(me, f.client_msg_id);
   const auto started = Clock::now();
@@ -359,6 +394,10 @@ void Connection::handle_sync(const std::string& ref, const SyncFrame& f) {
 }
 
 void Connection::handle_history(const std::string& ref, const HistoryFrame& f) {
+  if (auto c = Conversation::of(f.conversation); c.ok() && c->group_id() != nullptr) {
+    handle_group_history(ref, f, *c->group_id());
+    return;
+  }
   if (!is_member(principal_->user, f.conversation)) {
     send_error(ref, WireCode::kForbidden,
                "you are not a member of conversation '" + f.conversation.str() + "'");
@@ -375,6 +414,52 @@ void Connection::handle_history(const std::string& ref, const HistoryFrame& f) {
     auto page = history->read(query);
     if (page.ok()) return encode_history_page(ref, query.conversation, *page);
     return read_error_frame(*metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
+  });
+}
+
+void Connection::handle_group(const std::string& ref, const GroupFrame& f) {
+  if (ctx_.deps.groups == nullptr) {
+    send_error(ref, WireCode::kUnavailable, "groups are not served by this gateway");
+    return;
+  }
+  GroupRequestDeps deps{ctx_.deps.groups, ctx_.deps.outbox, ctx_.deps.clock.get(),
+                        ctx_.options.group_max_members, ctx_.options.group_apply_wait_ms};
+  net::post(ctx_.group_ops, [self = shared_from_this(), deps, ref, f, who = *principal_] {
+    auto frame = std::make_shared<const std::string>(answer_group_frame(deps, ref, who, f));
+    net::post(self->ws_.get_executor(), [self, frame] { self->enqueue(frame); });
+  });
+}
+
+void Connection::handle_group_history(const std::string& ref, const HistoryFrame& f, const GroupId& group) {
+  GroupStore* groups = ctx_.deps.groups;
+  HistoryStore* history = ctx_.deps.history;
+  if (groups == nullptr || history == nullptr) {
+    send_error(ref, WireCode::kUnavailable, "group history is not served by this gateway");
+    return;
+  }
+  HistoryQuery query{f.conversation, f.before, f.limit};
+  GatewayMetrics* metrics = &ctx_.metrics;
+  run_blocking([groups, history, metrics, query, ref, group, user = principal_->user] {
+    GroupCheck check = check_group_member(*groups, group, user);
+    if (!check.member) {
+      metrics->errors(check.code).Increment();
+      return encode_error(ref, check.code, check.message);
+    }
+    // Only what came from when the member (last) joined (docs/protocol.md "Groups"): a group's messages
+    // are all in one Outbox partition, so their ids order as their offsets.
+    const uint64_t joined = *check.member->joined_at();
+    auto page = history->read(query);
+    if (!page.ok())
+      return read_error_frame(*metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
+    const uint64_t mask = (uint64_t{1} << kOffsetBits) - 1;
+    for (size_t i = 0; i < page->messages.size(); ++i) {
+      if ((page->messages[i].id.value & mask) < joined) {
+        page->messages.resize(i);
+        page->more = false;
+        break;
+      }
+    }
+    return encode_history_page(ref, query.conversation, *page);
   });
 }
 

@@ -62,6 +62,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void handle_frame(std::string_view text);
   void handle_auth(const std::string& ref, const AuthFrame& f);
   void handle_send(const std::string& ref, SendFrame f);
+  // The SEND after its checks: dedup, the Outbox append, the answer.
+  void append_send(const std::string& ref, SendFrame f, ConversationId conversation);
+  void handle_group(const std::string& ref, const GroupFrame& f);
+  void handle_group_history(const std::string& ref, const HistoryFrame& f, const GroupId& group);
   void handle_sync(const std::string& ref, const SyncFrame& f);
   void handle_history(const std::string& ref, const HistoryFrame& f);
   void answer_send(const std::string& ref, const std::string& client_msg_id, uint64_t fingerprint,

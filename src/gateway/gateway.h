@@ -16,6 +16,7 @@
 #include "delivery/notifier.h"
 #include "gateway/route_registrar.h"
 #include "gateway/send_dedup.h"
+#include "groups/group_store.h"
 #include "log/log.h"
 #include "mailbox/store.h"
 
@@ -47,6 +48,9 @@ struct GatewayOptions {
   // Plain HTTP on the client port (docs/running.md "The web chat page"):
   std::string web_dir;      // QIM_WEB_DIR: static files served for GET requests that are no upgrade
   bool dev_tokens = false;  // QIM_WEB_DEV_TOKENS=1: GET /dev/token mints tokens, for loopback peers only
+  // Groups (docs/protocol.md "Groups"):
+  uint32_t group_max_members = 10'000;  // QIM_GROUP_MAX_MEMBERS (fanout reads the same variable)
+  int64_t group_apply_wait_ms = 5'000;  // QIM_GROUP_APPLY_WAIT_MS: how long a GROUP_* change waits for fanout
 };
 
 // An extra endpoint of the admin server (loopback only), e.g. a test knob a deployment registers.
@@ -64,6 +68,7 @@ struct GatewayDeps {
   Log* outbox = nullptr;            // where SENDs are appended
   MailboxStore* mailbox = nullptr;  // SYNC reads
   HistoryStore* history = nullptr;  // HISTORY reads
+  GroupStore* groups = nullptr;     // GROUP_* frames, SEND/HISTORY to groups; null: groups are refused
   std::shared_ptr<const Clock> clock;
   uint32_t shard_count = 16;
   // Optional: more /metrics text appended after the gateway's own (e.g. the node's store counters).

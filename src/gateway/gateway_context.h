@@ -28,7 +28,8 @@ struct GatewayContext {
         memory_dedup(options.dedup_capacity, options.dedup_window_ms),
         dedup(deps.send_dedup ? deps.send_dedup : &memory_dedup),
         registry(mode != DeliveryMode::kPull, deps.shard_count, metrics),
-        blocking(options.blocking_threads) {}
+        blocking(options.blocking_threads),
+        group_ops(2) {}
 
   const GatewayOptions options;
   const GatewayDeps deps;
@@ -39,6 +40,9 @@ struct GatewayContext {
   ConnectionRegistry registry;
   ParserPool parsers;  // shared: a parser's buffers grow to the largest frame it saw
   boost::asio::thread_pool blocking;
+  // GROUP_* changes wait for fanout (up to QIM_GROUP_APPLY_WAIT_MS): on threads of their own, so they
+  // never hold up SYNC and HISTORY reads.
+  boost::asio::thread_pool group_ops;
   // Set by start() before the first accept when TLS is configured; null: plain ws://.
   std::shared_ptr<boost::asio::ssl::context> tls;
 

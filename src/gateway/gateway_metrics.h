@@ -39,7 +39,7 @@ class GatewayMetrics {
   std::string serialize() const;
 
  private:
-  std::array<prometheus::Counter*, static_cast<size_t>(WireCode::kInternal) + 1> errors_{};
+  std::array<prometheus::Counter*, static_cast<size_t>(WireCode::kGroupFull) + 1> errors_{};  // the last code
 };
 
 }  // namespace qim

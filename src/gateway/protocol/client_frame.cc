@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <charconv>
+#include <set>
 #include <unordered_set>
 
 namespace qim {
@@ -140,6 +141,91 @@ Parsed read_history(const object& o) {
   return ClientFrame{{}, std::move(history)};
 }
 
+// "g:<group id>" in field `field`: a conversation id of kind group.
+std::variant<GroupId, FrameError> group_field(const object& o, std::string_view field) {
+  QIM_TAKE(std::string_view text, required_string(o, field));
+  auto c = Conversation::parse(text);
+  if (!c.ok()) return invalid("field " + quoted(field) + ": " + c.error().message());
+  if (c->group_id() == nullptr) {
+    return invalid("field " + quoted(field) + ": '" + c->id().str() + "' is not a group ('g:<group id>')");
+  }
+  return *c->group_id();
+}
+
+std::variant<std::vector<UserId>, FrameError> members_field(const object& o, bool required) {
+  element e;
+  std::vector<UserId> out;
+  if (o.at_key("members").get(e) != simdjson::SUCCESS) {
+    if (required) return invalid("field 'members' is required");
+    return out;
+  }
+  simdjson::dom::array a;
+  if (e.get_array().get(a) != simdjson::SUCCESS)
+    return invalid("field 'members' must be an array of user ids");
+  std::set<UserId> seen;
+  for (element m : a) {
+    std::string_view s;
+    if (m.get_string().get(s) != simdjson::SUCCESS) return invalid("field 'members' must hold strings");
+    if (out.size() == kMaxUsersPerGroupOp) {
+      return invalid("field 'members' names more than " + std::to_string(kMaxUsersPerGroupOp) +
+                     " users; send several frames");
+    }
+    QIM_TAKE(UserId user, name_field<UserId>("members", s));
+    if (!seen.insert(user).second) return invalid("field 'members' names '" + user.str() + "' twice");
+    out.push_back(std::move(user));
+  }
+  if (required && out.empty()) return invalid("field 'members' must name at least one user");
+  return out;
+}
+
+std::variant<std::string, FrameError> group_name_field(const object& o) {
+  QIM_TAKE(std::string_view name, required_string(o, "name"));
+  if (name.empty() || name.size() > kMaxGroupNameBytes) {
+    return invalid("field 'name' must be 1.." + std::to_string(kMaxGroupNameBytes) + " bytes");
+  }
+  return std::string(name);
+}
+
+Parsed read_group(std::string_view type, const object& o) {
+  GroupFrame g;
+  if (type == "GROUPS") {
+    g.request = GroupRequest::kList;
+    return ClientFrame{{}, std::move(g)};
+  }
+  if (type == "GROUP_CREATE") {
+    g.request = GroupRequest::kCreate;
+    QIM_TAKE(g.name, group_name_field(o));
+    QIM_TAKE(g.members, members_field(o, false));
+    return ClientFrame{{}, std::move(g)};
+  }
+  QIM_TAKE(g.group, group_field(o, "group"));
+  if (type == "GROUP_ADD" || type == "GROUP_REMOVE") {
+    g.request = type == "GROUP_ADD" ? GroupRequest::kAdd : GroupRequest::kRemove;
+    QIM_TAKE(g.members, members_field(o, true));
+  } else if (type == "GROUP_LEAVE") {
+    g.request = GroupRequest::kLeave;
+  } else if (type == "GROUP_RENAME") {
+    g.request = GroupRequest::kRename;
+    QIM_TAKE(g.name, group_name_field(o));
+  } else if (type == "GROUP_ROLE") {
+    g.request = GroupRequest::kRole;
+    QIM_TAKE(std::string_view member, required_string(o, "member"));
+    QIM_TAKE(UserId user, name_field<UserId>("member", member));
+    g.members.push_back(std::move(user));
+    QIM_TAKE(std::string_view role, required_string(o, "role"));
+    if (role == "admin") {
+      g.role = GroupRole::kAdmin;
+    } else if (role == "member") {
+      g.role = GroupRole::kMember;
+    } else {
+      return invalid("field 'role' must be 'admin' or 'member' (the owner is who created the group)");
+    }
+  } else {
+    g.request = GroupRequest::kMembers;  // GROUP_MEMBERS
+  }
+  return ClientFrame{{}, std::move(g)};
+}
+
 #undef QIM_TAKE
 
 Parsed read_frame(const object& o, const FrameLimits& limits) {
@@ -165,6 +251,10 @@ Parsed read_frame(const object& o, const FrameLimits& limits) {
   if (type == "SYNC") return read_sync(o);
   if (type == "HISTORY") return read_history(o);
   if (type == "PING") return ClientFrame{{}, PingFrame{}};
+  for (std::string_view g : {"GROUPS", "GROUP_CREATE", "GROUP_ADD", "GROUP_REMOVE", "GROUP_LEAVE",
+                             "GROUP_RENAME", "GROUP_ROLE", "GROUP_MEMBERS"}) {
+    if (type == g) return read_group(type, o);
+  }
   std::string shown(type.substr(0, 32));
   return FrameError{WireCode::kUnknownType, "unknown frame type '" + shown + "'", {}};
 }

@@ -9,10 +9,12 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "core/ids.h"
 #include "core/mailbox_seq.h"
 #include "gateway/protocol/wire_code.h"
+#include "groups/group_op.h"
 
 namespace qim {
 
@@ -52,9 +54,22 @@ struct HistoryFrame {
 
 struct PingFrame {};
 
+// GROUP_CREATE, GROUP_ADD, GROUP_REMOVE, GROUP_LEAVE, GROUP_RENAME, GROUP_ROLE (a membership change),
+// GROUPS and GROUP_MEMBERS (reads); docs/protocol.md "Groups".
+enum class GroupRequest : uint8_t { kCreate, kAdd, kRemove, kLeave, kRename, kRole, kList, kMembers };
+
+struct GroupFrame {
+  GroupRequest request = GroupRequest::kList;
+  GroupId group;                // every request but kCreate and kList: parsed from "g:<group id>"
+  std::string name;             // kCreate, kRename: 1..kMaxGroupNameBytes
+  std::vector<UserId> members;  // kCreate (0..), kAdd, kRemove (1..): distinct, at most kMaxUsersPerGroupOp;
+                                // kRole: the one "member"
+  GroupRole role = GroupRole::kMember;  // kRole: "member" or "admin"
+};
+
 struct ClientFrame {
   std::string ref;  // the client's correlation tag, echoed on the reply (empty if none)
-  std::variant<AuthFrame, SendFrame, SyncFrame, HistoryFrame, PingFrame> body;
+  std::variant<AuthFrame, SendFrame, SyncFrame, HistoryFrame, PingFrame, GroupFrame> body;
 };
 
 struct FrameError {

@@ -107,4 +107,35 @@ std::string encode_pong(std::string_view ref) {
   return start("PONG", ref).end_object().take();
 }
 
+std::string encode_group_ok(std::string_view ref, std::string_view op, const GroupId& group, MessageId id) {
+  auto w = start("GROUP_OK", ref);
+  w.field("op", op).field("group", "g:" + group.str());
+  w.key("message_id").uint64_as_string(id.value);
+  return w.end_object().take();
+}
+
+std::string encode_groups_list(std::string_view ref, std::span<const GroupListing> groups) {
+  auto w = start("GROUPS_LIST", ref);
+  w.key("groups").begin_array();
+  for (const auto& g : groups) {
+    w.begin_object().field("group", "g:" + g.meta.group.str()).field("name", g.meta.name);
+    w.field("role", group_role_name(g.role));
+    w.key("members").uint64(g.meta.member_count);
+    w.end_object();
+  }
+  w.end_array();
+  return w.end_object().take();
+}
+
+std::string encode_group_members(std::string_view ref, const GroupMeta& meta,
+                                 std::span<const GroupMemberRecord> members) {
+  auto w = start("GROUP_MEMBERS_LIST", ref);
+  w.field("group", "g:" + meta.group.str()).field("name", meta.name);
+  w.key("members").begin_array();
+  for (const auto& m : members)
+    w.begin_object().field("user", m.user.str()).field("role", group_role_name(m.role)).end_object();
+  w.end_array();
+  return w.end_object().take();
+}
+
 }  // namespace qim

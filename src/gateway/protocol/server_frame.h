@@ -9,6 +9,7 @@
 #include "archiver/history_store.h"
 #include "auth/token.h"
 #include "gateway/protocol/wire_code.h"
+#include "groups/membership.h"
 #include "mailbox/message.h"
 #include "mailbox/store.h"
 
@@ -33,5 +34,16 @@ std::string encode_history_page(std::string_view ref, const ConversationId& conv
                                 const HistoryPage& page);
 std::string encode_error(std::string_view ref, WireCode code, std::string_view message);
 std::string encode_pong(std::string_view ref);
+
+// Groups (docs/protocol.md "Groups"). `op` is the wire name of the change ("create", "add", ...).
+std::string encode_group_ok(std::string_view ref, std::string_view op, const GroupId& group, MessageId id);
+struct GroupListing {
+  GroupMeta meta;
+  GroupRole role = GroupRole::kMember;  // the caller's
+};
+std::string encode_groups_list(std::string_view ref, std::span<const GroupListing> groups);
+// `members`: current members, sorted by user.
+std::string encode_group_members(std::string_view ref, const GroupMeta& meta,
+                                 std::span<const GroupMemberRecord> members);
 
 }  // namespace qim

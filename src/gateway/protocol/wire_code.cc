@@ -28,6 +28,14 @@ std::string_view wire_code_name(WireCode code) {
       return "UNAVAILABLE";
     case WireCode::kInternal:
       return "INTERNAL";
+    case WireCode::kUnknownGroup:
+      return "UNKNOWN_GROUP";
+    case WireCode::kNotAMember:
+      return "NOT_A_MEMBER";
+    case WireCode::kNotAllowed:
+      return "NOT_ALLOWED";
+    case WireCode::kGroupFull:
+      return "GROUP_FULL";
   }
   return "INTERNAL";
 }

@@ -21,6 +21,11 @@ enum class WireCode {
   kNotFound,
   kUnavailable,  // a dependency did not answer or refused for now: retry later
   kInternal,     // a bug or broken invariant on the server side
+  // Group refusals (docs/protocol.md "Groups"):
+  kUnknownGroup,  // no such group
+  kNotAMember,    // the caller is not a member of the group
+  kNotAllowed,    // the caller's role does not allow it (or the target is the owner)
+  kGroupFull,     // over the group's member limit
 };
 
 // "BAD_FRAME", "UNKNOWN_TYPE", ...

@@ -133,3 +133,73 @@ TEST_F(ClientFrameTest, DeeplyNestedInputIsAnErrorNotACrash) {
 
 }  // namespace
 }  // namespace qim
+
+namespace qim {
+namespace {
+
+class GroupFrameTest : public ::testing::Test {
+ protected:
+  std::variant<ClientFrame, FrameError> parse(std::string_view text) {
+    return parser_.parse(text, FrameLimits{16});
+  }
+  GroupFrame group(std::string_view text) {
+    auto r = parse(text);
+    if (auto* e = std::get_if<FrameError>(&r)) ADD_FAILURE() << text << ": " << e->message;
+    auto* f = std::get_if<ClientFrame>(&r);
+    return f != nullptr && std::holds_alternative<GroupFrame>(f->body) ? std::get<GroupFrame>(f->body)
+                                                                       : GroupFrame{};
+  }
+  std::string refused(std::string_view text) {
+    auto r = parse(text);
+    auto* e = std::get_if<FrameError>(&r);
+    EXPECT_NE(e, nullptr) << text;
+    if (e == nullptr) return {};
+    EXPECT_EQ(e->code, WireCode::kInvalidArgument) << text;
+    return e->message;
+  }
+  FrameParser parser_;
+};
+
+TEST_F(GroupFrameTest, ParsesEveryGroupFrame) {
+  auto create = group(R"({"type":"GROUP_CREATE","name":"team","members":["bob","carol"]})");
+  EXPECT_EQ(create.request, GroupRequest::kCreate);
+  EXPECT_EQ(create.name, "team");
+  ASSERT_EQ(create.members.size(), 2u);
+  EXPECT_EQ(create.members[1].str(), "carol");
+  EXPECT_TRUE(group(R"({"type":"GROUP_CREATE","name":"solo"})").members.empty());
+  auto add = group(R"({"type":"GROUP_ADD","group":"g:abc","members":["dave"]})");
+  EXPECT_EQ(add.request, GroupRequest::kAdd);
+  EXPECT_EQ(add.group.str(), "abc");
+  EXPECT_EQ(group(R"({"type":"GROUP_REMOVE","group":"g:abc","members":["dave"]})").request,
+            GroupRequest::kRemove);
+  EXPECT_EQ(group(R"({"type":"GROUP_LEAVE","group":"g:abc"})").request, GroupRequest::kLeave);
+  EXPECT_EQ(group(R"({"type":"GROUP_RENAME","group":"g:abc","name":"new"})").name, "new");
+  auto role = group(R"({"type":"GROUP_ROLE","group":"g:abc","member":"bob","role":"admin"})");
+  EXPECT_EQ(role.role, GroupRole::kAdmin);
+  EXPECT_EQ(role.members.at(0).str(), "bob");
+  EXPECT_EQ(group(R"({"type":"GROUPS"})").request, GroupRequest::kList);
+  EXPECT_EQ(group(R"({"type":"GROUP_MEMBERS","group":"g:abc"})").request, GroupRequest::kMembers);
+}
+
+TEST_F(GroupFrameTest, RefusesBadGroupFramesNamingTheField) {
+  EXPECT_NE(refused(R"({"type":"GROUP_ADD","group":"d:a:b","members":["x"]})").find("is not a group"),
+            std::string::npos);
+  EXPECT_NE(refused(R"({"type":"GROUP_ADD","group":"g:a:b","members":["x"]})").find("field 'group'"),
+            std::string::npos);
+  EXPECT_NE(refused(R"({"type":"GROUP_ADD","group":"g:abc","members":[]})").find("at least one"),
+            std::string::npos);
+  EXPECT_NE(refused(R"({"type":"GROUP_ADD","group":"g:abc","members":["x","x"]})").find("twice"),
+            std::string::npos);
+  EXPECT_NE(refused(R"({"type":"GROUP_ADD","group":"g:abc","members":["a:b"]})").find("field 'members'"),
+            std::string::npos);
+  EXPECT_NE(refused(R"({"type":"GROUP_CREATE","name":""})").find("field 'name'"), std::string::npos);
+  EXPECT_NE(refused(R"({"type":"GROUP_ROLE","group":"g:abc","member":"bob","role":"owner"})").find("'role'"),
+            std::string::npos);
+  std::string many = R"({"type":"GROUP_ADD","group":"g:abc","members":[)";
+  for (size_t i = 0; i <= kMaxUsersPerGroupOp; ++i) many += (i ? ",\"u" : "\"u") + std::to_string(i) + "\"";
+  many += "]}";
+  EXPECT_NE(refused(many).find("more than 500"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace qim
