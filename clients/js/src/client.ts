@@ -258,7 +258,9 @@ export class QimClient {
 
   // ---- groups (docs/protocol.md "Groups") ----
   // Membership ops are not retried: GROUP_OK means durable and applied; UNAVAILABLE may mean "appended,
-  // not applied yet", and the protocol says to re-read members() rather than repeat the op.
+  // not applied yet", and the protocol says to re-read members() rather than repeat the op. Each rejects
+  // with the server's refusal as a QimError (UNKNOWN_GROUP, NOT_A_MEMBER, NOT_ALLOWED, GROUP_FULL,
+  // INVALID_ARGUMENT, UNAVAILABLE), a QimTimeoutError, or a QimConnectionError if the connection goes.
 
   /** Creates a group named `name` with the caller as owner and `members` (0..500 users) as members. */
   createGroup(name: string, members: string[] = []): Promise<GroupOk> {
@@ -276,6 +278,7 @@ export class QimClient {
   leaveGroup(group: string): Promise<GroupOk> {
     return this.groupCall({ type: 'GROUP_LEAVE', ref: '', group }) as Promise<GroupOk>;
   }
+  /** Renames the group (owner or admin; 1..256 bytes). */
   renameGroup(group: string, name: string): Promise<GroupOk> {
     return this.groupCall({ type: 'GROUP_RENAME', ref: '', group, name }) as Promise<GroupOk>;
   }
