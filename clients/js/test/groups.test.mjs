@@ -2,18 +2,30 @@
 // nothing after its removal, refusals are typed errors, system entries arrive as parsed `group` events,
 // history of a `g:` conversation pages back. And the parsing of system entries on its own (no server).
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import { QimClient, QimError, isGroupConversation, isGroupSystemEntry, parseGroupEvent } from '../dist/index.js';
 import { Qim, user, waitFor } from './qim.mjs';
 
+// Every client made, closed after each test even when it fails (an open one reconnects forever and keeps
+// the test process alive).
+const made = [];
+afterEach(() => {
+  for (const c of made.splice(0)) c.close();
+});
+
 function client(qim, name) {
-  return new QimClient({
+  return remember(new QimClient({
     url: qim.url,
     token: () => qim.token(name),
     createSocket: qim.socketFactory(),
     reconnectInitialMs: 50,
     reconnectMaxMs: 500,
-  });
+  }));
+}
+
+function remember(c) {
+  made.push(c);
+  return c;
 }
 
 // The `message` and `group` events of a client, in the order they came.
