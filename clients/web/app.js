@@ -1,7 +1,10 @@
 // The web chat page: plain DOM on the SDK (./sdk/ is the compiled clients/js, copied by its build).
 // State lives in memory per tab: every sign-in syncs the mailbox from 0 (what the server retains), which
 // rebuilds the conversation list; what was read is kept in localStorage, so unread counts survive a reload.
-import { QimClient, directConversation, peerOf } from './sdk/index.js';
+// Groups (`g:` conversations) come from GROUPS at sign-in and from their system entries; their member list
+// is read with GROUP_MEMBERS when one is shown and again after each membership change (group.js).
+import { QimClient, directConversation, isGroupConversation, isGroupSystemEntry, parseGroupEvent, peerOf } from './sdk/index.js';
+import { initGroups, onGroupEvent, renderGroupPanel } from './group.js';
 
 const $ = (id) => document.getElementById(id);
 const conversations = new Map(); // id -> { id, peer, messages: Map(message_id|client_msg_id -> msg), readSeq, unread, oldest, more }
@@ -17,6 +20,8 @@ function conversation(id) {
   let c = conversations.get(id);
   if (!c) {
     c = { id, peer: peerOf(id, me) ?? id, messages: new Map(), unread: 0, oldest: null, more: true, loaded: false };
+    // A group: its name (until known, its id), my role, its members (null until read), whether I am out.
+    if (isGroupConversation(id)) c.group = { name: null, role: null, members: null, left: false };
     c.readSeq = BigInt(localStorage.getItem(readKey(id)) ?? '0');
     conversations.set(id, c);
   }
@@ -31,9 +36,15 @@ function markRead(c) {
   localStorage.setItem(readKey(c.id), top.toString());
 }
 
+function title(c) {
+  return c.group ? (c.group.name ?? c.id) : c.peer;
+}
+
 // One message into its conversation; own messages are matched by client_msg_id (the send's local copy).
+// System entries by message id: all of one op's kind share their client_msg_id (`~group:<op>`).
 function upsert(c, m) {
-  const key = m.sender === me ? `c:${m.client_msg_id}` : `m:${m.message_id}`;
+  const own = m.sender === me && !isGroupSystemEntry(m);
+  const key = own ? `c:${m.client_msg_id}` : `m:${m.message_id}`;
   const had = c.messages.get(key);
   c.messages.set(key, { ...had, ...m, state: m.state ?? had?.state });
   return !had;
@@ -46,14 +57,18 @@ function renderList() {
   for (const c of sorted) {
     const li = document.createElement('li');
     li.dataset.testid = 'conversation';
-    li.dataset.peer = c.peer;
+    if (c.group) {
+      li.dataset.group = c.id;
+      li.dataset.name = title(c);
+      li.classList.add('group');
+    } else li.dataset.peer = c.peer;
     if (open === c) li.classList.add('active');
     const last = [...c.messages.values()].sort(order).at(-1);
     const name = document.createElement('span');
-    name.textContent = c.peer;
+    name.textContent = title(c);
     const preview = document.createElement('span');
     preview.className = 'preview';
-    preview.textContent = last ? last.body : '';
+    preview.textContent = last ? textOf(last) : '';
     name.append(preview);
     const badge = document.createElement('span');
     badge.className = 'unread';
@@ -75,18 +90,32 @@ function order(a, b) {
   return (a.server_time ?? Number.MAX_SAFE_INTEGER) - (b.server_time ?? Number.MAX_SAFE_INTEGER);
 }
 
+// What a message says: a system entry's text (its JSON body parsed), else the body.
+function textOf(m) {
+  return isGroupSystemEntry(m) ? parseGroupEvent(m).text : m.body;
+}
+
 const STATE_TEXT = { sending: 'sending…', sent: 'sent ✓', delivered: 'delivered ✓✓', failed: 'failed' };
 
 function renderChat() {
   if (!open) return;
   $('chat').hidden = false;
-  $('chat-title').textContent = open.peer;
+  $('chat-title').textContent = title(open);
+  $('composer').hidden = open.group?.left === true;
+  renderGroupPanel(open);
   $('older').hidden = !open.more;
   const ol = $('messages');
   const atBottom = ol.scrollHeight - ol.scrollTop - ol.clientHeight < 40;
   ol.replaceChildren();
   for (const m of [...open.messages.values()].sort(order)) {
     const li = document.createElement('li');
+    if (isGroupSystemEntry(m)) {
+      li.dataset.testid = 'system';
+      li.className = 'system';
+      li.textContent = textOf(m);
+      ol.append(li);
+      continue;
+    }
     li.dataset.testid = 'message';
     const mine = m.sender === me;
     if (mine) li.classList.add('mine');
@@ -133,7 +162,8 @@ function onEntry(e) {
   const c = conversation(e.conversation);
   // Our own entry coming back through our mailbox: the fanout has delivered it to the mailboxes.
   upsert(c, { ...e, state: e.sender === me ? 'delivered' : undefined });
-  if (e.sender !== me && BigInt(e.seq) > c.readSeq) {
+  // System entries are shown, not counted: unread counts what people said.
+  if (e.sender !== me && !isGroupSystemEntry(e) && BigInt(e.seq) > c.readSeq) {
     if (open === c && document.visibilityState !== 'hidden') markRead(c);
     else c.unread++;
   }
@@ -176,15 +206,33 @@ async function signIn(user) {
   const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
   client = new QimClient({ url: `${scheme}://${location.host}/`, token: fetchToken });
   client.on('message', onEntry);
+  client.on('group', (g) => onGroupEvent(g));
   client.on('state', (s) => {
     $('state').textContent = s;
     $('state').className = `state ${s}`;
   });
   client.on('error', (e) => console.warn('qim:', e.message));
+  initGroups({ client, me: () => me, conversation, show, render, current: () => open });
   await client.start();
+  await loadGroups();
   $('me').textContent = `${user} (${device})`;
   $('signin').hidden = true;
   $('app').hidden = false;
+}
+
+function render() {
+  renderList();
+  renderChat();
+}
+
+// The groups I am in, into the list (also those without an entry above what the mailbox retains).
+async function loadGroups() {
+  for (const g of await client.groups()) {
+    const c = conversation(g.group);
+    c.group.name = g.name;
+    c.group.role = g.role;
+  }
+  renderList();
 }
 
 $('signin').onsubmit = async (ev) => {

@@ -1,7 +1,8 @@
 // The web chat page in a real browser: Debian's Chromium, headless, driven by puppeteer-core (nothing
 // downloads a browser). Two browser contexts sign in as two users, chat, one goes away (its page closed)
 // and comes back to find what was sent meanwhile, with the unread count. Against a real `qim up` serving
-// the page (QIM_WEB_DIR) and development tokens (QIM_WEB_DEV_TOKENS=1). Screenshots of every page are
+// the page (QIM_WEB_DIR) and development tokens (QIM_WEB_DEV_TOKENS=1). A group of three chats: created
+// from the page, its members listed, unread counts, system entries shown as such, a member removed. Screenshots of every page are
 // saved on failure under QIM_BROWSER_ARTIFACTS (default: build/browser-artifacts), and the path printed.
 import assert from 'node:assert/strict';
 import { createHash, X509Certificate } from 'node:crypto';
@@ -164,6 +165,88 @@ test('two users chat in two browser contexts; one goes away and comes back to fi
   } finally {
     await ctxA.close();
     await ctxB.close();
+  }
+});
+
+function groupItem(name) {
+  return `[data-testid=conversation][data-name="${name}"]`;
+}
+
+// The members listed in the group panel, sorted, as "user:role".
+function membersOf(page) {
+  return page.$$eval('[data-testid=member]', (lis) => lis.map((li) => `${li.dataset.user}:${li.dataset.role}`).sort());
+}
+
+async function waitForMembers(page, expected) {
+  await page.waitForFunction(
+    (want) => {
+      const got = [...document.querySelectorAll('[data-testid=member]')].map((li) => `${li.dataset.user}:${li.dataset.role}`);
+      return JSON.stringify(got.sort()) === JSON.stringify([...want].sort());
+    },
+    { timeout: WAIT },
+    expected,
+  );
+}
+
+test('a group of three chats: created on the page, unread counts, system entries, a member removed', async () => {
+  const [alice, bob, carol] = [user('alice'), user('bob'), user('carol')];
+  const name = `trio-${process.pid}`;
+  const contexts = [];
+  try {
+    const open = async (who, n) => {
+      const ctx = await browser.createBrowserContext();
+      contexts.push(ctx);
+      return signIn(ctx, who, n);
+    };
+    const a = await open('g-alice', alice);
+    const b = await open('g-bob', bob);
+    const c = await open('g-carol', carol);
+
+    // Alice creates the group from the page; its chat opens with the three members.
+    await a.type('[data-testid=group-name]', name);
+    await a.type('[data-testid=group-members]', `${bob}, ${carol}`);
+    await a.click('[data-testid=create-group]');
+    await a.waitForFunction((n) => document.querySelector('[data-testid=chat-title]')?.textContent === n, { timeout: WAIT }, name);
+    await waitForMembers(a, [`${alice}:owner`, `${bob}:member`, `${carol}:member`]);
+    await a.waitForSelector('[data-testid=system]', { timeout: WAIT });
+    await send(a, 'welcome');
+
+    // Bob and Carol find it in their lists, by name, with one unread message (the system entry not counted).
+    for (const p of [b, c]) {
+      await p.waitForFunction(
+        (sel) => document.querySelector(`${sel} [data-testid=unread]`)?.textContent === '1',
+        { timeout: WAIT },
+        groupItem(name),
+      );
+    }
+    await b.click(groupItem(name));
+    await waitForBodies(b, ['welcome']);
+    assert.equal(await b.$eval(`${groupItem(name)} [data-testid=unread]`, (x) => x.textContent), '');
+    await send(b, 'hi all');
+    await c.click(groupItem(name));
+    await waitForBodies(c, ['welcome', 'hi all']);
+    await send(c, 'hi from carol');
+    for (const p of [a, b]) await waitForBodies(p, ['welcome', 'hi all', 'hi from carol']);
+    // The group's creation is shown as a system entry, not as a message of Alice's.
+    const system = await c.$$eval('[data-testid=system]', (lis) => lis.map((li) => li.textContent));
+    assert.ok(system.length >= 1 && system.every((text) => !text.startsWith('{')), JSON.stringify(system));
+    assert.deepEqual(await membersOf(c), [`${alice}:owner`, `${bob}:member`, `${carol}:member`].sort());
+
+    // Alice removes Carol: Carol's page says she is out, Bob sees the removal, Carol gets nothing more.
+    await a.click(`[data-testid=member][data-user="${carol}"] [data-testid=remove]`);
+    await waitForMembers(a, [`${alice}:owner`, `${bob}:member`]);
+    await c.waitForSelector('[data-testid=left-note]:not([hidden])', { timeout: WAIT });
+    assert.equal(await c.$eval('#composer', (f) => f.hidden), true);
+    await waitForMembers(b, [`${alice}:owner`, `${bob}:member`]);
+    await send(a, 'just us two');
+    await waitForBodies(b, ['just us two']);
+    assert.ok(!(await bodies(c)).includes('just us two'));
+  } catch (e) {
+    await screenshots('group-of-three');
+    throw e;
+  } finally {
+    for (const who of ['g-alice', 'g-bob', 'g-carol']) pages.delete(who);
+    for (const ctx of contexts) await ctx.close();
   }
 });
 

@@ -19,6 +19,8 @@ import type {
   SyncPage,
 } from './frames.js';
 import { parseServerFrame } from './frames.js';
+import type { GroupClientFrame, GroupEvent, GroupMembersList, GroupOk, GroupRole, GroupsList, GroupSummary } from './groups.js';
+import { isGroupSystemEntry, parseGroupEvent } from './groups.js';
 
 /** The part of the WebSocket API the client uses (browsers' WebSocket and `ws` both have it). */
 export interface WebSocketLike {
@@ -80,8 +82,11 @@ export type SendTarget = { to: string; conversation?: never } | { conversation: 
 export type SendRequest = SendTarget & { body: string; clientMsgId?: string };
 
 interface Events {
-  /** A mailbox entry above the cursor, in seq order, each once; each message once (by message_id). */
+  /** A mailbox entry above the cursor, in seq order, each once; each message once (by message_id); a
+   * group's system entries too. */
   message: Entry;
+  /** A group's system entry (`~group:<op>`), parsed; emitted right after its `message`. */
+  group: GroupEvent;
   state: ConnectionState;
   /** A SYNC run finished: the cursor is at least the frontier it read. */
   synced: { cursor: string };
@@ -265,6 +270,50 @@ export class QimClient {
     if (options.before !== undefined) frame.before = options.before;
     if (options.limit !== undefined) frame.limit = options.limit;
     return (await this.request(frame)) as HistoryPage;
+  }
+
+  // ---- groups (docs/protocol.md "Groups") ----
+  // Membership ops are not retried: GROUP_OK means durable and applied; UNAVAILABLE may mean "appended,
+  // not applied yet", and the protocol says to re-read members() rather than repeat the op. Each rejects
+  // with the server's refusal as a QimError (UNKNOWN_GROUP, NOT_A_MEMBER, NOT_ALLOWED, GROUP_FULL,
+  // INVALID_ARGUMENT, UNAVAILABLE), a QimTimeoutError, or a QimConnectionError if the connection goes.
+
+  /** Creates a group named `name` with the caller as owner and `members` (0..500 users) as members. */
+  createGroup(name: string, members: string[] = []): Promise<GroupOk> {
+    return this.groupCall({ type: 'GROUP_CREATE', ref: '', name, members }) as Promise<GroupOk>;
+  }
+  /** Adds 1..500 users (owner or admin). Rejects with QimError NOT_ALLOWED, GROUP_FULL, NOT_A_MEMBER, ... */
+  addMembers(group: string, members: string[]): Promise<GroupOk> {
+    return this.groupCall({ type: 'GROUP_ADD', ref: '', group, members }) as Promise<GroupOk>;
+  }
+  /** Removes 1..500 members (owner; an admin removes plain members). */
+  removeMembers(group: string, members: string[]): Promise<GroupOk> {
+    return this.groupCall({ type: 'GROUP_REMOVE', ref: '', group, members }) as Promise<GroupOk>;
+  }
+  /** Leaves the group (the owner cannot: NOT_ALLOWED). */
+  leaveGroup(group: string): Promise<GroupOk> {
+    return this.groupCall({ type: 'GROUP_LEAVE', ref: '', group }) as Promise<GroupOk>;
+  }
+  /** Renames the group (owner or admin; 1..256 bytes). */
+  renameGroup(group: string, name: string): Promise<GroupOk> {
+    return this.groupCall({ type: 'GROUP_RENAME', ref: '', group, name }) as Promise<GroupOk>;
+  }
+  /** Sets a member's role (owner only; `owner` cannot be given). */
+  setRole(group: string, member: string, role: Exclude<GroupRole, 'owner'>): Promise<GroupOk> {
+    return this.groupCall({ type: 'GROUP_ROLE', ref: '', group, member, role }) as Promise<GroupOk>;
+  }
+  /** The caller's current groups, sorted by id. */
+  async groups(): Promise<GroupSummary[]> {
+    return ((await this.groupCall({ type: 'GROUPS', ref: '' })) as GroupsList).groups;
+  }
+  /** The group's name and current members sorted by user (members only: else NOT_A_MEMBER). */
+  members(group: string): Promise<GroupMembersList> {
+    return this.groupCall({ type: 'GROUP_MEMBERS', ref: '', group }) as Promise<GroupMembersList>;
+  }
+
+  private async groupCall(frame: GroupClientFrame): Promise<ServerFrame> {
+    await this.whenOnline(this.opts.requestTimeoutMs);
+    return this.request({ ...frame, ref: this.ref() });
   }
 
   /** SYNC from the cursor now (e.g. in delivery mode pull, where nothing is pushed). */
@@ -547,6 +596,7 @@ export class QimClient {
         continue;
       }
       this.emit('message', e);
+      if (isGroupSystemEntry(e)) this.emit('group', parseGroupEvent(e));
     }
     this.opts.cursorStore.saveRecentIds?.([...this.recentIds]);
   }

@@ -1,5 +1,6 @@
 // The frames of the QIM client protocol, version 1 (docs/protocol.md). 64-bit values (seq, message_id,
 // from, frontier, trim, gap_through) stay decimal strings: they exceed JavaScript's exact integers.
+import type { GroupClientFrame, GroupServerFrame } from './groups.js';
 
 /** The protocol's stable error codes (docs/protocol.md "Errors"). */
 export type ErrorCode =
@@ -14,7 +15,12 @@ export type ErrorCode =
   | 'INVALID_ARGUMENT'
   | 'NOT_FOUND'
   | 'UNAVAILABLE'
-  | 'INTERNAL';
+  | 'INTERNAL'
+  // Groups (docs/protocol.md "Groups").
+  | 'UNKNOWN_GROUP'
+  | 'NOT_A_MEMBER'
+  | 'NOT_ALLOWED'
+  | 'GROUP_FULL';
 
 /** One message of a conversation's history (HISTORY_PAGE). */
 export interface HistoryMessage {
@@ -95,7 +101,16 @@ export interface ErrorFrame {
   message: string;
 }
 
-export type ServerFrame = AuthOk | SendAck | SyncPage | HistoryPage | Deliver | SyncNeeded | Pong | ErrorFrame;
+export type ServerFrame =
+  | AuthOk
+  | SendAck
+  | SyncPage
+  | HistoryPage
+  | Deliver
+  | SyncNeeded
+  | Pong
+  | ErrorFrame
+  | GroupServerFrame;
 
 /** A frame the client sends. `ref` correlates the answer. */
 export type ClientFrame =
@@ -104,9 +119,22 @@ export type ClientFrame =
   | { type: 'SEND'; ref: string; client_msg_id: string; conversation: string; body: string }
   | { type: 'SYNC'; ref: string; after: string; limit?: number }
   | { type: 'HISTORY'; ref: string; conversation: string; before?: string; limit?: number }
-  | { type: 'PING'; ref: string };
+  | { type: 'PING'; ref: string }
+  | GroupClientFrame;
 
-const KNOWN = new Set(['AUTH_OK', 'SEND_ACK', 'SYNC_PAGE', 'HISTORY_PAGE', 'DELIVER', 'SYNC_NEEDED', 'PONG', 'ERROR']);
+const KNOWN = new Set<string>([
+  'AUTH_OK',
+  'SEND_ACK',
+  'SYNC_PAGE',
+  'HISTORY_PAGE',
+  'DELIVER',
+  'SYNC_NEEDED',
+  'PONG',
+  'ERROR',
+  'GROUP_OK',
+  'GROUPS_LIST',
+  'GROUP_MEMBERS_LIST',
+]);
 
 /**
  * Parses one text frame. Returns null for a frame that is not a JSON object with a string `type`, or whose

@@ -1,4 +1,5 @@
-// The QIM TypeScript client SDK: typed frames and errors, and QimClient (connection, client loop, sends).
+// The QIM TypeScript client SDK: typed frames and errors, groups, and QimClient (connection, client loop, sends).
 export * from './frames.js';
 export * from './errors.js';
+export * from './groups.js';
 export * from './client.js';
