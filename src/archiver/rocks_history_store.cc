@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/big_endian.h"
 #include "mailbox/message_codec.h"
 
 namespace qim {
@@ -12,16 +13,6 @@ Status rocks(const rocksdb::Status& s, std::string_view what) {
   if (s.ok()) return {};
   return Error(s.IsCorruption() ? Errc::kCorruptEntry : Errc::kIo,
                "history store: " + std::string(what) + ": " + s.ToString());
-}
-
-void put_be64(std::string& out, uint64_t v) {
-  for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
-uint64_t get_be64(std::string_view in) {
-  uint64_t v = 0;
-  for (char c : in.substr(0, 8)) v = (v << 8) | static_cast<uint8_t>(c);
-  return v;
 }
 
 std::string message_key(MessageId id) {

@@ -6,6 +6,7 @@
 
 #include "core/sharding.h"
 #include "e2e/e2e_env.h"
+#include "e2e/qim_process.h"
 
 namespace qim::e2e {
 
@@ -36,6 +37,17 @@ std::map<uint32_t, std::string> one_recipient_per_shard(const std::string& scena
   }
   EXPECT_EQ(by_shard.size(), shards) << "no user found for every shard";
   return by_shard;
+}
+
+int owned_shards(const Deployment& qim, const std::string& node) {
+  auto port = qim.admin_port_of(node);
+  if (!port.ok()) return -1;
+  const std::string body = http_request(*port, "GET", "/admin/pipeline");
+  if (body.rfind("200 ", 0) != 0) return -1;
+  int n = 0;
+  for (size_t at = body.find("\"shard\":"); at != std::string::npos; at = body.find("\"shard\":", at + 1))
+    ++n;
+  return n;
 }
 
 }  // namespace qim::e2e

@@ -19,6 +19,9 @@ extern const std::vector<std::string> kDistributedProcesses;
 // passed (at least once).
 std::vector<std::string> not_serving(const Deployment& qim, std::chrono::seconds within);
 
+// The shards a node's /admin/pipeline lists, -1 if it does not answer.
+int owned_shards(const Deployment& qim, const std::string& node);
+
 // One recipient (a user of `scenario`) on each of `shards` shards, by shard.
 std::map<uint32_t, std::string> one_recipient_per_shard(const std::string& scenario, uint32_t shards = 16);
 

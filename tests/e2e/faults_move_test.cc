@@ -62,18 +62,6 @@ std::map<uint32_t, FrontierRow> frontiers_of(Deployment& qim, uint32_t shard) {
   return rows;
 }
 
-// The shards a node's /admin/pipeline lists, -1 if it does not answer.
-int shards_listed(const Deployment& qim, const std::string& node) {
-  auto port = qim.admin_port_of(node);
-  if (!port.ok()) return -1;
-  const std::string body = http_request(*port, "GET", "/admin/pipeline");
-  if (body.rfind("200 ", 0) != 0) return -1;
-  int n = 0;
-  for (size_t at = body.find("\"shard\":"); at != std::string::npos; at = body.find("\"shard\":", at + 1))
-    ++n;
-  return n;
-}
-
 // Injected: `qim admin shard move S --to OTHER` while a sender keeps sending to a recipient on shard S
 // (nodes on leases, QIM_SHARD_LEASE_TTL_MS=6000 on redis). Checked through processes of their own (a fresh
 // client, `qim admin frontier show`): the move completes with exit 0 at a higher epoch; every acknowledged
@@ -108,8 +96,8 @@ TEST(Faults, AShardMovedByTheOperatorKeepsEveryMessageOnceAtTheNextEpoch) {
   for (int i = 0; i < 5; ++i) send_one("before");
   while (true) {
     auto rows = frontiers_of(*qim, kShard);
-    const bool settled = shards_listed(*qim, "mailbox-1") > 0 && shards_listed(*qim, "mailbox-2") > 0 &&
-                         shards_listed(*qim, "mailbox-1") + shards_listed(*qim, "mailbox-2") == 16;
+    const bool settled = owned_shards(*qim, "mailbox-1") > 0 && owned_shards(*qim, "mailbox-2") > 0 &&
+                         owned_shards(*qim, "mailbox-1") + owned_shards(*qim, "mailbox-2") == 16;
     if (!rows.empty() && settled && rows.rbegin()->second.owner.find("-node-") != std::string::npos) {
       from = rows.rbegin()->second.owner;
       break;

@@ -77,18 +77,6 @@ TEST(Faults, KilledGatewaysClientsResumeOnTheOtherFromTheirCursor) {
   EXPECT_EQ(qim->stop(), 0) << qim->log_tail();
 }
 
-// The shards a node's /admin/pipeline lists, -1 if it does not answer.
-int owned_shards(const Deployment& qim, const std::string& node) {
-  auto port = qim.admin_port_of(node);
-  if (!port.ok()) return -1;
-  const std::string body = http_request(*port, "GET", "/admin/pipeline");
-  if (body.rfind("200 ", 0) != 0) return -1;
-  int n = 0;
-  for (size_t at = body.find("\"shard\":"); at != std::string::npos; at = body.find("\"shard\":", at + 1))
-    ++n;
-  return n;
-}
-
 // Injected: SIGKILL of mailbox-1 in the middle of a load spread over every shard (nodes on leases,
 // QIM_SHARD_LEASE_TTL_MS=6000). Checked: mailbox-2 takes mailbox-1's shards (all 16 listed on its
 // /admin/pipeline); every acknowledged message shows exactly once in its recipient's mailbox, in order,

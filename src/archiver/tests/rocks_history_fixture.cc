@@ -1,15 +1,12 @@
 // The embedded (RocksDB) history store under the contract suite: a directory per harness.
 #include "archiver/rocks_history_store.h"
 #include "archiver/tests/history_fixture.h"
+#include "core/big_endian.h"
 #include "log/testing/temp_dir.h"
 
 namespace qim::test {
 
 namespace {
-
-void put_be64(std::string& out, uint64_t v) {
-  for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
 
 class RocksHarness final : public HistoryHarness {
  public:
