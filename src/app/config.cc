@@ -133,6 +133,10 @@ Result<AppConfig> app_config_from_env(const EnvLookup& getenv) {
     QIM_ASSIGN_OR_RETURN(uint64_t n, parse_uint("QIM_FANOUT_CHUNK_ENTRIES", *v, 1, kMaxChunkEntries));
     c.chunk_entries = static_cast<uint32_t>(n);
   }
+  if (auto v = getenv("QIM_TEST_NODE_CRASH_BETWEEN_CHUNKS")) {
+    QIM_ASSIGN_OR_RETURN(std::string on, one_of("QIM_TEST_NODE_CRASH_BETWEEN_CHUNKS", *v, {"0", "1"}));
+    c.test_crash_between_chunks = on == "1";
+  }
   if (auto v = getenv("QIM_GROUP_MAX_MEMBERS")) {
     QIM_ASSIGN_OR_RETURN(uint64_t n, parse_uint("QIM_GROUP_MAX_MEMBERS", *v, 1, 1'000'000));
     c.group_max_members = static_cast<uint32_t>(n);

@@ -59,6 +59,9 @@ struct AppConfig {
   spdlog::level::level_enum log_level = spdlog::level::info;
   std::string admin_address = "127.0.0.1";
   uint16_t admin_port = 7401;
+  // Test-only (QIM_TEST_NODE_CRASH_BETWEEN_CHUNKS=1): the node exits in the middle of its first
+  // multi-chunk record (node/crash_between_chunks.h).
+  bool test_crash_between_chunks = false;
 };
 
 Result<AppConfig> app_config_from_env(const EnvLookup& getenv);

@@ -6,6 +6,7 @@
 #include "groups/embedded/rocks_group_store.h"
 #include "log/embedded/embedded_log.h"
 #include "log/embedded/file.h"
+#include "node/crash_between_chunks.h"
 
 namespace qim {
 
@@ -67,7 +68,14 @@ Status Pipeline::start() {
     o.on_fatal = [this](const Error& e) {
       if (on_fatal_) on_fatal_(e);
     };
-    node_ = std::make_unique<MailboxNode>(*mailbox_log_, *store_, fan_in_.get(), std::move(o));
+    MailboxStore* store = store_.get();
+    if (config_.test_crash_between_chunks) {
+      logger_->warn(
+          "QIM_TEST_NODE_CRASH_BETWEEN_CHUNKS=1: the node exits within its first multi-chunk record");
+      crash_store_ = std::make_unique<CrashBetweenChunksStore>(*store_, child("node"));
+      store = crash_store_.get();
+    }
+    node_ = std::make_unique<MailboxNode>(*mailbox_log_, *store, fan_in_.get(), std::move(o));
     if (Status s = node_->start(); !s.ok()) {
       node_.reset();
       return s;

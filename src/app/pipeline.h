@@ -93,6 +93,7 @@ class Pipeline {
   std::unique_ptr<HistoryStore> history_;
   std::unique_ptr<GroupStore> groups_;
   std::unique_ptr<FanInNotifier> fan_in_;
+  std::unique_ptr<MailboxStore> crash_store_;  // QIM_TEST_NODE_CRASH_BETWEEN_CHUNKS only
   std::unique_ptr<MailboxNode> node_;
   std::unique_ptr<Archiver> archiver_;
   std::unique_ptr<Fanout> fanout_;

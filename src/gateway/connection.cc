@@ -6,6 +6,7 @@
 #include <boost/asio/post.hpp>
 
 #include "gateway/gateway_context.h"
+#include "gateway/group_history.h"
 #include "gateway/group_requests.h"
 #include "gateway/membership.h"
 #include "gateway/plain_http.h"
@@ -445,20 +446,9 @@ void Connection::handle_group_history(const std::string& ref, const HistoryFrame
       metrics->errors(check.code).Increment();
       return encode_error(ref, check.code, check.message);
     }
-    // Only what came from when the member (last) joined (docs/protocol.md "Groups"): a group's messages
-    // are all in one Outbox partition, so their ids order as their offsets.
-    const uint64_t joined = *check.member->joined_at();
-    auto page = history->read(query);
+    auto page = read_group_history(*history, *groups, group, query, *check.member->joined_at());
     if (!page.ok())
       return read_error_frame(*metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
-    const uint64_t mask = (uint64_t{1} << kOffsetBits) - 1;
-    for (size_t i = 0; i < page->messages.size(); ++i) {
-      if ((page->messages[i].id.value & mask) < joined) {
-        page->messages.resize(i);
-        page->more = false;
-        break;
-      }
-    }
     return encode_history_page(ref, query.conversation, *page);
   });
 }

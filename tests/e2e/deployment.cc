@@ -45,6 +45,10 @@ class SingleDeployment final : public Deployment {
     if (name != "qim") return Error(Errc::kInvalidArgument, "no process '" + name + "' (only 'qim')");
     return process_.admin_port();
   }
+  Result<int> wait_process_exit(const std::string& name, std::chrono::seconds timeout) override {
+    if (name != "qim") return Error(Errc::kInvalidArgument, "no process '" + name + "' (only 'qim')");
+    return process_.wait_for_exit(timeout);
+  }
   bool running() const override { return process_.running(); }
   std::vector<uint16_t> gateway_ports() const override { return {process_.port()}; }
   std::vector<uint16_t> admin_ports() const override { return {process_.admin_port()}; }
@@ -158,6 +162,10 @@ class DistributedDeployment final : public Deployment {
   Result<uint16_t> admin_port_of(const std::string& name) const override {
     QIM_ASSIGN_OR_RETURN(QimProcess * p, find(name));
     return p->admin_port();
+  }
+  Result<int> wait_process_exit(const std::string& name, std::chrono::seconds timeout) override {
+    QIM_ASSIGN_OR_RETURN(QimProcess * p, find(name));
+    return p->wait_for_exit(timeout);
   }
 
   bool running() const override {

@@ -40,6 +40,9 @@ class Deployment {
   virtual Status kill_process(const std::string& name) = 0;
   virtual Status start_process(const std::string& name, const Env& extra = {}) = 0;
   virtual Result<uint16_t> admin_port_of(const std::string& name) const = 0;
+  // Waits up to `timeout` for one process to end by itself: its exit code (QimProcess::wait_for_exit),
+  // or an InvalidArgument for an unknown name.
+  virtual Result<int> wait_process_exit(const std::string& name, std::chrono::seconds timeout) = 0;
   // Starts, with `extra`, the process that must refuse to start (`qim up`; distributed: a `qim mailbox`
   // owning every shard) and returns its exit code, -1 if it was still running after `timeout`.
   virtual int run_expecting_exit(const Env& extra, std::chrono::seconds timeout) = 0;

@@ -37,6 +37,10 @@ class QimProcess {
   // was still running after `timeout` (then it is killed).
   int run_expecting_exit(const Env& extra, std::chrono::seconds timeout);
 
+  // Waits up to `timeout` for the process to end by itself (it is not signalled): its exit code (128 + the
+  // signal if one ended it), -1 if it still runs, -2 if it was not running.
+  int wait_for_exit(std::chrono::milliseconds timeout) { return running() ? wait_exit(timeout) : -2; }
+
   // Whether the data directory stays after the process object is gone (for a failed test's post-mortem);
   // asked at destruction. Without it the directory is removed.
   void keep_data_if(std::function<bool()> keep) { keep_ = std::move(keep); }
