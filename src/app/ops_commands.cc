@@ -145,15 +145,19 @@ int run_frontier_show(const EnvLookup& env, const FrontierCommand& command) {
   } else {
     lease_note = "no lease store: " + store.error().message();
   }
-  auto owner_of = [&](uint32_t shard) -> std::pair<std::string, std::string> {
+  struct Owner {
+    std::string owner, lease_epoch, moving_to;  // moving_to: a pending `qim admin shard move` (or empty)
+  };
+  auto owner_of = [&](uint32_t shard) -> Owner {
     auto it = leases.find(shard);
-    if (it == leases.end()) return {"-", "-"};
-    if (it->second.epoch.value == 0) return {"(never leased)", "-"};
-    return {it->second.free() ? "(free)" : it->second.owner, std::to_string(it->second.epoch.value)};
+    if (it == leases.end()) return {"-", "-", ""};
+    const ShardLease& l = it->second;
+    if (l.epoch.value == 0) return {"(never leased)", "-", l.moving_to};
+    return {l.free() ? "(free)" : l.owner, std::to_string(l.epoch.value), l.moving_to};
   };
   JsonWriter w;
-  std::string table = fmt::format("{:>5} {:>5} {:>15} {:>22} {:<26} {:<20} {}\n", "shard", "epoch", "offset",
-                                  "mailbox_seq", "writetime", "owner", "lease epoch");
+  std::string table = fmt::format("{:>5} {:>5} {:>15} {:>22} {:<26} {:<20} {:<11} {}\n", "shard", "epoch",
+                                  "offset", "mailbox_seq", "writetime", "owner", "lease epoch", "moving to");
   w.begin_object().field("backend", scope->reader->backend()).key("frontiers").begin_array();
   bool bad = !corrupt.empty();
   for (const auto& [key, r] : rows) {
@@ -164,13 +168,15 @@ int run_frontier_show(const EnvLookup& env, const FrontierCommand& command) {
       bad = bad || !ok;
       check = ok ? "ok" : fmt::format("MISMATCH: {}", *r.writetime);
     }
-    const auto [owner, lease_epoch] = owner_of(r.shard.value);
-    table += fmt::format("{:>5} {:>5} {:>15} {:>22} {:<26} {:<20} {}\n", r.shard.value, r.epoch.value,
-                         r.offset.value, seq.to_string(), check, owner, lease_epoch);
+    const Owner o = owner_of(r.shard.value);
+    table += fmt::format("{:>5} {:>5} {:>15} {:>22} {:<26} {:<20} {:<11} {}\n", r.shard.value, r.epoch.value,
+                         r.offset.value, seq.to_string(), check, o.owner, o.lease_epoch,
+                         o.moving_to.empty() ? "-" : o.moving_to);
     w.begin_object().key("shard").uint64(r.shard.value).key("epoch").uint64(r.epoch.value);
     w.key("offset").uint64(r.offset.value).field("mailbox_seq", seq.to_string()).key("writetime");
     r.writetime ? w.int64(*r.writetime) : w.null();
-    w.field("owner", owner).field("lease_epoch", lease_epoch);
+    w.field("owner", o.owner).field("lease_epoch", o.lease_epoch).key("moving_to");
+    o.moving_to.empty() ? w.null() : w.string(o.moving_to);
     w.end_object();
   }
   if (!lease_note.empty()) table += "note: " + lease_note + "\n";

@@ -47,6 +47,7 @@ struct FrontierRow {
   uint64_t offset = 0;
   std::string owner;
   std::string lease_epoch;
+  std::string moving_to;  // a pending move's target; empty when none
 };
 // `qim admin frontier show --shard S --json`, read by a process of its own: the rows by epoch.
 std::map<uint32_t, FrontierRow> frontiers_of(Deployment& qim, uint32_t shard) {
@@ -54,10 +55,11 @@ std::map<uint32_t, FrontierRow> frontiers_of(Deployment& qim, uint32_t shard) {
   EXPECT_EQ(c.exit_code, 0) << c.output;
   std::map<uint32_t, FrontierRow> rows;
   static const std::regex row(
-      R"re(\{"shard":(\d+),"epoch":(\d+),"offset":(\d+),[^}]*"owner":"([^"]*)","lease_epoch":"([^"]*)"\})re");
+      R"re(\{"shard":(\d+),"epoch":(\d+),"offset":(\d+),[^}]*"owner":"([^"]*)","lease_epoch":"([^"]*)",)re"
+      R"re("moving_to":(null|"([^"]*)")\})re");
   for (std::sregex_iterator it(c.output.begin(), c.output.end(), row), end; it != end; ++it) {
     rows[static_cast<uint32_t>(std::stoul((*it)[2]))] =
-        FrontierRow{std::stoull((*it)[3]), (*it)[4].str(), (*it)[5].str()};
+        FrontierRow{std::stoull((*it)[3]), (*it)[4].str(), (*it)[5].str(), (*it)[7].str()};
   }
   return rows;
 }
@@ -113,8 +115,21 @@ TEST(Faults, AShardMovedByTheOperatorKeepsEveryMessageOnceAtTheNextEpoch) {
   auto move = std::async(std::launch::async, [&] {
     return run_qim(*qim, "admin shard move " + std::to_string(kShard) + " --to " + to + " --timeout 60");
   });
-  while (move.wait_for(100ms) != std::future_status::ready) send_one("during");
+  // While it waits, `frontier show` names the pending move's target (checked when the move took long
+  // enough for a sample to land in it for sure).
+  const auto move_started = std::chrono::steady_clock::now();
+  bool saw_pending = false;
+  while (move.wait_for(100ms) != std::future_status::ready) {
+    send_one("during");
+    if (!saw_pending) {
+      const auto now = frontiers_of(*qim, kShard);
+      saw_pending = !now.empty() && now.rbegin()->second.moving_to == to;
+    }
+  }
   const Command moved = move.get();
+  if (std::chrono::steady_clock::now() - move_started > 3s) {
+    EXPECT_TRUE(saw_pending) << "frontier show never named the pending move's target " << to;
+  }
   std::cout << moved.output;
   ASSERT_EQ(moved.exit_code, 0) << moved.output << qim->log_tail();
   EXPECT_NE(moved.output.find("moved from " + from), std::string::npos) << moved.output;
@@ -141,6 +156,7 @@ TEST(Faults, AShardMovedByTheOperatorKeepsEveryMessageOnceAtTheNextEpoch) {
   EXPECT_GT(new_epoch, old_epoch);
   EXPECT_EQ(rows.rbegin()->second.owner, to);
   EXPECT_EQ(rows.rbegin()->second.lease_epoch, std::to_string(new_epoch));
+  EXPECT_EQ(rows.rbegin()->second.moving_to, "") << "the move is done but still shown as pending";
   for (int i = 0; i < 5; ++i) send_one("last");
   entries = sync_until(*reader, [&](const auto& e) { return e.size() >= acked.size(); });
   ASSERT_EQ(entries.size(), acked.size());
