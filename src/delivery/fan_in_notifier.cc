@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/thread_name.h"
+
 namespace qim {
 
 namespace {
@@ -15,7 +17,10 @@ size_t cost_of(size_t entries) {
 
 FanInNotifier::FanInNotifier(std::vector<DeliveryNotifier*> downstream, size_t max_queued_entries)
     : downstream_(std::move(downstream)), max_queued_entries_(max_queued_entries) {
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    set_thread_name("fan-in");
+    run();
+  });
 }
 
 FanInNotifier::~FanInNotifier() {

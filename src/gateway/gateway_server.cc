@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "core/thread_name.h"
 #include "gateway/admin_server.h"
 #include "gateway/connection.h"
 #include "gateway/gateway_context.h"
@@ -93,7 +94,12 @@ class GatewayServer final : public Gateway {
         deps_.admin_routes);
     QIM_RETURN_IF_ERROR(admin_->listen(options_.admin_address, options_.admin_port));
     do_accept();
-    for (uint32_t i = 0; i < options_.threads; ++i) threads_.emplace_back([this] { io_.run(); });
+    for (uint32_t i = 0; i < options_.threads; ++i) {
+      threads_.emplace_back([this, i] {
+        set_thread_name("gateway-io" + std::to_string(i));
+        io_.run();
+      });
+    }
     started_ = true;
     spdlog::info("gateway: listening on {}:{} ({}; admin {}:{}), delivery {}", options_.listen_address, port_,
                  ctx_->tls ? "wss:// only" : "ws://", options_.admin_address, admin_->port(),

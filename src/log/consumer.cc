@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "core/thread_name.h"
+
 namespace qim {
 
 LogConsumer::LogConsumer(Log& log, ConsumerOptions options, BatchHandler handler)
@@ -37,7 +39,12 @@ Status LogConsumer::start() {
   }
   states_ = std::move(states);
   started_ = true;
-  for (auto& s : states_) s->thread = std::thread([this, raw = s.get()] { run(*raw); });
+  for (auto& s : states_) {
+    s->thread = std::thread([this, raw = s.get()] {
+      set_thread_name(options_.group + "-p" + std::to_string(raw->partition));
+      run(*raw);
+    });
+  }
   return {};
 }
 

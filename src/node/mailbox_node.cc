@@ -1,5 +1,7 @@
 #include "node/mailbox_node.h"
 
+#include "core/thread_name.h"
+
 #include <spdlog/sinks/null_sink.h>
 
 #include <algorithm>
@@ -42,6 +44,7 @@ MailboxNode::~MailboxNode() {
 Result<std::unique_ptr<MailboxNode::Slot>> MailboxNode::make_slot(ShardId shard, Epoch epoch,
                                                                   LeaseCheck lease) {
   auto slot = std::make_unique<Slot>();
+  slot->shard = shard;
   slot->epoch = epoch;
   MailboxStore* store = &store_;
   if (lease) {
@@ -66,6 +69,7 @@ Result<std::unique_ptr<MailboxNode::Slot>> MailboxNode::make_slot(ShardId shard,
 
 void MailboxNode::run_slot(Slot& slot) {
   slot.thread = std::thread([this, raw = &slot] {
+    set_thread_name("node-s" + std::to_string(raw->shard.value));
     raw->worker->run();
     raw->ended = true;
     auto e = raw->worker->fatal();

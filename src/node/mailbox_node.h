@@ -111,6 +111,7 @@ class MailboxNode {
 
  private:
   struct Slot {
+    ShardId shard;
     Epoch epoch;
     bool added = false;                        // by add_shard(): EpochAhead is not process-fatal
     std::unique_ptr<LeaseGuardedStore> guard;  // null without a lease check

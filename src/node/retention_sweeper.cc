@@ -1,4 +1,5 @@
 #include "node/retention_sweeper.h"
+#include "core/thread_name.h"
 
 #include <spdlog/sinks/null_sink.h>
 
@@ -143,6 +144,7 @@ void RetentionSweeper::run_round() {
 void RetentionSweeper::start() {
   if (thread_.joinable()) return;
   thread_ = std::thread([this] {
+    set_thread_name("retention");
     while (!stopping()) {
       tick();
       // Sleep until the next round is due on the store clock (it runs at wall-clock speed, possibly

@@ -4,6 +4,7 @@
 #include <xxhash.h>
 
 #include "core/bytes.h"
+#include "core/thread_name.h"
 
 namespace qim {
 
@@ -55,7 +56,10 @@ Result<SentMessage> decode_sent_message(std::string_view bytes) {
 
 RedisSendDedup::RedisSendDedup(RoutingRedis& redis, RedisSendDedupOptions options)
     : redis_(redis), options_(options) {
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    set_thread_name("send-dedup");
+    run();
+  });
 }
 
 RedisSendDedup::RedisSendDedup(std::unique_ptr<RoutingRedis> owned, RedisSendDedupOptions options)

@@ -1,5 +1,7 @@
 #include "delivery/redis/route_registrar.h"
 
+#include "core/thread_name.h"
+
 #include <spdlog/spdlog.h>
 
 namespace qim {
@@ -70,7 +72,10 @@ Status RedisRouteRegistrar::start() {
   if (thread_.joinable()) return Error(Errc::kInvariant, "route registrar already started");
   QIM_RETURN_IF_ERROR(register_gateway());
   stopping_ = false;
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    set_thread_name("route-reg");
+    run();
+  });
   spdlog::info("routing: gateway {} registered, routes refreshed every {} ms (TTL {} ms)", gateway_id(),
                options_.refresh_interval.count(), redis_.options().route_ttl.count());
   return {};

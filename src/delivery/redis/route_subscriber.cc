@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/thread_name.h"
 #include "delivery/redis/route_payload.h"
 
 namespace qim {
@@ -20,7 +21,10 @@ RouteSubscriber::~RouteSubscriber() {
 
 Status RouteSubscriber::start() {
   if (thread_.joinable()) return Error(Errc::kInvariant, "route subscriber already started");
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    set_thread_name("route-sub");
+    run();
+  });
   const auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
   while (!subscribed_.load() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));  // start-up only

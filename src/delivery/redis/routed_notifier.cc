@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "core/thread_name.h"
 #include "delivery/redis/route_payload.h"
 
 namespace qim {
@@ -14,7 +15,10 @@ RoutedNotifier::RoutedNotifier(RoutingRedis& redis, RoutedNotifierOptions option
       options_(options),
       publisher_(redis),
       fan_in_(std::vector<DeliveryNotifier*>{&publisher_}, options.max_queued_entries) {
-  retry_ = std::thread([this] { retry_loop(); });
+  retry_ = std::thread([this] {
+    set_thread_name("route-retry");
+    retry_loop();
+  });
 }
 
 RoutedNotifier::RoutedNotifier(std::unique_ptr<RoutingRedis> owned, RoutedNotifierOptions options)

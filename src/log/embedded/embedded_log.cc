@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/thread_name.h"
 #include "log/embedded/frame.h"
 
 namespace qim {
@@ -87,7 +88,10 @@ Result<std::unique_ptr<EmbeddedLog>> EmbeddedLog::open(EmbeddedLogOptions option
       }
     });
   }
-  log->writer_ = std::thread([raw = log.get()] { raw->writer_loop(); });
+  log->writer_ = std::thread([raw = log.get()] {
+    set_thread_name("log-" + raw->options_.name);
+    raw->writer_loop();
+  });
   return log;
 }
 

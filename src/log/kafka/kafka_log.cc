@@ -2,6 +2,7 @@
 
 #include <spdlog/sinks/null_sink.h>
 
+#include "core/thread_name.h"
 #include "log/kafka/kafka_handle.h"
 #include "log/kafka/kafka_topics.h"
 
@@ -72,7 +73,10 @@ KafkaLog::KafkaLog(KafkaLogOptions options, kafka::Handle admin, std::unique_ptr
                                     max_message_bytes(options_), options_.reader_idle_stop, options_.logger}),
       offsets_(
           kafka::GroupOffsetsOptions{options_.brokers, topic_, options_.request_timeout, options_.logger}) {
-  events_ = std::thread([this] { serve_events(); });
+  events_ = std::thread([this] {
+    set_thread_name("kafka-events");
+    serve_events();
+  });
 }
 
 void KafkaLog::serve_events() {

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/mailbox_seq.h"
+#include "core/thread_name.h"
 #include "log/kafka/kafka_errors.h"
 
 namespace qim::kafka {
@@ -50,7 +51,10 @@ Result<Handle> Producer::new_producer_handle(const ProducerOptions& options) {
 Result<std::unique_ptr<Producer>> Producer::open(ProducerOptions options) {
   QIM_ASSIGN_OR_RETURN(Handle rk, new_producer_handle(options));
   std::unique_ptr<Producer> p(new Producer(std::move(options), std::move(rk)));
-  p->poller_ = std::thread([raw = p.get()] { raw->poll_loop(); });
+  p->poller_ = std::thread([raw = p.get()] {
+    set_thread_name("kafka-poll");
+    raw->poll_loop();
+  });
   return p;
 }
 

@@ -1,4 +1,5 @@
 #include "node/lease/shard_ownership.h"
+#include "core/thread_name.h"
 
 #include <spdlog/sinks/null_sink.h>
 
@@ -65,6 +66,7 @@ Status ShardOwnership::start() {
       options_.scan.count());
   tick();
   thread_ = std::thread([this] {
+    set_thread_name("leases");
     int64_t next = now() + options_.scan.count();
     while (true) {
       {
