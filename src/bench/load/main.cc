@@ -62,8 +62,9 @@ int run_groups(qim::load::GroupOptions g, const std::vector<uint32_t>& sizes, co
     std::fflush(stdout);
   };
   for (uint32_t members : sizes) {
-    std::printf("group of %u members: %u messages %s, up to %u listeners\n", members, g.messages,
-                g.rate > 0 ? ("at " + std::to_string(g.rate) + " msg/s").c_str() : "one at a time",
+    char sending[64] = "one at a time";
+    if (g.rate > 0) std::snprintf(sending, sizeof sending, "at %g msg/s", g.rate);
+    std::printf("group of %u members: %u messages %s, up to %u listeners\n", members, g.messages, sending,
                 g.listeners);
     std::fflush(stdout);
     auto r = qim::load::run_group(g, members, progress);
