@@ -90,9 +90,7 @@ for c in "${configs[@]}"; do
 done
 trap - EXIT
 
-csvs=()
-for c in "${configs[@]}"; do csvs+=("$out/logs/$c.csv"); done
-{ head -n 1 "${csvs[0]}"; for f in "${csvs[@]}"; do tail -n +2 "$f"; done; } >"$out/groups.csv"
+merge_csvs "$out/groups.csv" "${configs[@]}"
 {
   echo "# Groups ($(date -u '+%F %H:%M UTC'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
   echo

@@ -167,9 +167,7 @@ done
 trap - EXIT
 
 # One CSV (one header), the report, the chart.
-csvs=()
-for c in "${configs[@]}"; do csvs+=("$out/logs/$c.csv"); done
-{ head -n 1 "${csvs[0]}"; for f in "${csvs[@]}"; do tail -n +2 "$f"; done; } >"$out/ladder.csv"
+merge_csvs "$out/ladder.csv" "${configs[@]}"
 {
   echo "# The ladder ($(date -u '+%F %H:%M UTC'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
   echo

@@ -69,3 +69,12 @@ distributed_down() {
   bash scripts/distributed.sh down >"$out/logs/$1.down.log" 2>&1 || say "$1: down reported an error (see $out/logs/$1.down.log)"
   unset QIM_DISTRIBUTED_DIR
 }
+
+# merge_csvs DEST CONFIG...: the CSVs $out/logs/CONFIG.csv as one (the first one's header once).
+merge_csvs() {
+  local dest=$1 c first=1
+  shift
+  for c in "$@"; do
+    if ((first)); then cat "$out/logs/$c.csv"; first=0; else tail -n +2 "$out/logs/$c.csv"; fi
+  done >"$dest"
+}
