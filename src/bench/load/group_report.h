@@ -38,9 +38,10 @@ struct GroupResult {
   uint64_t errors = 0;  // ERROR frames, refused or failed calls, disconnects (first one in first_error)
   std::string first_error;
   // Deltas of the QIM processes' counters over the messages (not the set-up), from /metrics: store
-  // operations per entry delivered (members × messages), fanout's group store loads per message.
+  // operations per entry delivered (members × messages); per message, the group store's reads (the
+  // gateway's membership check of each SEND, fanout's loads) and, of those, fanout's loads.
   std::optional<double> inserts_per_entry, updates_per_entry, reads_per_entry, lwts_per_entry;
-  std::optional<double> group_loads_per_msg;
+  std::optional<double> group_reads_per_msg, group_loads_per_msg;
 
   uint64_t entries() const { return static_cast<uint64_t>(members) * messages; }
   // Every listener showed every message and every mailbox checked holds all of them.

@@ -44,7 +44,7 @@ bool index_of(std::string_view cmid, uint64_t& index) {
 
 // The counters of every admin port summed; nullopt without admin ports or when one does not answer.
 struct Counters {
-  double inserts = 0, updates = 0, reads = 0, lwts = 0, group_loads = 0, node_lag = 0;
+  double inserts = 0, updates = 0, reads = 0, lwts = 0, group_reads = 0, group_loads = 0, node_lag = 0;
 };
 std::optional<Counters> read_counters(const std::vector<uint16_t>& admin_ports) {
   if (admin_ports.empty()) return std::nullopt;
@@ -56,6 +56,7 @@ std::optional<Counters> read_counters(const std::vector<uint16_t>& admin_ports) 
     c.updates += metric_sum(*text, "qim_store_ops_total{kind=\"update\"}");
     c.reads += metric_sum(*text, "qim_store_ops_total{kind=\"read\"}");
     c.lwts += metric_sum(*text, "qim_store_ops_total{kind=\"lwt\"}");
+    c.group_reads += metric_sum(*text, "qim_group_store_ops_total{kind=\"read\"}");
     c.group_loads += metric_sum(*text, "qim_fanout_group_loads_total");
     c.node_lag += metric_sum(*text, "qim_node_lag{");
   }
@@ -379,6 +380,7 @@ Result<GroupResult> run_group(const GroupOptions& o, uint32_t members, const Pro
     result.updates_per_entry = (after->updates - before->updates) / entries;
     result.reads_per_entry = (after->reads - before->reads) / entries;
     result.lwts_per_entry = (after->lwts - before->lwts) / entries;
+    result.group_reads_per_msg = (after->group_reads - before->group_reads) / o.messages;
     result.group_loads_per_msg = (after->group_loads - before->group_loads) / o.messages;
   }
   tally->closing.store(true);
