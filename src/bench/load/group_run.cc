@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -152,13 +153,15 @@ Result<std::string> build_group(client::Client& owner, const std::vector<std::st
 }
 
 // Waits (bounded) until no mailbox node has records left to finish: the set-up's system entries are
-// written, so the messages' latencies are not those of the set-up's backlog.
+// written, so the messages' latencies are not those of the set-up's backlog. Three empty samples in a
+// row, since fanout may append the last op's dispatch records just after its GROUP_OK.
 void wait_for_nodes(const std::vector<uint16_t>& admin_ports, const Progress& progress) {
   const auto start = Clock::now();
   auto next_report = start + std::chrono::seconds(1);
-  while (seconds_since(start) < 300) {
+  for (int idle = 0; idle < 3 && seconds_since(start) < 300;) {
     auto c = read_counters(admin_ports);
-    if (!c || c->node_lag <= 0) return;
+    if (!c) return;
+    idle = c->node_lag <= 0 ? idle + 1 : 0;
     if (Clock::now() >= next_report) {
       next_report += std::chrono::seconds(1);
       progress("  t=" + std::to_string(static_cast<int>(seconds_since(start))) +
