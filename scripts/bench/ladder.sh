@@ -63,15 +63,9 @@ warmup=${QIM_LADDER_WARMUP:-30}
 relay_port=${QIM_LADDER_RELAY_PORT:-7750}
 embedded_port=${QIM_LADDER_EMBEDDED_PORT:-7760}
 out=$(realpath -m "${QIM_LADDER_OUT:-bench-results/ladder-$(date -u +%Y%m%dT%H%M%SZ)}")
-stamp=$(date +%s)
-# One engines directory for the whole run (each configuration's names are its own), known to every
-# script the ladder calls: distributed.sh starts the engines there, engine-counters.sh finds Cassandra there.
-export QIM_RUN_DIR=${QIM_RUN_DIR:-$out/logs/engines}
-bin=$root/build/release/src
-load=$bin/bench/load/qim-load
-
-say() { printf '[ladder %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
-die() { printf '[ladder %s] ERROR: %s\n' "$(date +%H:%M:%S)" "$*" >&2; exit 1; }
+# say, die, $bin, $load, $child and the deployments stopped on exit (scripts/bench/lib.sh).
+bench_name=ladder
+source scripts/bench/lib.sh
 
 # The rates of a configuration: its own variable, else QIM_LADDER_RATES, else the defaults: the seed's
 # 200 / 2,000 / 10,000 for relay and embedded, 200 / 1,000 / 2,000 for the distributed deployment (all of
@@ -103,14 +97,6 @@ load average $(cut -d' ' -f1-3 /proc/loadavg) at the start). Rates: $(for c in "
 EOF
 fi
 
-# A background process of this script, stopped on exit whatever happens.
-child=""
-cleanup() {
-  if [[ -n $child ]] && kill -0 "$child" 2>/dev/null; then kill -TERM "$child"; wait "$child" || true; fi
-  if [[ -n ${QIM_DISTRIBUTED_DIR:-} && -d ${QIM_DISTRIBUTED_DIR:-} ]]; then bash scripts/distributed.sh down || true; fi
-}
-trap cleanup EXIT
-
 # run_load CONFIG ARGS...: the ladder of CONFIG through qim-load; progress each second on stdout.
 run_load() {
   local c=$1 rate_args=() r
@@ -121,16 +107,6 @@ run_load() {
     --csv "$out/logs/$c.csv" --markdown "$out/logs/$c.md" | tee "$out/logs/$c.load.log" | grep --line-buffered -E '^(step|  t=|  )'
 }
 
-# wait_for CONDITION-COMMAND WHAT SECONDS
-wait_for() {
-  local deadline=$((SECONDS + $3))
-  until eval "$1"; do
-    ((SECONDS < deadline)) || die "$2 did not come within $3 s"
-    [[ -z $child ]] || kill -0 "$child" 2>/dev/null || die "$2: the process exited (see $out/logs)"
-    sleep 0.2
-  done
-}
-
 run_relay() {
   local secret
   secret=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
@@ -138,38 +114,26 @@ run_relay() {
   child=$!
   wait_for "grep -q listening '$out/logs/relay.log'" "qim-relay on port $relay_port" 20
   run_load relay --port "$relay_port" --secret "$secret" --server-pid "relay=$child"
-  kill -TERM "$child" && wait "$child" || true
-  child=""
+  stop_child
 }
 
 run_embedded() {
   local dir=$out/logs/embedded  # the directory names the process in the CPU table
-  rm -rf "$dir"
-  QIM_DATA_DIR=$dir "$bin/app/qim" up --port "$embedded_port" --admin-port "$((embedded_port + 1))" \
-    >"$out/logs/embedded.log" 2>&1 &
-  child=$!
-  wait_for "[[ -s '$dir/running.json' ]]" "qim up on port $embedded_port" 60
+  start_embedded "$dir" "$embedded_port"
   run_load embedded --data-dir "$dir"
-  kill -TERM "$child" && wait "$child" || true
-  child=""
+  stop_child
 }
 
 run_distributed() {
-  local c=$1 ks="ladder_${stamp}_${1//-/_}" counters engines=() dirs=() d first
-  export QIM_DISTRIBUTED_DIR=$out/logs/$c
-  export QIM_KAFKA_TOPIC_PREFIX="ladder.$stamp.$c."
-  export QIM_ROUTING_REDIS_PREFIX="l$stamp${c//-/}:" QIM_MAILBOX_REDIS_PREFIX="l$stamp${c//-/}m:"
-  export QIM_CQL_KEYSPACE=$ks
+  local c=$1 counters engines=() dirs first
   case $c in
     scylla-p64) export QIM_MAILBOX_STORE_BACKEND=scylla QIM_MAILBOX_FINISH_PAGE_MAX=64 ;;
     scylla-p1) export QIM_MAILBOX_STORE_BACKEND=scylla QIM_MAILBOX_FINISH_PAGE_MAX=1 ;;
     scylla-lwt) export QIM_MAILBOX_STORE_BACKEND=scylla-lwt; unset QIM_MAILBOX_FINISH_PAGE_MAX ;;
     redis) export QIM_MAILBOX_STORE_BACKEND=redis; unset QIM_MAILBOX_FINISH_PAGE_MAX ;;
   esac
-  say "$c: starting the distributed deployment in $QIM_DISTRIBUTED_DIR"
-  bash scripts/distributed.sh up >"$out/logs/$c.up.log" 2>&1 || { tail -20 "$out/logs/$c.up.log" >&2; die "$c: the deployment did not start"; }
-  for d in "$QIM_DISTRIBUTED_DIR"/*/; do [[ -f $d/running.json ]] && dirs+=(--data-dir "$d"); done
-  ((${#dirs[@]} >= 12)) || die "$c: only $((${#dirs[@]} / 2)) running processes in $QIM_DISTRIBUTED_DIR"
+  distributed_up "$c"
+  dirs=("${data_dirs[@]}")
   dirs+=(--secret "$(<"$QIM_DISTRIBUTED_DIR/auth-secret")")
   # The engines share the cores with QIM: their CPU is shown beside it (not in the qim sum).
   local edir=$QIM_RUN_DIR
@@ -181,16 +145,14 @@ run_distributed() {
     counters="bash $root/scripts/bench/engine-counters.sh redis ${QIM_DISTRIBUTED_REDIS_PORT:-16379}"
   else
     engine_pid cassandra "$edir/cassandra/single/node1/cassandra.pid"
-    counters="bash $root/scripts/bench/engine-counters.sh cassandra $ks"
+    counters="bash $root/scripts/bench/engine-counters.sh cassandra $QIM_CQL_KEYSPACE"
   fi
   first=$(rates_of "$c" | awk '{ print $1 }')
   say "$c: warm-up, ${warmup}s at $first msg/s (not reported)"
   "$load" "${dirs[@]}" --pairs "$pairs" --rate "$first" --duration "$warmup" --drain "$drain" --config warm-up \
     >"$out/logs/$c.warmup.log" 2>&1 || die "$c: the warm-up failed (see $out/logs/$c.warmup.log)"
   run_load "$c" "${dirs[@]}" "${engines[@]}" --engine-counters "$counters"
-  say "$c: stopping the deployment"
-  bash scripts/distributed.sh down >"$out/logs/$c.down.log" 2>&1 || say "$c: down reported an error (see $out/logs/$c.down.log)"
-  unset QIM_DISTRIBUTED_DIR
+  distributed_down "$c"
 }
 
 for c in "${configs[@]}"; do
@@ -205,9 +167,7 @@ done
 trap - EXIT
 
 # One CSV (one header), the report, the chart.
-csvs=()
-for c in "${configs[@]}"; do csvs+=("$out/logs/$c.csv"); done
-{ head -n 1 "${csvs[0]}"; for f in "${csvs[@]}"; do tail -n +2 "$f"; done; } >"$out/ladder.csv"
+merge_csvs "$out/ladder.csv" "${configs[@]}"
 {
   echo "# The ladder ($(date -u '+%F %H:%M UTC'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
   echo

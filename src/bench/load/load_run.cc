@@ -1,8 +1,5 @@
 #include "bench/load/load_run.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -12,7 +9,8 @@
 #include <sstream>
 #include <thread>
 
-#include "auth/token.h"
+#include "bench/load/connect.h"
+#include "bench/load/server_metrics.h"
 #include "client/mailbox_feed.h"
 
 namespace qim::load {
@@ -156,34 +154,6 @@ void add_counters(const std::string& body, ServerCounters& c) {
   }
 }
 
-// The /metrics text of one admin port; nullopt if it does not answer.
-std::optional<std::string> metrics_text(uint16_t port) {
-  // A plain HTTP GET over a TCP socket; the admin server answers one request per connection.
-  int fd = -1;
-  std::string body;
-  {
-    std::string cmd = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
-    struct Closer {
-      int& fd;
-      ~Closer() {
-        if (fd >= 0) ::close(fd);
-      }
-    } closer{fd};
-    fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) return std::nullopt;
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return std::nullopt;
-    if (::write(fd, cmd.data(), cmd.size()) != static_cast<ssize_t>(cmd.size())) return std::nullopt;
-    char buf[65536];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) body.append(buf, static_cast<size_t>(n));
-  }
-  if (body.empty()) return std::nullopt;
-  return body;
-}
-
 std::optional<ServerCounters> server_counters(const LoadOptions& o) {
   if (o.admin_ports.empty()) return std::nullopt;
   ServerCounters c;
@@ -210,28 +180,21 @@ Result<std::unique_ptr<LoadRun>> LoadRun::connect(const LoadOptions& options, ui
   const std::string tag = std::to_string(::getpid()) + "_" + std::to_string(wall.now_ms() % 1'000'000);
   auto open = [&](const std::string& user, bool sender,
                   uint16_t port) -> Result<std::unique_ptr<client::Client>> {
-    auto token =
-        mint_token(options.secret, *UserId::parse(user), *DeviceId::parse("load"), 24 * 3'600'000, wall);
-    if (!token.ok()) return token.error();
     // Authenticate on the queue first, then switch the frames to the counting callback.
-    client::ClientOptions co;
-    co.host = options.host;
-    co.port = port;
     auto shared = run->shared_;
-    co.on_close = [shared](int, std::string_view) { shared->disconnects.fetch_add(1); };
-    auto c = client::Client::connect(co, run->runtime_);
-    if (!c.ok()) return c.error();
-    auto ok = (*c)->auth(*token);
-    if (!ok.ok()) return Error(ok.code(), "AUTH of " + user + ": " + ok.error().message());
+    QIM_ASSIGN_OR_RETURN(auto connected,
+                         connect_user(options.host, port, options.secret, user, "load", run->runtime_, wall,
+                                      [shared](int, std::string_view) { shared->disconnects.fetch_add(1); }));
+    auto c = std::move(connected.client);
     if (sender) {
-      (*c)->set_on_frame([shared](std::string_view f) { shared->on_sender_frame(f); });
+      c->set_on_frame([shared](std::string_view f) { shared->on_sender_frame(f); });
     } else {
       auto receiver = std::make_shared<Shared::Receiver>();
-      receiver->client = c->get();
+      receiver->client = c.get();
       client::MailboxFeed::Options fo;
-      fo.sync_allowed = ok->delivery != "push";
+      fo.sync_allowed = connected.auth_ok.delivery != "push";
       receiver->feed.emplace(fo);
-      (*c)->set_on_frame([shared, receiver](std::string_view f) { shared->on_receiver_frame(*receiver, f); });
+      c->set_on_frame([shared, receiver](std::string_view f) { shared->on_receiver_frame(*receiver, f); });
       // The first SYNC also returns what was pushed before the callback was in place.
       std::lock_guard lock(receiver->mu);
       shared->act(*receiver, receiver->feed->start());

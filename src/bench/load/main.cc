@@ -1,7 +1,9 @@
 // qim-load: drives one-to-one pairs over real WebSocket connections at fixed offered rates against a
 // running gateway on loopback, and prints delivered %, SEND_ACK and end-to-end latencies per step (a
-// progress line each second, a Markdown table and a CSV at the end). Bounded: rates, durations and
-// connection counts are capped, and only loopback addresses are accepted.
+// progress line each second, a Markdown table and a CSV at the end). With --group-members it runs the group
+// mode instead (group_run.h: SEND to the first and last member's DELIVER per group size; exit status 3
+// when a delivery is missing). Bounded: rates, durations and connection counts are capped, and only
+// loopback addresses are accepted.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -16,6 +18,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "bench/load/group_run.h"
 #include "bench/load/load_run.h"
 
 namespace {
@@ -42,6 +45,44 @@ std::optional<qim::load::ServerProcess> parse_process(const std::string& text) {
   if (ec != std::errc() || end != digits.data() + digits.size() || pid <= 0 || name.empty())
     return std::nullopt;
   return qim::load::ServerProcess{name, pid};
+}
+
+// An unsigned from the environment, or `fallback`.
+uint32_t env_uint(const char* name, uint32_t fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? static_cast<uint32_t>(std::strtoul(v, nullptr, 10)) : fallback;
+}
+
+// The group mode: one group per size, one after another; the tables at the end.
+int run_groups(qim::load::GroupOptions g, const std::vector<uint32_t>& sizes, const std::string& csv_path,
+               const std::string& md_path) {
+  std::vector<qim::load::GroupResult> results;
+  auto progress = [](const std::string& line) {
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  };
+  for (uint32_t members : sizes) {
+    char sending[64] = "one at a time";
+    if (g.rate > 0) std::snprintf(sending, sizeof sending, "at %g msg/s", g.rate);
+    std::printf("group of %u members: %u messages %s, up to %u listeners\n", members, g.messages, sending,
+                g.listeners);
+    std::fflush(stdout);
+    auto r = qim::load::run_group(g, members, progress);
+    if (!r.ok()) {
+      std::fprintf(stderr, "qim-load: group of %u members: %s\n", members, r.error().to_string().c_str());
+      return 1;
+    }
+    if (!r->first_error.empty()) progress("  first error: " + r->first_error);
+    results.push_back(*std::move(r));
+  }
+  const std::string table = qim::load::group_markdown(results);
+  const std::string csv = qim::load::group_csv(results);
+  std::printf("\n%s\n%s", table.c_str(), csv.c_str());
+  if (!csv_path.empty()) std::ofstream(csv_path) << csv;
+  if (!md_path.empty()) std::ofstream(md_path) << table;
+  bool complete = true;
+  for (const auto& r : results) complete = complete && r.complete();
+  return complete ? 0 : 3;
 }
 
 }  // namespace
@@ -95,6 +136,37 @@ int main(int argc, char** argv) {
   app.add_option("--engine-counters", o.engine_counters_command,
                  "a shell command printing the engine's counters as '<name> <value>' lines, run before and "
                  "after each step (scripts/bench/engine-counters.sh); deltas are reported per message");
+  // The group mode (group_run.h): given --group-members, it runs instead of the pairs.
+  std::vector<uint32_t> group_sizes;
+  qim::load::GroupOptions g;
+  g.shards = env_uint("QIM_SHARDS", g.shards);
+  g.chunk_entries = env_uint("QIM_FANOUT_CHUNK_ENTRIES", g.chunk_entries);
+  app.add_option(
+         "--group-members", group_sizes,
+         "group mode: the group sizes to measure, one group each (owner included), e.g. 100,1000,10000")
+      ->delimiter(',')
+      ->check(CLI::Range(2, 1'000'000));
+  app.add_option("--group-messages", g.messages, "group mode: messages sent to each group")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10'000));
+  app.add_option("--group-listeners", g.listeners,
+                 "group mode: members connected at most (a sample holding every shard's last-written member)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 20'000));
+  app.add_option("--group-rate", g.rate,
+                 "group mode: msg/s; 0 sends one at a time (after every listener had the previous)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1000.0));
+  app.add_option(
+      "--group-verify", g.verify,
+      "group mode: members not listening whose mailbox is read afterwards through a fresh connection "
+      "(default: all)");
+  app.add_option("--shards", g.shards,
+                 "group mode: the deployment's QIM_SHARDS (default: the variable, else 16)")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--chunk-entries", g.chunk_entries,
+                 "group mode: the deployment's QIM_FANOUT_CHUNK_ENTRIES (default: the variable, else 256)")
+      ->check(CLI::Range(1, 1024));
   app.add_option("--csv", csv_path, "also write the results as CSV here");
   app.add_option("--markdown", md_path, "also write the Markdown table here");
   CLI11_PARSE(app, argc, argv);
@@ -148,6 +220,12 @@ int main(int argc, char** argv) {
   if (o.secret.empty()) {
     std::fprintf(stderr, "qim-load: no token secret: set QIM_AUTH_SECRET, --secret or --data-dir\n");
     return 2;
+  }
+  if (!group_sizes.empty()) {
+    g.host = o.host, g.ports = o.ports, g.secret = o.secret, g.config = o.config;
+    g.admin_ports = o.admin_ports, g.body_bytes = o.body_bytes, g.io_threads = o.io_threads;
+    g.drain_seconds = drain;
+    return run_groups(g, group_sizes, csv_path, md_path);
   }
   uint64_t total = 0;
   for (double r : rates) total += static_cast<uint64_t>(r * seconds) + 1;
