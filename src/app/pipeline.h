@@ -47,9 +47,8 @@ class Pipeline {
   Log& quarantine_log() { return *quarantine_log_; }
   MailboxStore& store() { return *store_; }
   HistoryStore& history() { return *history_; }  // the configured backend (QIM_HISTORY_BACKEND)
-  // Group membership: RocksDB in QIM_DATA_DIR/groups when history is embedded (one process serves the
-  // gateway and fanout); null in the distributed deployments until their adapters land (groups are
-  // then refused by the gateway).
+  // Group membership, on the mailbox store's engine (groups/open_group_store.h): RocksDB in
+  // QIM_DATA_DIR/groups, Redis or CQL. Every role opens it (the gateway reads it, fanout writes it).
   GroupStore* groups() { return groups_.get(); }
 
   // Where visible entries are delivered (before start()); they must outlive shutdown().

@@ -1,6 +1,13 @@
 // The GroupStore contract (groups/group_store.h), run against the backend of group_store_fixture.h.
 // Every read goes through a fresh store instance, as another process would read it.
+//
+// QIM_GROUP_SUITE names the suite per binary (EmbeddedGroupStoreContractTest, ...): ctest knows tests by
+// their gtest names, so the binaries must not share them.
 #include <gtest/gtest.h>
+
+#ifndef QIM_GROUP_SUITE
+#error "define QIM_GROUP_SUITE (the gtest suite name of this backend's binary)"
+#endif
 
 #include "groups/tests/group_store_fixture.h"
 
@@ -11,7 +18,7 @@ UserId u(const std::string& s) {
   return UserId::parse(s).value();
 }
 
-class GroupStoreContractTest : public ::testing::Test {
+class QIM_GROUP_SUITE : public ::testing::Test {
  protected:
   void SetUp() override {
     GroupFixture f = group_fixture();
@@ -39,7 +46,7 @@ class GroupStoreContractTest : public ::testing::Test {
   GroupId team_ = GroupId::parse("team").value();
 };
 
-TEST_F(GroupStoreContractTest, AFreshStoreLoadsWhatAnotherApplied) {
+TEST_F(QIM_GROUP_SUITE, AFreshStoreLoadsWhatAnotherApplied) {
   GroupState g(team_);
   apply(g, GroupOp{GroupOpKind::kCreate, {u("bob"), u("carol")}, "team", GroupRole::kMember}, u("alice"), 3);
   apply(g, GroupOp{GroupOpKind::kRemove, {u("carol")}, {}, GroupRole::kMember}, u("alice"), 8);
@@ -86,7 +93,7 @@ TEST_F(GroupStoreContractTest, AFreshStoreLoadsWhatAnotherApplied) {
   EXPECT_FALSE(store_->load(GroupId::parse("other").value()).value().has_value());
 }
 
-TEST_F(GroupStoreContractTest, ApplyingAChangeAgainWritesNothing) {
+TEST_F(QIM_GROUP_SUITE, ApplyingAChangeAgainWritesNothing) {
   GroupState g(team_);
   apply(g, GroupOp{GroupOpKind::kCreate, {u("bob")}, "team", GroupRole::kMember}, u("alice"), 1);
   GroupState stale = g;  // what a second fanout would hold before the remove
@@ -104,7 +111,7 @@ TEST_F(GroupStoreContractTest, ApplyingAChangeAgainWritesNothing) {
   EXPECT_TRUE(store_->groups_of(u("bob")).value().empty());
 }
 
-TEST_F(GroupStoreContractTest, ManyMembersLoadInOneRangeRead) {
+TEST_F(QIM_GROUP_SUITE, ManyMembersLoadInOneRangeRead) {
   GroupState g(team_);
   std::vector<UserId> first;
   for (int i = 0; i < 500; ++i) first.push_back(u("user" + std::to_string(i)));
@@ -126,7 +133,7 @@ TEST_F(GroupStoreContractTest, ManyMembersLoadInOneRangeRead) {
   EXPECT_LE((after - before).reads, 3u);  // meta, members, outcomes: not one read per member
 }
 
-TEST_F(GroupStoreContractTest, ARowThatDoesNotDecodeIsCorruptNamingTheGroup) {
+TEST_F(QIM_GROUP_SUITE, ARowThatDoesNotDecodeIsCorruptNamingTheGroup) {
   GroupState g(team_);
   apply(g, GroupOp{GroupOpKind::kCreate, {u("bob")}, "team", GroupRole::kMember}, u("alice"), 1);
   ASSERT_TRUE(harness_->plant_corrupt_member(*store_, team_, u("bob")).ok());
