@@ -9,28 +9,18 @@
 
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "groups/group_store.h"
 #include "mailbox/store_options.h"
 
 namespace qim {
 
-struct GroupStoreOptions {
-  std::string backend = "embedded";  // embedded | redis | cql
-  std::string dir;                   // embedded
-  std::vector<std::string> cql_hosts = {"127.0.0.1"};
-  std::string cql_keyspace = "qim";
-  uint32_t cql_replication_factor = 1;
-  std::vector<std::string> redis_endpoints = {"127.0.0.1:16379"};
-  std::string redis_key_prefix = "qim:";
-};
+// "embedded", "redis" or "cql": the group store of a deployment whose mailbox store is `store`.
+std::string group_store_backend(const StoreOptions& store);
 
-// The group store of a deployment whose mailbox store is `store`; `data_dir` holds the embedded one.
-GroupStoreOptions group_store_options(const StoreOptions& store, const std::string& data_dir);
-
-// Opens the configured group store. Config for an unknown backend or one not built into this binary (cql
-// needs QIM_WITH_CQL); Io, Transport or Timeout when it cannot be opened or reached.
-Result<std::unique_ptr<GroupStore>> open_group_store(const GroupStoreOptions& options);
+// Opens the group store of a deployment whose mailbox store is `store` (its engine's addresses, key prefix
+// or keyspace); the embedded one in `data_dir`/groups. Config for a backend not built into this binary
+// (cql needs QIM_WITH_CQL); Io, Transport or Timeout when it cannot be opened or reached.
+Result<std::unique_ptr<GroupStore>> open_group_store(const StoreOptions& store, const std::string& data_dir);
 
 }  // namespace qim

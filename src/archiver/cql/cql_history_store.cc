@@ -1,7 +1,5 @@
 #include "archiver/cql/cql_history_store.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 
 #include "mailbox/scylla/component_schema.h"
@@ -75,8 +73,7 @@ Result<std::unique_ptr<CqlHistoryStore>> CqlHistoryStore::open(const CqlHistoryO
 
 Status CqlHistoryStore::prepare() {
   auto one = [this](cql::Prepared& into, const char* text) -> Status {
-    const std::string q = fmt::format(fmt::runtime(text), fmt::arg("ks", options_.keyspace));
-    QIM_ASSIGN_OR_RETURN(into, lift(session_.prepare(q), "history: prepare " + q.substr(0, 72)));
+    QIM_ASSIGN_OR_RETURN(into, scylla::prepare_in_keyspace(session_, options_.keyspace, text, "history"));
     return {};
   };
   QIM_RETURN_IF_ERROR(

@@ -1,7 +1,5 @@
 #include "groups/cql/cql_group_store.h"
 
-#include <fmt/format.h>
-
 #include "core/big_endian.h"
 #include "core/mailbox_seq.h"
 #include "groups/group_codec.h"
@@ -69,8 +67,7 @@ Result<std::unique_ptr<CqlGroupStore>> CqlGroupStore::open(const CqlGroupOptions
 
 Status CqlGroupStore::prepare() {
   auto one = [this](cql::Prepared& into, const char* text) -> Status {
-    const std::string q = fmt::format(fmt::runtime(text), fmt::arg("ks", options_.keyspace));
-    QIM_ASSIGN_OR_RETURN(into, lift(session_.prepare(q), "groups: prepare " + q.substr(0, 72)));
+    QIM_ASSIGN_OR_RETURN(into, scylla::prepare_in_keyspace(session_, options_.keyspace, text, "groups"));
     return {};
   };
   QIM_RETURN_IF_ERROR(
@@ -95,6 +92,17 @@ Result<std::optional<std::string>> CqlGroupStore::read_row(const GroupId& group,
   auto cell = rows[0].get_blob(0);
   if (!cell.ok()) return corrupt_group_row(group, what, "row: " + cell.error().to_string());
   return std::optional<std::string>(bytes_of(*cell));
+}
+
+Result<cql::Rows> CqlGroupStore::read_partition(const cql::Prepared& statement, const std::string& key,
+                                                std::string_view what) {
+  auto rows = session_.execute(
+      statement, Values().text(key),
+      cql::ExecOptions{
+          .consistency = options_.consistency, .page_size = kLoadPage, .max_rows = -1, .idempotent = true});
+  QIM_ASSIGN_OR_RETURN(cql::Rows all, lift(std::move(rows), "groups: " + std::string(what) + " " + key));
+  counters_.reads += pages_of(all.size());
+  return all;
 }
 
 Status CqlGroupStore::apply(const GroupChange& change) {
@@ -152,14 +160,7 @@ Result<std::optional<GroupOpOutcome>> CqlGroupStore::outcome(const GroupId& grou
 }
 
 Result<std::optional<GroupState>> CqlGroupStore::load(const GroupId& group) {
-  QIM_ASSIGN_OR_RETURN(cql::Rows rows,
-                       lift(session_.execute(rows_read_, Values().text(group.str()),
-                                             cql::ExecOptions{.consistency = options_.consistency,
-                                                              .page_size = kLoadPage,
-                                                              .max_rows = -1,
-                                                              .idempotent = true}),
-                            "groups: load " + group.str()));
-  counters_.reads += pages_of(rows.size());
+  QIM_ASSIGN_OR_RETURN(cql::Rows rows, read_partition(rows_read_, group.str(), "load"));
   std::optional<GroupMeta> meta;
   std::vector<GroupMemberRecord> members;
   std::map<uint64_t, GroupOpOutcome> ops;
@@ -197,14 +198,7 @@ Result<std::optional<GroupState>> CqlGroupStore::load(const GroupId& group) {
 }
 
 Result<std::vector<GroupId>> CqlGroupStore::groups_of(const UserId& user) {
-  QIM_ASSIGN_OR_RETURN(cql::Rows rows,
-                       lift(session_.execute(index_read_, Values().text(user.str()),
-                                             cql::ExecOptions{.consistency = options_.consistency,
-                                                              .page_size = kLoadPage,
-                                                              .max_rows = -1,
-                                                              .idempotent = true}),
-                            "groups: read the groups of " + user.str()));
-  counters_.reads += pages_of(rows.size());
+  QIM_ASSIGN_OR_RETURN(cql::Rows rows, read_partition(index_read_, user.str(), "read the groups of"));
   std::vector<GroupId> out;
   out.reserve(rows.size());
   for (const cql::Row row : rows) {

@@ -67,6 +67,9 @@ class CqlGroupStore final : public GroupStore {
   // The `row` cell of one group row, or nullopt.
   Result<std::optional<std::string>> read_row(const GroupId& group, int32_t kind, std::string_view key,
                                               std::string_view what);
+  // Every row of one partition (`statement` binds its key), kLoadPage rows a page; a read counted a page.
+  Result<cql::Rows> read_partition(const cql::Prepared& statement, const std::string& key,
+                                   std::string_view what);
 
   CqlGroupOptions options_;
   cql::Session session_;

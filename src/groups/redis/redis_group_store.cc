@@ -5,6 +5,7 @@
 
 #include "core/conversation.h"
 #include "groups/group_codec.h"
+#include "mailbox/redis/redis_keys.h"
 #include "mailbox/redis/redis_pool.h"
 #include "mailbox/redis/redis_scripts.h"
 #include "outbox/outbox_record.h"
@@ -36,24 +37,9 @@ end
 return 1
 )lua";
 
+// Offsets as the mailbox keys write seqs: 16 hex digits, most significant first (redis_keys.h).
 std::string offset_hex(uint64_t v) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(16, '0');
-  for (int i = 15; i >= 0; --i) out[static_cast<size_t>(i)] = kDigits[(v >> (4 * (15 - i))) & 0xf];
-  return out;
-}
-
-std::optional<uint64_t> parse_offset_hex(std::string_view hex) {
-  if (hex.size() != 16) return std::nullopt;
-  uint64_t v = 0;
-  for (char c : hex) {
-    int d = -1;
-    if (c >= '0' && c <= '9') d = c - '0';
-    if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    if (d < 0) return std::nullopt;
-    v = (v << 4) | static_cast<uint64_t>(d);
-  }
-  return v;
+  return seq_hex(MailboxSeq::from_raw(v));
 }
 
 Result<RedisReply> checked(RedisReply reply, const RedisEndpoint& endpoint) {
@@ -104,16 +90,9 @@ RedisGroupStore::~RedisGroupStore() = default;
 Result<std::unique_ptr<RedisGroupStore>> RedisGroupStore::open(const RedisGroupOptions& options) {
   if (options.endpoints.empty())
     return Error(Errc::kConfig, "the redis group store needs at least one endpoint (QIM_MAILBOX_REDIS)");
-  const RedisTimeouts timeouts{options.connect_timeout, options.command_timeout};
-  std::vector<std::unique_ptr<RedisPool>> pools;
-  for (const auto& text : options.endpoints) {
-    QIM_ASSIGN_OR_RETURN(RedisEndpoint endpoint, RedisEndpoint::parse(text));
-    auto pool = std::make_unique<RedisPool>(endpoint, timeouts, options.pool_size);
-    QIM_ASSIGN_OR_RETURN(auto conn, pool->acquire());
-    QIM_ASSIGN_OR_RETURN(RedisReply pong, conn->run({"PING"}));
-    QIM_RETURN_IF_ERROR(checked(std::move(pong), endpoint));
-    pools.push_back(std::move(pool));
-  }
+  QIM_ASSIGN_OR_RETURN(
+      auto pools, open_pinged_pools(options.endpoints, {options.connect_timeout, options.command_timeout},
+                                    options.pool_size));
   return std::unique_ptr<RedisGroupStore>(new RedisGroupStore(options, std::move(pools)));
 }
 
@@ -221,10 +200,10 @@ Result<std::optional<GroupState>> RedisGroupStore::load(const GroupId& group) {
   QIM_ASSIGN_OR_RETURN(auto outcome_pairs, pairs(std::move(outcome_reply), group, "outcome rows"));
   std::map<uint64_t, GroupOpOutcome> ops;
   for (const auto& [hex, bytes] : outcome_pairs) {
-    auto offset = parse_offset_hex(hex);
-    if (!offset) return corrupt_group_row(group, "outcome '" + hex + "'", "the field is not 16 hex digits");
-    QIM_ASSIGN_OR_RETURN(GroupOpOutcome o, decode_outcome_row(group, *offset, bytes));
-    ops.emplace(*offset, std::move(o));
+    auto seq = parse_seq_hex(hex);
+    if (!seq.ok()) return corrupt_group_row(group, "outcome '" + hex + "'", seq.error().message());
+    QIM_ASSIGN_OR_RETURN(GroupOpOutcome o, decode_outcome_row(group, seq->raw(), bytes));
+    ops.emplace(seq->raw(), std::move(o));
   }
   return std::optional<GroupState>(GroupState(std::move(m), std::move(members), std::move(ops)));
 }

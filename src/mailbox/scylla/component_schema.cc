@@ -53,4 +53,10 @@ Status ensure_component_schema(const cql::Session& session, const ComponentSchem
                          o.keyspace, c, o.version));
 }
 
+Result<cql::Prepared> prepare_in_keyspace(const cql::Session& session, const std::string& keyspace,
+                                          const char* text, std::string_view component) {
+  const std::string q = fmt::format(fmt::runtime(text), fmt::arg("ks", keyspace));
+  return lift(session.prepare(q), std::string(component) + ": prepare " + q.substr(0, 72));
+}
+
 }  // namespace qim::scylla

@@ -29,4 +29,9 @@ bool plain_identifier(const std::string& s);
 // the keyspace holds a newer version of the component; Transport/Timeout naming the statement otherwise.
 Status ensure_component_schema(const cql::Session& session, const ComponentSchema& schema);
 
+// Prepares `text` with "{ks}" replaced by `keyspace`. InvalidArgument (bad CQL) or Transport naming the
+// component and the statement.
+Result<cql::Prepared> prepare_in_keyspace(const cql::Session& session, const std::string& keyspace,
+                                          const char* text, std::string_view component);
+
 }  // namespace qim::scylla
