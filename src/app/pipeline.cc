@@ -30,8 +30,10 @@ Result<std::unique_ptr<Pipeline>> Pipeline::open(const AppConfig& config, Pipeli
   HistoryOptions history = config.history;
   if (history.dir.empty()) history.dir = config.data_dir + "/history";
   QIM_ASSIGN_OR_RETURN(p->history_, open_history_store(history));
-  p->logger_->info("opening the {} group store", group_store_backend(config.store));
-  QIM_ASSIGN_OR_RETURN(p->groups_, open_group_store(config.store, config.data_dir));
+  if (roles.groups || roles.fanout) {
+    p->logger_->info("opening the {} group store", group_store_backend(config.store));
+    QIM_ASSIGN_OR_RETURN(p->groups_, open_group_store(config.store, config.data_dir));
+  }
   return p;
 }
 

@@ -31,6 +31,9 @@ struct PipelineRoles {
   bool archiver = true;
   // The node starts with no shard; a ShardOwnership loop (node/lease/) adds them as it takes leases.
   bool leased = false;
+  // Open the group store: fanout writes it and a gateway in the process reads it. A `qim mailbox` or
+  // `qim archiver` alone does without (one CQL session or Redis pool fewer); groups() is then null.
+  bool groups = true;
 };
 
 class Pipeline {
@@ -48,7 +51,7 @@ class Pipeline {
   MailboxStore& store() { return *store_; }
   HistoryStore& history() { return *history_; }  // the configured backend (QIM_HISTORY_BACKEND)
   // Group membership, on the mailbox store's engine (groups/open_group_store.h): RocksDB in
-  // QIM_DATA_DIR/groups, Redis or CQL. Every role opens it (the gateway reads it, fanout writes it).
+  // QIM_DATA_DIR/groups, Redis or CQL; null when the roles do not open it (PipelineRoles::groups).
   GroupStore* groups() { return groups_.get(); }
 
   // Where visible entries are delivered (before start()); they must outlive shutdown().
