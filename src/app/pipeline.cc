@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/sinks/null_sink.h>
 
-#include "groups/embedded/rocks_group_store.h"
+#include "groups/open_group_store.h"
 #include "log/embedded/embedded_log.h"
 #include "log/embedded/file.h"
 #include "node/crash_between_chunks.h"
@@ -31,9 +31,9 @@ Result<std::unique_ptr<Pipeline>> Pipeline::open(const AppConfig& config, Pipeli
   HistoryOptions history = config.history;
   if (history.dir.empty()) history.dir = config.data_dir + "/history";
   QIM_ASSIGN_OR_RETURN(p->history_, open_history_store(history));
-  if (history.backend == "embedded") {
-    p->logger_->info("opening the embedded group store");
-    QIM_ASSIGN_OR_RETURN(p->groups_, RocksGroupStore::open(config.data_dir + "/groups"));
+  if (roles.groups || roles.fanout) {
+    p->logger_->info("opening the {} group store", group_store_backend(config.store));
+    QIM_ASSIGN_OR_RETURN(p->groups_, open_group_store(config.store, config.data_dir));
   }
   return p;
 }

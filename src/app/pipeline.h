@@ -31,6 +31,9 @@ struct PipelineRoles {
   bool archiver = true;
   // The node starts with no shard; a ShardOwnership loop (node/lease/) adds them as it takes leases.
   bool leased = false;
+  // Open the group store: fanout writes it and a gateway in the process reads it. A `qim mailbox` or
+  // `qim archiver` alone does without (one CQL session or Redis pool fewer); groups() is then null.
+  bool groups = true;
 };
 
 class Pipeline {
@@ -47,9 +50,8 @@ class Pipeline {
   Log& quarantine_log() { return *quarantine_log_; }
   MailboxStore& store() { return *store_; }
   HistoryStore& history() { return *history_; }  // the configured backend (QIM_HISTORY_BACKEND)
-  // Group membership: RocksDB in QIM_DATA_DIR/groups when history is embedded (one process serves the
-  // gateway and fanout); null in the distributed deployments until their adapters land (groups are
-  // then refused by the gateway).
+  // Group membership, on the mailbox store's engine (groups/open_group_store.h): RocksDB in
+  // QIM_DATA_DIR/groups, Redis or CQL; null when the roles do not open it (PipelineRoles::groups).
   GroupStore* groups() { return groups_.get(); }
 
   // Where visible entries are delivered (before start()); they must outlive shutdown().

@@ -337,7 +337,8 @@ int run_role(const std::string& role, const EnvLookup& env) {
   }
   const bool leased = role == "mailbox" && shard_leases_enabled(env);
   Instance instance{role == "gateway",
-                    PipelineRoles{role == "fanout", role == "mailbox", role == "archiver", leased},
+                    PipelineRoles{role == "fanout", role == "mailbox", role == "archiver", leased,
+                                  /*groups=*/role == "gateway" || role == "fanout"},
                     "qim " + role, true};
   return run_instance(env, instance);
 }

@@ -6,7 +6,9 @@
 // itself) makes a message of a 10,000-member group cost no store read at all.
 //
 // The cache is right because fanout is the only writer of a group's membership and one Outbox partition
-// (one consumer) holds every record of a group.
+// (one consumer) holds every record of a group. A fanout's partitions are fixed for its process's life
+// (LogConsumer has no rebalance), so a partition moves to another fanout only with a restart, which
+// starts with an empty cache (docs/decisions.md 35).
 
 #include <cstdint>
 #include <mutex>

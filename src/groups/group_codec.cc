@@ -106,4 +106,32 @@ Result<GroupOpOutcome> decode_group_outcome(std::string_view bytes) {
   return o;
 }
 
+Error corrupt_group_row(const GroupId& group, std::string_view row, std::string_view why) {
+  return Error(Errc::kCorruptEntry,
+               "group store: group '" + group.str() + "' " + std::string(row) + ": " + std::string(why));
+}
+
+Result<GroupMeta> decode_meta_row(const GroupId& group, std::string_view bytes) {
+  auto m = decode_group_meta(bytes);
+  if (!m.ok()) return corrupt_group_row(group, "meta", m.error().message());
+  if (m->group != group) return corrupt_group_row(group, "meta", "it names group '" + m->group.str() + "'");
+  return m;
+}
+
+Result<GroupMemberRecord> decode_member_row(const GroupId& group, std::string_view user_key,
+                                            std::string_view bytes) {
+  const std::string row = "member " + std::string(user_key);
+  auto m = decode_group_member(bytes);
+  if (!m.ok()) return corrupt_group_row(group, row, m.error().message());
+  if (m->user.str() != user_key)
+    return corrupt_group_row(group, row, "it names user '" + m->user.str() + "'");
+  return m;
+}
+
+Result<GroupOpOutcome> decode_outcome_row(const GroupId& group, uint64_t offset, std::string_view bytes) {
+  auto o = decode_group_outcome(bytes);
+  if (!o.ok()) return corrupt_group_row(group, "outcome at " + std::to_string(offset), o.error().message());
+  return o;
+}
+
 }  // namespace qim

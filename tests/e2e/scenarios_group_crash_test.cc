@@ -29,8 +29,6 @@ size_t copies_of(const std::vector<Entry>& entries, const std::string& cmid) {
 }
 
 TEST(E2E, G06_ANodeKilledBetweenChunksOfAGroupMessageShowsItOnceAfterItsRestart) {
-  if (backend_under_test() == "redis" || backend_under_test() == "scylla")
-    GTEST_SKIP() << "the " << backend_under_test() << " mailbox store has no group store adapter yet";
   auto qim = new_deployment("g06-crash");
   // 4 recipients a chunk: 150 members over 16 shards make records of 2 to 4 chunks on every shard.
   qim->base_env()["QIM_FANOUT_CHUNK_ENTRIES"] = "4";

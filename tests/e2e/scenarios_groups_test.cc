@@ -38,16 +38,6 @@ std::vector<std::string> system_ops(const std::vector<Entry>& entries, const std
   return out;
 }
 
-// Groups are kept in the embedded group store today (src/groups/embedded/); the Redis and CQL adapters
-// are still to come, and until then a deployment on those stores refuses group frames (UNAVAILABLE).
-// The skip names no QIM_* variable: scripts/test.sh fails a phase whose test skips naming a variable the
-// phase sets (that reads as "the engine the phase provides was not found"), and this is not that.
-#define QIM_REQUIRE_GROUP_STORE()                                                                     \
-  if (backend_under_test() == "redis" || backend_under_test() == "scylla")                            \
-  GTEST_SKIP() << "the " << backend_under_test()                                                      \
-               << " mailbox store has no group store adapter yet (embedded and memory only; README, " \
-                  "\"Not built yet\")"
-
 std::string code_of(const Result<client::ServerFrame>& r) {
   if (r.ok()) return r->type;
   const std::string& m = r.error().message();
@@ -57,7 +47,6 @@ std::string code_of(const Result<client::ServerFrame>& r) {
 // G1. create, send, add and remove in order: each member receives exactly what came while it was a member
 //     (its own add and its own removal included), as system entries in order with the chat.
 TEST(E2E, G01_MembershipOrdersWhoReceivesWhat) {
-  QIM_REQUIRE_GROUP_STORE();
   auto& qim = shared_qim();
   const auto a = user("g01", "alice"), b = user("g01", "bob"), c = user("g01", "carol");
   auto alice = login(qim, a);
@@ -115,7 +104,6 @@ TEST(E2E, G01_MembershipOrdersWhoReceivesWhat) {
 // G2. a non-member can neither read nor write; rights by role; every refusal has its code and appends
 //     nothing a member would see.
 TEST(E2E, G02_RefusalsAreTyped) {
-  QIM_REQUIRE_GROUP_STORE();
   auto& qim = shared_qim();
   const auto a = user("g02", "alice"), b = user("g02", "bob"), m = user("g02", "mallory");
   auto alice = login(qim, a);
@@ -146,7 +134,6 @@ TEST(E2E, G02_RefusalsAreTyped) {
 
 // G3. HISTORY of a group: members only, and only from when they (last) joined.
 TEST(E2E, G03_HistoryFromWhenTheMemberJoined) {
-  QIM_REQUIRE_GROUP_STORE();
   auto& qim = shared_qim();
   const auto a = user("g03", "alice"), c = user("g03", "carol");
   auto alice = login(qim, a);
@@ -176,7 +163,6 @@ TEST(E2E, G03_HistoryFromWhenTheMemberJoined) {
 // G4. a fanout replay of the group's Outbox partition changes nothing: no entry twice, none new, and a
 //     removed member still gets nothing of what followed its removal.
 TEST(E2E, G04_AReplayChangesNothing) {
-  QIM_REQUIRE_GROUP_STORE();
   auto& qim = shared_qim();
   const auto a = user("g04", "alice"), b = user("g04", "bob");
   auto alice = login(qim, a);
@@ -210,7 +196,6 @@ TEST(E2E, G04_AReplayChangesNothing) {
 //     the first, a middle and the last member through multi-chunk dispatch records, and the 10,001st is
 //     refused with GROUP_FULL.
 TEST(E2E, G05_TenThousandMembers) {
-  QIM_REQUIRE_GROUP_STORE();
   auto& qim = shared_qim();
   const auto owner = user("g05", "owner");
   auto o = login(qim, owner);

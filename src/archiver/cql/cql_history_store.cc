@@ -1,10 +1,8 @@
 #include "archiver/cql/cql_history_store.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <cctype>
 
+#include "mailbox/scylla/component_schema.h"
 #include "mailbox/scylla/cql_cells.h"
 #include "mailbox/scylla/cql_status.h"
 
@@ -30,41 +28,7 @@ const char* const kTables[] = {
     R"(CREATE TABLE IF NOT EXISTS {ks}.history_index (
          conversation text, message_id bigint,
          PRIMARY KEY (conversation, message_id)) WITH CLUSTERING ORDER BY (message_id DESC))",
-    R"(CREATE TABLE IF NOT EXISTS {ks}.qim_schema_version (component text PRIMARY KEY, version int))",
 };
-
-bool plain_identifier(const std::string& s) {
-  return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
-}
-
-Status ddl(const cql::Session& session, const std::string& text) {
-  auto done = session.query(text, {}, cql::ExecOptions{.timeout_ms = 60'000});
-  if (!done.ok()) return scylla::to_error(done.error(), "history schema: " + text.substr(0, 72));
-  return {};
-}
-
-Status ensure_history_schema(const cql::Session& session, const CqlHistoryOptions& o) {
-  QIM_RETURN_IF_ERROR(ddl(session, fmt::format("CREATE KEYSPACE IF NOT EXISTS {} WITH replication = "
-                                               "{{'class': 'SimpleStrategy', 'replication_factor': {}}}",
-                                               o.keyspace, o.replication_factor)));
-  for (const char* t : kTables)
-    QIM_RETURN_IF_ERROR(ddl(session, fmt::format(fmt::runtime(t), fmt::arg("ks", o.keyspace))));
-  auto version = session.query(
-      fmt::format("SELECT version FROM {}.qim_schema_version WHERE component = 'history'", o.keyspace));
-  if (version.ok() && !version->empty()) {
-    auto v = version->row(0).get_i32(0);
-    if (v.ok() && *v > kHistorySchemaVersion) {
-      return Error(Errc::kConfig, fmt::format("keyspace {} holds history schema version {}, newer than this "
-                                              "binary's {}; refusing to use it",
-                                              o.keyspace, *v, kHistorySchemaVersion));
-    }
-  }
-  return ddl(session,
-             fmt::format("INSERT INTO {}.qim_schema_version (component, version) VALUES ('history', {})",
-                         o.keyspace, kHistorySchemaVersion));
-}
 
 int64_t i64(uint64_t v) {
   return static_cast<int64_t>(v);
@@ -88,7 +52,7 @@ Values index_values(const Message& m) {
 }  // namespace
 
 Result<std::unique_ptr<CqlHistoryStore>> CqlHistoryStore::open(const CqlHistoryOptions& options) {
-  if (!plain_identifier(options.keyspace)) {
+  if (!scylla::plain_identifier(options.keyspace)) {
     return Error(Errc::kConfig, "history keyspace '" + options.keyspace +
                                     "': expected 1..64 letters, digits and underscores (QIM_CQL_KEYSPACE)");
   }
@@ -96,7 +60,12 @@ Result<std::unique_ptr<CqlHistoryStore>> CqlHistoryStore::open(const CqlHistoryO
                        lift(cql::Session::connect(cql::SessionOptions{
                                 .hosts = options.hosts, .request_timeout_ms = options.request_timeout_ms}),
                             "history: connect to CQL hosts"));
-  QIM_RETURN_IF_ERROR(ensure_history_schema(session, options));
+  QIM_RETURN_IF_ERROR(scylla::ensure_component_schema(
+      session, scylla::ComponentSchema{.component = "history",
+                                       .version = kHistorySchemaVersion,
+                                       .keyspace = options.keyspace,
+                                       .replication_factor = options.replication_factor,
+                                       .tables = kTables}));
   std::unique_ptr<CqlHistoryStore> store(new CqlHistoryStore(options, std::move(session)));
   QIM_RETURN_IF_ERROR(store->prepare());
   return store;
@@ -104,8 +73,7 @@ Result<std::unique_ptr<CqlHistoryStore>> CqlHistoryStore::open(const CqlHistoryO
 
 Status CqlHistoryStore::prepare() {
   auto one = [this](cql::Prepared& into, const char* text) -> Status {
-    const std::string q = fmt::format(fmt::runtime(text), fmt::arg("ks", options_.keyspace));
-    QIM_ASSIGN_OR_RETURN(into, lift(session_.prepare(q), "history: prepare " + q.substr(0, 72)));
+    QIM_ASSIGN_OR_RETURN(into, scylla::prepare_in_keyspace(session_, options_.keyspace, text, "history"));
     return {};
   };
   QIM_RETURN_IF_ERROR(

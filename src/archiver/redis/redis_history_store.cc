@@ -55,16 +55,9 @@ RedisHistoryStore::~RedisHistoryStore() = default;
 Result<std::unique_ptr<RedisHistoryStore>> RedisHistoryStore::open(const RedisHistoryOptions& options) {
   if (options.endpoints.empty())
     return Error(Errc::kConfig, "the redis history store needs at least one endpoint (QIM_MAILBOX_REDIS)");
-  const RedisTimeouts timeouts{options.connect_timeout, options.command_timeout};
-  std::vector<std::unique_ptr<RedisPool>> pools;
-  for (const auto& text : options.endpoints) {
-    QIM_ASSIGN_OR_RETURN(RedisEndpoint endpoint, RedisEndpoint::parse(text));
-    auto pool = std::make_unique<RedisPool>(endpoint, timeouts, options.pool_size);
-    QIM_ASSIGN_OR_RETURN(auto conn, pool->acquire());
-    QIM_ASSIGN_OR_RETURN(RedisReply pong, conn->run({"PING"}));
-    QIM_RETURN_IF_ERROR(checked(std::move(pong), endpoint));
-    pools.push_back(std::move(pool));
-  }
+  QIM_ASSIGN_OR_RETURN(
+      auto pools, open_pinged_pools(options.endpoints, {options.connect_timeout, options.command_timeout},
+                                    options.pool_size));
   return std::unique_ptr<RedisHistoryStore>(new RedisHistoryStore(options, std::move(pools)));
 }
 

@@ -31,12 +31,6 @@ std::string index_prefix(const UserId& u) {
   return "u" + u.str() + std::string(1, '\0');
 }
 
-// The error of a row that does not decode, naming the group and the row.
-Error corrupt_row(const GroupId& g, std::string_view row, const Error& e) {
-  return Error(Errc::kCorruptEntry,
-               "group store: group '" + g.str() + "' " + std::string(row) + ": " + e.message());
-}
-
 }  // namespace
 
 Result<std::unique_ptr<RocksGroupStore>> RocksGroupStore::open(const std::string& dir) {
@@ -91,31 +85,22 @@ Status RocksGroupStore::apply(const GroupChange& change) {
 Result<std::optional<GroupMeta>> RocksGroupStore::meta(const GroupId& group) {
   QIM_ASSIGN_OR_RETURN(auto bytes, get(meta_key(group), "read meta"));
   if (!bytes) return std::optional<GroupMeta>();
-  auto m = decode_group_meta(*bytes);
-  if (!m.ok()) return corrupt_row(group, "meta", m.error());
-  if (m->group != group)
-    return Error(Errc::kCorruptEntry,
-                 "group store: meta row of '" + group.str() + "' names '" + m->group.str() + "'");
-  return std::optional<GroupMeta>(std::move(m).value());
+  QIM_ASSIGN_OR_RETURN(GroupMeta m, decode_meta_row(group, *bytes));
+  return std::optional<GroupMeta>(std::move(m));
 }
 
 Result<std::optional<GroupMemberRecord>> RocksGroupStore::member(const GroupId& group, const UserId& user) {
   QIM_ASSIGN_OR_RETURN(auto bytes, get(member_prefix(group) + user.str(), "read member"));
   if (!bytes) return std::optional<GroupMemberRecord>();
-  auto m = decode_group_member(*bytes);
-  if (!m.ok()) return corrupt_row(group, "member " + user.str(), m.error());
-  if (m->user != user)
-    return Error(Errc::kCorruptEntry, "group store: group '" + group.str() + "' member row of '" +
-                                          user.str() + "' names '" + m->user.str() + "'");
-  return std::optional<GroupMemberRecord>(std::move(m).value());
+  QIM_ASSIGN_OR_RETURN(GroupMemberRecord m, decode_member_row(group, user.str(), *bytes));
+  return std::optional<GroupMemberRecord>(std::move(m));
 }
 
 Result<std::optional<GroupOpOutcome>> RocksGroupStore::outcome(const GroupId& group, uint64_t offset) {
   QIM_ASSIGN_OR_RETURN(auto bytes, get(outcome_key(group, offset), "read outcome"));
   if (!bytes) return std::optional<GroupOpOutcome>();
-  auto o = decode_group_outcome(*bytes);
-  if (!o.ok()) return corrupt_row(group, "outcome at " + std::to_string(offset), o.error());
-  return std::optional<GroupOpOutcome>(std::move(o).value());
+  QIM_ASSIGN_OR_RETURN(GroupOpOutcome o, decode_outcome_row(group, offset, *bytes));
+  return std::optional<GroupOpOutcome>(std::move(o));
 }
 
 Result<std::optional<GroupState>> RocksGroupStore::load(const GroupId& group) {
@@ -127,9 +112,11 @@ Result<std::optional<GroupState>> RocksGroupStore::load(const GroupId& group) {
   const std::string mp = member_prefix(group);
   counters_.reads++;
   for (it->Seek(mp); it->Valid() && it->key().starts_with(mp); it->Next()) {
-    auto r = decode_group_member(std::string_view(it->value().data(), it->value().size()));
-    if (!r.ok()) return corrupt_row(group, "member " + it->key().ToString().substr(mp.size()), r.error());
-    members.push_back(std::move(r).value());
+    const std::string_view user(it->key().data() + mp.size(), it->key().size() - mp.size());
+    QIM_ASSIGN_OR_RETURN(
+        GroupMemberRecord m,
+        decode_member_row(group, user, std::string_view(it->value().data(), it->value().size())));
+    members.push_back(std::move(m));
   }
   QIM_RETURN_IF_ERROR(rocks(it->status(), "scan members"));
   const std::string op = outcome_prefix(group);
@@ -137,9 +124,10 @@ Result<std::optional<GroupState>> RocksGroupStore::load(const GroupId& group) {
   for (it->Seek(op); it->Valid() && it->key().starts_with(op); it->Next()) {
     const uint64_t offset =
         get_be64(std::string_view(it->key().data() + op.size(), it->key().size() - op.size()));
-    auto r = decode_group_outcome(std::string_view(it->value().data(), it->value().size()));
-    if (!r.ok()) return corrupt_row(group, "outcome at " + std::to_string(offset), r.error());
-    ops.emplace(offset, std::move(r).value());
+    QIM_ASSIGN_OR_RETURN(
+        GroupOpOutcome o,
+        decode_outcome_row(group, offset, std::string_view(it->value().data(), it->value().size())));
+    ops.emplace(offset, std::move(o));
   }
   QIM_RETURN_IF_ERROR(rocks(it->status(), "scan outcomes"));
   return std::optional<GroupState>(GroupState(*std::move(m), std::move(members), std::move(ops)));

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "mailbox/redis/redis_scripts.h"
+
 namespace qim {
 
 RedisPool::Lease::~Lease() {
@@ -47,6 +49,20 @@ void RedisPool::release(std::unique_ptr<RedisConnection> conn) {
     idle_.push_back(std::move(conn));
   }
   freed_.notify_one();
+}
+
+Result<std::vector<std::unique_ptr<RedisPool>>> open_pinged_pools(const std::vector<std::string>& endpoints,
+                                                                  RedisTimeouts timeouts, uint32_t size) {
+  std::vector<std::unique_ptr<RedisPool>> pools;
+  for (const auto& text : endpoints) {
+    QIM_ASSIGN_OR_RETURN(RedisEndpoint endpoint, RedisEndpoint::parse(text));
+    auto pool = std::make_unique<RedisPool>(endpoint, timeouts, size);
+    QIM_ASSIGN_OR_RETURN(auto conn, pool->acquire());
+    QIM_ASSIGN_OR_RETURN(RedisReply pong, conn->run({"PING"}));
+    if (pong.is_error()) return redis_reply_error(pong, endpoint);
+    pools.push_back(std::move(pool));
+  }
+  return pools;
 }
 
 }  // namespace qim

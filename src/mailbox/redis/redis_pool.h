@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "mailbox/redis/redis_connection.h"
@@ -52,5 +53,11 @@ class RedisPool {
   std::vector<std::unique_ptr<RedisConnection>> idle_;
   uint32_t open_ = 0;  // connections that exist, idle or on loan, or being opened
 };
+
+// One pool per "host:port" of `endpoints`, each pinged once, so a wrong address fails at start rather than
+// at the first command. Config for a malformed endpoint; Transport or Timeout naming one that does not
+// answer.
+Result<std::vector<std::unique_ptr<RedisPool>>> open_pinged_pools(const std::vector<std::string>& endpoints,
+                                                                  RedisTimeouts timeouts, uint32_t size);
 
 }  // namespace qim
