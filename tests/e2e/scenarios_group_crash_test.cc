@@ -30,9 +30,12 @@ size_t copies_of(const std::vector<Entry>& entries, const std::string& cmid) {
 
 TEST(E2E, G06_ANodeKilledBetweenChunksOfAGroupMessageShowsItOnceAfterItsRestart) {
   auto qim = new_deployment("g06-crash");
-  // 4 recipients a chunk: 150 members over 16 shards make records of 2 to 4 chunks on every shard.
-  qim->base_env()["QIM_FANOUT_CHUNK_ENTRIES"] = "4";
-  ASSERT_TRUE(qim->start().ok()) << qim->log_tail();
+  // 4 recipients a chunk: 150 members over 16 shards make records of 2 to 4 chunks on every shard. Given
+  // to every start (fanout is in `qim up`, and a process's variables are those of its start).
+  const Env chunks = {{"QIM_FANOUT_CHUNK_ENTRIES", "4"}};
+  Env crash = chunks;
+  crash["QIM_TEST_NODE_CRASH_BETWEEN_CHUNKS"] = "1";
+  ASSERT_TRUE(qim->start(chunks).ok()) << qim->log_tail();
   const bool single = deployment_under_test() != "distributed";
   const std::string node = single ? "qim" : "mailbox-1";
 
@@ -55,8 +58,7 @@ TEST(E2E, G06_ANodeKilledBetweenChunksOfAGroupMessageShowsItOnceAfterItsRestart)
   }
 
   ASSERT_TRUE(qim->kill_process(node).ok());
-  ASSERT_TRUE(qim->start_process(node, {{"QIM_TEST_NODE_CRASH_BETWEEN_CHUNKS", "1"}}).ok())
-      << qim->log_tail();
+  ASSERT_TRUE(qim->start_process(node, crash).ok()) << qim->log_tail();
   if (single) o = login(*qim, owner);
   ASSERT_TRUE(o);
   ASSERT_TRUE(o->send_to_conversation(g, "crash-me", "the record the node dies in").ok());
@@ -80,7 +82,7 @@ TEST(E2E, G06_ANodeKilledBetweenChunksOfAGroupMessageShowsItOnceAfterItsRestart)
         << "every member shows the message although its node died before finishing";
   }
 
-  ASSERT_TRUE(qim->start_process(node).ok()) << qim->log_tail();
+  ASSERT_TRUE(qim->start_process(node, chunks).ok()) << qim->log_tail();
   if (single) o = login(*qim, owner);
   ASSERT_TRUE(o);
   ASSERT_TRUE(o->send_to_conversation(g, "after", "after the restart").ok());

@@ -86,6 +86,14 @@ async function openChat(page, peer) {
   await page.waitForFunction((p) => document.querySelector('[data-testid=chat-title]')?.textContent === p, { timeout: WAIT }, peer);
 }
 
+// Clicks an element of a list the page re-renders as messages arrive (conversations, members): found and
+// clicked in one step in the page, so a re-render between puppeteer's lookup and its click ("Node is
+// detached from document") cannot happen.
+async function clickListItem(page, selector) {
+  await page.waitForSelector(selector, { timeout: WAIT });
+  await page.$eval(selector, (el) => el.click());
+}
+
 async function send(page, text) {
   await page.type('[data-testid=body]', text);
   await page.click('[data-testid=send]');
@@ -133,7 +141,7 @@ test('two users chat in two browser contexts; one goes away and comes back to fi
     // Bob sees the conversation appear live with one unread message, opens it, answers.
     await b.waitForSelector(`[data-testid=conversation][data-peer="${alice}"]`, { timeout: WAIT });
     assert.equal(await unreadOf(b, alice), '1');
-    await b.click(`[data-testid=conversation][data-peer="${alice}"]`);
+    await clickListItem(b, `[data-testid=conversation][data-peer="${alice}"]`);
     await waitForBodies(b, ['hi bob']);
     assert.equal(await unreadOf(b, alice), '');
     await send(b, 'hi alice');
@@ -156,7 +164,7 @@ test('two users chat in two browser contexts; one goes away and comes back to fi
       { timeout: WAIT },
       alice,
     );
-    await b.click(`[data-testid=conversation][data-peer="${alice}"]`);
+    await clickListItem(b, `[data-testid=conversation][data-peer="${alice}"]`);
     await waitForBodies(b, ['hi bob', 'hi alice', 'are you there?', 'call me']);
     assert.deepEqual(await bodies(b), ['hi bob', 'hi alice', 'are you there?', 'call me']);
   } catch (e) {
@@ -219,11 +227,11 @@ test('a group of three chats: created on the page, unread counts, system entries
         groupItem(name),
       );
     }
-    await b.click(groupItem(name));
+    await clickListItem(b, groupItem(name));
     await waitForBodies(b, ['welcome']);
     assert.equal(await b.$eval(`${groupItem(name)} [data-testid=unread]`, (x) => x.textContent), '');
     await send(b, 'hi all');
-    await c.click(groupItem(name));
+    await clickListItem(c, groupItem(name));
     await waitForBodies(c, ['welcome', 'hi all']);
     await send(c, 'hi from carol');
     for (const p of [a, b]) await waitForBodies(p, ['welcome', 'hi all', 'hi from carol']);
@@ -233,7 +241,7 @@ test('a group of three chats: created on the page, unread counts, system entries
     assert.deepEqual(await membersOf(c), [`${alice}:owner`, `${bob}:member`, `${carol}:member`].sort());
 
     // Alice removes Carol: Carol's page says she is out, Bob sees the removal, Carol gets nothing more.
-    await a.click(`[data-testid=member][data-user="${carol}"] [data-testid=remove]`);
+    await clickListItem(a, `[data-testid=member][data-user="${carol}"] [data-testid=remove]`);
     await waitForMembers(a, [`${alice}:owner`, `${bob}:member`]);
     await c.waitForSelector('[data-testid=left-note]:not([hidden])', { timeout: WAIT });
     assert.equal(await c.$eval('#composer', (f) => f.hidden), true);
@@ -268,7 +276,7 @@ test('over https:// and wss:// with the development certificate', async (t) => {
     await openChat(a, bob);
     await send(a, 'over wss');
     await b.waitForSelector(`[data-testid=conversation][data-peer="${alice}"]`, { timeout: WAIT });
-    await b.click(`[data-testid=conversation][data-peer="${alice}"]`);
+    await clickListItem(b, `[data-testid=conversation][data-peer="${alice}"]`);
     await waitForBodies(b, ['over wss']);
     assert.equal(await b.evaluate(() => location.protocol), 'https:');
   } catch (e) {
