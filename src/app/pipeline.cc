@@ -232,6 +232,13 @@ std::string Pipeline::prometheus() const {
   const OpCounts history_ops = history_->op_counts();
   family("qim_history_ops_total", "counter", "History store operations by kind (2 inserts per message)",
          {{"{kind=\"insert\"}", history_ops.inserts}, {"{kind=\"read\"}", history_ops.reads}});
+  if (groups_) {
+    const OpCounts g = groups_->op_counts();
+    family(
+        "qim_group_store_ops_total", "counter",
+        "Group store operations by kind (reads: loads and point reads)",
+        {{"{kind=\"insert\"}", g.inserts}, {"{kind=\"update\"}", g.updates}, {"{kind=\"read\"}", g.reads}});
+  }
   family("qim_store_inflight_records", "gauge",
          "Begun records held in the store's in-flight table (records begun above their shard's frontier)",
          {{"", store_->inflight_records()}});

@@ -307,6 +307,25 @@ TEST_P(PipelineTest, ARefusedRecordIsQuarantinedCountedAndListed) {
   EXPECT_EQ(render_quarantine_show(*entries, 99, false).code(), Errc::kNotFound);
 }
 
+// The group store's operations are on the pipeline's /metrics (qim_group_store_ops_total), and absent in a
+// process whose roles do not open it.
+TEST_P(PipelineTest, TheGroupStoresOperationsAreOnMetricsAndAbsentWithoutOne) {
+  {
+    auto alone = open(Epoch{1}, PipelineRoles{.fanout = false, .archiver = false, .groups = false});
+    EXPECT_EQ(alone->groups(), nullptr);
+    EXPECT_EQ(alone->prometheus().find("qim_group_store_ops_total"), std::string::npos);
+  }
+  auto p = open();
+  ASSERT_NE(p->groups(), nullptr);
+  const GroupId group = GroupId::parse("0123456789abcdef0123456789abcdef").value();
+  ASSERT_TRUE(p->groups()->load(group).ok());
+  ASSERT_TRUE(p->groups()->member(group, UserId::parse("alice").value()).ok());
+  const std::string text = p->prometheus();
+  EXPECT_NE(text.find("# TYPE qim_group_store_ops_total counter\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("qim_group_store_ops_total{kind=\"read\"} 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("qim_group_store_ops_total{kind=\"insert\"} 0\n"), std::string::npos) << text;
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, PipelineTest, ::testing::Values("memory", "embedded"),
                          [](const auto& info) { return info.param; });
 

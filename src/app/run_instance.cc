@@ -9,7 +9,6 @@
 #include "app/admin_routes.h"
 #include "app/commands.h"
 #include "app/config.h"
-#include "app/group_store_metrics.h"
 #include "app/instance_files.h"
 #include "app/pipeline.h"
 #include "app/role_admin.h"
@@ -211,8 +210,7 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     deps.clock = cfg.store.clock;
     deps.shard_count = cfg.shards;
     deps.extra_metrics = [p = pipeline.get(), r = routing.get()] {
-      return p->prometheus() + group_store_prometheus(p->groups()) +
-             (r != nullptr ? r->metrics_text() : std::string());
+      return p->prometheus() + (r != nullptr ? r->metrics_text() : std::string());
     };
     deps.admin_routes = pipeline_admin_routes(*pipeline);
     if (routing) deps.routes = &routing->registrar();
@@ -253,8 +251,7 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   } else {
     admin = std::make_unique<RoleAdmin>(
         [p = pipeline.get(), n = routed_notifier.get(), l = leases ? leases->loop.get() : nullptr] {
-          return p->prometheus() + group_store_prometheus(p->groups()) +
-                 (n != nullptr ? n->metrics_text() : std::string()) +
+          return p->prometheus() + (n != nullptr ? n->metrics_text() : std::string()) +
                  (l != nullptr ? ownership_prometheus(l->metrics()) : std::string());
         },
         pipeline_admin_routes(*pipeline));

@@ -141,17 +141,13 @@ namespace {
 
 // Adds the store and page counters of one /metrics text to `c`.
 void add_counters(const std::string& body, ServerCounters& c) {
-  std::istringstream in(body);
-  for (std::string line; std::getline(in, line);) {
-    auto value = [&] { return std::strtod(line.c_str() + line.rfind(' ') + 1, nullptr); };
-    if (line.rfind("qim_store_ops_total{kind=\"insert\"}", 0) == 0) c.inserts += value();
-    if (line.rfind("qim_store_ops_total{kind=\"update\"}", 0) == 0) c.updates += value();
-    if (line.rfind("qim_store_ops_total{kind=\"read\"}", 0) == 0) c.reads += value();
-    if (line.rfind("qim_store_ops_total{kind=\"lwt\"}", 0) == 0) c.lwts += value();
-    if (line.rfind("qim_history_ops_total{kind=\"insert\"}", 0) == 0) c.history_inserts += value();
-    if (line.rfind("qim_node_pages_total{", 0) == 0) c.pages += value();
-    if (line.rfind("qim_node_paged_records_total{", 0) == 0) c.paged += value();
-  }
+  c.inserts += metric_sum(body, "qim_store_ops_total{kind=\"insert\"}");
+  c.updates += metric_sum(body, "qim_store_ops_total{kind=\"update\"}");
+  c.reads += metric_sum(body, "qim_store_ops_total{kind=\"read\"}");
+  c.lwts += metric_sum(body, "qim_store_ops_total{kind=\"lwt\"}");
+  c.history_inserts += metric_sum(body, "qim_history_ops_total{kind=\"insert\"}");
+  c.pages += metric_sum(body, "qim_node_pages_total{");
+  c.paged += metric_sum(body, "qim_node_paged_records_total{");
 }
 
 std::optional<ServerCounters> server_counters(const LoadOptions& o) {

@@ -102,10 +102,12 @@ size_t RedisGroupStore::instance_of(const GroupId& group) const {
   return outbox_partition_of(ConversationId::unchecked(conversation), static_cast<uint32_t>(pools_.size()));
 }
 
-Result<RedisReply> RedisGroupStore::run_on(const GroupId& group, const RedisCommand& command) {
+Result<RedisReply> RedisGroupStore::read_row(const GroupId& group, const RedisCommand& command,
+                                             std::string_view row) {
   RedisPool& pool = *pools_[instance_of(group)];
   QIM_ASSIGN_OR_RETURN(auto conn, pool.acquire());
-  return conn->run(command);
+  QIM_ASSIGN_OR_RETURN(RedisReply r, conn->run(command));
+  return row_reply(std::move(r), pool.endpoint(), group, row);
 }
 
 Status RedisGroupStore::apply(const GroupChange& change) {
@@ -143,8 +145,8 @@ Status RedisGroupStore::apply(const GroupChange& change) {
 
 Result<std::optional<GroupMeta>> RedisGroupStore::meta(const GroupId& group) {
   counters_.reads++;
-  QIM_ASSIGN_OR_RETURN(RedisReply r, run_on(group, {"GET", group_meta_key(options_.key_prefix, group)}));
-  QIM_ASSIGN_OR_RETURN(r, row_reply(std::move(r), pools_[instance_of(group)]->endpoint(), group, "meta"));
+  QIM_ASSIGN_OR_RETURN(RedisReply r,
+                       read_row(group, {"GET", group_meta_key(options_.key_prefix, group)}, "meta"));
   if (r.is_nil()) return std::optional<GroupMeta>();
   QIM_ASSIGN_OR_RETURN(GroupMeta m, decode_meta_row(group, r.str));
   return std::optional<GroupMeta>(std::move(m));
@@ -153,9 +155,8 @@ Result<std::optional<GroupMeta>> RedisGroupStore::meta(const GroupId& group) {
 Result<std::optional<GroupMemberRecord>> RedisGroupStore::member(const GroupId& group, const UserId& user) {
   counters_.reads++;
   QIM_ASSIGN_OR_RETURN(RedisReply r,
-                       run_on(group, {"HGET", group_members_key(options_.key_prefix, group), user.str()}));
-  QIM_ASSIGN_OR_RETURN(
-      r, row_reply(std::move(r), pools_[instance_of(group)]->endpoint(), group, "member " + user.str()));
+                       read_row(group, {"HGET", group_members_key(options_.key_prefix, group), user.str()},
+                                "member " + user.str()));
   if (r.is_nil()) return std::optional<GroupMemberRecord>();
   QIM_ASSIGN_OR_RETURN(GroupMemberRecord m, decode_member_row(group, user.str(), r.str));
   return std::optional<GroupMemberRecord>(std::move(m));
@@ -163,10 +164,10 @@ Result<std::optional<GroupMemberRecord>> RedisGroupStore::member(const GroupId& 
 
 Result<std::optional<GroupOpOutcome>> RedisGroupStore::outcome(const GroupId& group, uint64_t offset) {
   counters_.reads++;
-  QIM_ASSIGN_OR_RETURN(RedisReply r, run_on(group, {"HGET", group_outcomes_key(options_.key_prefix, group),
-                                                    offset_hex(offset)}));
-  QIM_ASSIGN_OR_RETURN(r, row_reply(std::move(r), pools_[instance_of(group)]->endpoint(), group,
-                                    "outcome at " + std::to_string(offset)));
+  QIM_ASSIGN_OR_RETURN(
+      RedisReply r,
+      read_row(group, {"HGET", group_outcomes_key(options_.key_prefix, group), offset_hex(offset)},
+               "outcome at " + std::to_string(offset)));
   if (r.is_nil()) return std::optional<GroupOpOutcome>();
   QIM_ASSIGN_OR_RETURN(GroupOpOutcome o, decode_outcome_row(group, offset, r.str));
   return std::optional<GroupOpOutcome>(std::move(o));

@@ -68,8 +68,9 @@ class RedisGroupStore final : public GroupStore {
 
  private:
   RedisGroupStore(RedisGroupOptions options, std::vector<std::unique_ptr<RedisPool>> pools);
-  // One command on the group's instance, error replies as errors.
-  Result<RedisReply> run_on(const GroupId& group, const RedisCommand& command);
+  // One read of `row` on the group's instance: an error reply is an error (WRONGTYPE: CorruptEntry naming
+  // the row).
+  Result<RedisReply> read_row(const GroupId& group, const RedisCommand& command, std::string_view row);
 
   RedisGroupOptions options_;
   std::vector<std::unique_ptr<RedisPool>> pools_;
