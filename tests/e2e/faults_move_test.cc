@@ -5,6 +5,7 @@
 
 #include <sys/wait.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <future>
@@ -115,19 +116,27 @@ TEST(Faults, AShardMovedByTheOperatorKeepsEveryMessageOnceAtTheNextEpoch) {
   auto move = std::async(std::launch::async, [&] {
     return run_qim(*qim, "admin shard move " + std::to_string(kShard) + " --to " + to + " --timeout 60");
   });
-  // While it waits, `frontier show` names the pending move's target (checked when the move took long
-  // enough for a sample to land in it for sure).
+  // While it waits, `frontier show` names the pending move's target: sampled beside the sender (each sample
+  // is a process of its own), and checked once three samples were read during the move (the move records
+  // itself within its first moments, so the later samples fall in it).
   const auto move_started = std::chrono::steady_clock::now();
-  bool saw_pending = false;
-  while (move.wait_for(100ms) != std::future_status::ready) {
-    send_one("during");
-    if (!saw_pending) {
+  std::atomic<bool> move_done{false};
+  auto sampler = std::async(std::launch::async, [&] {
+    std::pair<int, bool> samples_seen{0, false};
+    while (!move_done.load() && !samples_seen.second) {
       const auto now = frontiers_of(*qim, kShard);
-      saw_pending = !now.empty() && now.rbegin()->second.moving_to == to;
+      samples_seen.second = !now.empty() && now.rbegin()->second.moving_to == to;
+      ++samples_seen.first;
     }
-  }
+    return samples_seen;
+  });
+  while (move.wait_for(100ms) != std::future_status::ready) send_one("during");
   const Command moved = move.get();
-  if (std::chrono::steady_clock::now() - move_started > 3s) {
+  move_done = true;
+  const auto [samples, saw_pending] = sampler.get();
+  std::cout << "move took " << (std::chrono::steady_clock::now() - move_started) / 1ms << " ms; " << samples
+            << " frontier samples; pending target shown: " << (saw_pending ? "yes" : "no") << "\n";
+  if (samples >= 3) {
     EXPECT_TRUE(saw_pending) << "frontier show never named the pending move's target " << to;
   }
   std::cout << moved.output;
