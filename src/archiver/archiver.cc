@@ -4,11 +4,24 @@
 
 namespace qim {
 
+namespace {
+
+// The history rows are written without a sync and made durable once per commit of the Outbox position
+// (decision 36): a power loss before the sync loses rows whose position was not committed either, so the
+// replay writes them again. A sync per batch cost one fdatasync per message at low rates.
+ConsumerOptions consumer_options(const ArchiverOptions& options) {
+  ConsumerOptions o = options.consumer;
+  if (options.make_durable) o.before_commit = [durable = options.make_durable](uint32_t) { return durable(); };
+  return o;
+}
+
+}  // namespace
+
 Archiver::Archiver(Log& outbox, HistoryStore& history, ArchiverOptions options)
     : history_(history),
       options_(std::move(options)),
       repeats_(outbox, options_.repeats),
-      consumer_(outbox, options_.consumer,
+      consumer_(outbox, consumer_options(options_),
                 [this](uint32_t p, std::span<const LogRecord> batch) { return handle(p, batch); }) {}
 
 Archiver::~Archiver() {
@@ -62,7 +75,6 @@ Status Archiver::handle(uint32_t partition, std::span<const LogRecord> batch) {
     }
   }
   if (!messages.empty()) QIM_RETURN_IF_ERROR(history_.append_all(messages));
-  if (options_.make_durable) QIM_RETURN_IF_ERROR(options_.make_durable());
   messages_ += messages.size();
   skipped_ += skipped;
   repeated_ += repeated;

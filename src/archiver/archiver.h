@@ -1,7 +1,8 @@
 #pragma once
 // qim-archiver: reads the Outbox in its own consumer group and writes each message's history rows. The
 // message id is derived from the Outbox position, so a replayed batch rewrites the same rows (idempotent).
-// The position is committed only after the rows are written and, if a `make_durable` hook is given, synced.
+// The position is committed only after the rows are written and, if a `make_durable` hook is given, synced:
+// the hook runs before each commit of a position (ConsumerOptions::before_commit), not after each batch.
 
 #include <spdlog/logger.h>
 
@@ -21,7 +22,7 @@ inline constexpr const char* kArchiverGroup = "qim-archiver";
 struct ArchiverOptions {
   // How the Outbox is consumed: group, partitions (empty: all), batch size, commit interval, logger.
   ConsumerOptions consumer{.group = kArchiverGroup, .poll_wait = std::chrono::milliseconds(100)};
-  std::function<Status()> make_durable;  // called after a batch's rows, before the commit
+  std::function<Status()> make_durable;  // called before each commit of a position (about once a second)
   RepeatWindow repeats;                  // repeated SENDs are not archived (outbox/repeated_sends.h)
 };
 

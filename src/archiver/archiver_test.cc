@@ -65,6 +65,7 @@ TEST_F(ArchiverTest, WritesEveryMessageOnceEvenWhenReplayed) {
     EXPECT_EQ(a.metrics().skipped, 1u);
   }
   EXPECT_GE(syncs_, 1);
+  EXPECT_LE(syncs_, 2);  // once per partition's commit, not once per batch
   EXPECT_EQ(history("alice", "bob"), (std::vector<std::string>{"two", "one"}));
   // A replay of the whole Outbox (e.g. the positions were lost) rewrites the same rows.
   for (uint32_t p = 0; p < 2; ++p) ASSERT_TRUE(outbox_->commit(kArchiverGroup, p, Offset{0}).ok());

@@ -134,6 +134,11 @@ void LogConsumer::back_off(std::chrono::milliseconds& backoff, const PartitionSt
   backoff = std::min(backoff * 2, options_.retry_max);
 }
 
+Status LogConsumer::commit(const PartitionState& s) {
+  if (options_.before_commit) QIM_RETURN_IF_ERROR(options_.before_commit(s.partition));
+  return log_.commit(options_.group, s.partition, Offset{s.next});
+}
+
 void LogConsumer::run(PartitionState& s) {
   using Clock = std::chrono::steady_clock;
   auto& logger = *options_.logger;
@@ -162,7 +167,7 @@ void LogConsumer::run(PartitionState& s) {
     }
     const auto commit_due = last_commit + options_.commit_interval;
     if (!committed_current && (commit_now || until || Clock::now() >= commit_due)) {
-      Status c = log_.commit(options_.group, s.partition, Offset{s.next});
+      Status c = commit(s);
       if (!c.ok()) {
         back_off(backoff, s, "commit", c.error());
         continue;
@@ -201,7 +206,7 @@ void LogConsumer::run(PartitionState& s) {
   }
   if (!committed_current) {
     // Stopping: keep the progress made so a restart does not redo it (it would be harmless, only slower).
-    if (Status c = log_.commit(options_.group, s.partition, Offset{s.next}); !c.ok()) {
+    if (Status c = commit(s); !c.ok()) {
       logger.warn("{}: partition {}: final commit failed: {}", options_.group, s.partition,
                   c.error().to_string());
     }

@@ -1,7 +1,7 @@
 #pragma once
 // A consumer group over partitions of a log, the loop fanout and the archiver share: one thread per
 // partition reads a batch from the group's position, hands it to the handler, and commits the position
-// after the handler succeeded (at-least-once: after a crash the last batch is seen again, so handlers are
+// (at most once per commit_interval, after `before_commit`) once the handler succeeded (at-least-once: after a crash the last batch is seen again, so handlers are
 // idempotent). A failing handler gets the same batch again after a growing pause; nothing is skipped here
 // (a handler that wants to skip a poison record does so itself and says so).
 
@@ -33,6 +33,11 @@ struct ConsumerOptions {
   // replays a little more, which at-least-once handles anyway. 1 s, as the MailboxNode's: at 200 ms,
   // fanout and the archiver sent 160 commits a second to Kafka at 200 msg/s, the broker's largest cost.
   std::chrono::milliseconds commit_interval{1000};
+  // Called before each commit of a partition's position (so at most once per commit_interval, and at a
+  // seek, a drain's end and a stop): a handler whose writes are cheap but not yet durable makes them durable
+  // here, once per commit rather than once per batch. An error means "not yet": the position stays where it
+  // was committed and the commit is retried after the usual pause. Called from the partition's thread.
+  std::function<Status(uint32_t partition)> before_commit;
   std::shared_ptr<spdlog::logger> logger;  // silent if null
 };
 
@@ -79,6 +84,8 @@ class LogConsumer {
   };
 
   void run(PartitionState& state);
+  // before_commit, then the log's commit of the partition's position.
+  Status commit(const PartitionState& state);
   // Waits up to `d` unless stopping; false if stopping.
   bool pause(std::chrono::milliseconds d);
   // Logs why, waits the current backoff, and doubles it (up to retry_max).

@@ -131,6 +131,35 @@ TEST_F(ConsumerTest, CommitsWhileRunningAtMostEveryInterval) {
   c.stop();
 }
 
+TEST_F(ConsumerTest, BeforeCommitRunsOncePerCommitNotPerBatchAndAFailureHoldsThePositionBack) {
+  append(0, 10);  // three batches of at most 4
+  auto o = options();
+  o.commit_interval = 1h;  // only the drain commits
+  std::mutex hook_mu;
+  std::vector<std::pair<uint32_t, std::optional<Offset>>> calls;  // partition, position committed then
+  o.before_commit = [&](uint32_t p) -> Status {
+    std::lock_guard lock(hook_mu);
+    calls.emplace_back(p, log_->committed("g", p).value());
+    if (calls.size() <= 2) return Error(Errc::kIo, "sync failed");
+    return ok_status();
+  };
+  LogConsumer c(*log_, o, recorder());
+  ASSERT_TRUE(c.start().ok());
+  while (seen(0).size() < 10) std::this_thread::sleep_for(1ms);
+  {
+    std::lock_guard lock(hook_mu);
+    EXPECT_TRUE(calls.empty()) << "the hook ran after a batch, not before a commit";
+  }
+  ASSERT_TRUE(c.drain(60s).ok());
+  ASSERT_EQ(calls.size(), 3u);  // two failures, then the commit; partition 1 had nothing to commit
+  for (const auto& [p, committed] : calls) {
+    EXPECT_EQ(p, 0u);
+    EXPECT_FALSE(committed.has_value()) << "a failed hook let the position through";
+  }
+  EXPECT_EQ(log_->committed("g", 0)->value(), Offset{10});
+  EXPECT_EQ(seen(0), iota(0, 10));  // the failures held the commit back, not the records
+}
+
 TEST_F(ConsumerTest, StartRefusesAnUnknownPartition) {
   auto o = options();
   o.partitions = {0, 2};
