@@ -58,6 +58,10 @@ Result<std::unique_ptr<EmbeddedLog>> EmbeddedLog::open(EmbeddedLogOptions option
                                     std::to_string(options.partitions));
   }
   if (options.segment_bytes < 4096) return Error(Errc::kConfig, "embedded log: segment_bytes below 4096");
+  if (options.journal_bytes < embedded_log::kMinJournalBytes) {
+    return Error(Errc::kConfig, "embedded log: journal_bytes below " +
+                                    std::to_string(embedded_log::kMinJournalBytes));
+  }
   if (!options.clock) options.clock = std::make_shared<SystemClock>();
   if (!options.logger) {
     options.logger = std::make_shared<spdlog::logger>("log", std::make_shared<spdlog::sinks::null_sink_mt>());
@@ -73,6 +77,13 @@ Result<std::unique_ptr<EmbeddedLog>> EmbeddedLog::open(EmbeddedLogOptions option
     p->dir = log->options_.dir + "/p" + std::to_string(i);
     QIM_RETURN_IF_ERROR(log->recover_partition(*p));
     log->partitions_.push_back(std::move(p));
+  }
+  {
+    std::vector<embedded_log::JournalEntry> entries;
+    QIM_ASSIGN_OR_RETURN(log->journal_, embedded_log::Journal::open(log->options_.dir + "/JOURNAL",
+                                                                    log->options_.journal_bytes, entries));
+    QIM_RETURN_IF_ERROR(log->replay_journal(entries));
+    QIM_RETURN_IF_ERROR(log->checkpoint());  // the replayed records synced, a fresh generation
   }
   if (log->options_.retention_ms) {
     QIM_RETURN_IF_ERROR(log->enforce_retention());  // a log reopened after a long stop starts trimmed
@@ -100,64 +111,6 @@ EmbeddedLog::EmbeddedLog(EmbeddedLogOptions options, embedded_log::DirLock lock)
 
 EmbeddedLog::~EmbeddedLog() {
   close();
-}
-
-Status EmbeddedLog::recover_partition(Partition& p) {
-  QIM_RETURN_IF_ERROR(embedded_log::make_dirs(p.dir));
-  std::vector<uint64_t> bases;
-  for (const auto& entry : std::filesystem::directory_iterator(p.dir)) {
-    const std::string name = entry.path().filename().string();
-    if (auto base = embedded_log::parse_segment_file_name(name)) {
-      bases.push_back(*base);
-    } else if (name.ends_with(".tmp")) {
-      std::filesystem::remove(entry.path());
-    }
-  }
-  std::sort(bases.begin(), bases.end());
-  if (bases.empty()) {
-    QIM_ASSIGN_OR_RETURN(File f, File::open(p.dir + "/" + embedded_log::segment_file_name(0), true));
-    QIM_RETURN_IF_ERROR(embedded_log::sync_dir(p.dir));
-    auto seg = std::make_shared<Segment>();
-    seg->file = std::move(f);
-    p.segments.push_back(std::move(seg));
-    return {};
-  }
-  auto& logger = *options_.logger;
-  for (size_t i = 0; i < bases.size(); ++i) {
-    const bool last = i + 1 == bases.size();
-    const std::string path = p.dir + "/" + embedded_log::segment_file_name(bases[i]);
-    auto seg = std::make_shared<Segment>();
-    seg->base = bases[i];
-    QIM_ASSIGN_OR_RETURN(seg->file, File::open(path, false));
-    if (!p.segments.empty() && p.segments.back()->end_offset != seg->base) {
-      return Error(Errc::kCorruptEntry, path + " starts at offset " + std::to_string(seg->base) +
-                                            " but the previous segment ends at " +
-                                            std::to_string(p.segments.back()->end_offset));
-    }
-    QIM_ASSIGN_OR_RETURN(auto scan, embedded_log::scan_segment(
-                                        *seg, max_body_bytes(options_), [&](uint64_t done, uint64_t total) {
-                                          logger.info("{} log: recovering {}: {} of {} MiB scanned",
-                                                      options_.name, path, done >> 20, total >> 20);
-                                        }));
-    if (!scan.stop_reason.empty()) {
-      if (!last) {
-        return Error(Errc::kCorruptEntry, path + " is damaged at byte " + std::to_string(scan.valid_bytes) +
-                                              " (" + scan.stop_reason + ") and is not the last segment");
-      }
-      // A torn tail: the writer never called back for these bytes (they were not fsync'd), so cutting them
-      // loses nothing that was acknowledged.
-      logger.warn("{} log: partition {}: torn tail in {}: {} bytes from offset {} on cut ({})", options_.name,
-                  p.id, path, scan.file_bytes - scan.valid_bytes, scan.end_offset, scan.stop_reason);
-      QIM_RETURN_IF_ERROR(seg->file.truncate(scan.valid_bytes));
-      QIM_RETURN_IF_ERROR(seg->file.sync());
-    }
-    seg->size = scan.valid_bytes;
-    seg->end_offset = scan.end_offset;
-    p.segments.push_back(std::move(seg));
-  }
-  p.next_offset = p.segments.back()->end_offset;
-  p.durable_end = p.next_offset;
-  return {};
 }
 
 Result<EmbeddedLog::Partition*> EmbeddedLog::partition(uint32_t id) {
@@ -199,7 +152,13 @@ void EmbeddedLog::writer_loop() {
     {
       std::unique_lock lock(queue_mu_);
       queue_cv_.wait(lock, [&] { return closing_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // closing and drained
+      if (queue_.empty()) {  // closing and drained: the segments take over from the journal
+        if (Status s = checkpoint(); !s.ok()) {
+          options_.logger->warn("{} log: checkpoint at close failed (the next open replays the journal): {}",
+                                options_.name, s.error().to_string());
+        }
+        return;
+      }
       batch.swap(queue_);
     }
     const int64_t now = options_.clock->now_ms();
@@ -211,19 +170,37 @@ void EmbeddedLog::writer_loop() {
       }
       by_partition[p.partition].push_back(&p);
     }
+    auto fail = [&](Partition& part, std::vector<Pending*>& pendings, const Error& e) {
+      part.failed = Error(Errc::kIo, options_.name + " log partition " + std::to_string(part.id) +
+                                         " refuses appends after a failed write (" + e.message() +
+                                         "); reopen the log to recover");
+      options_.logger->error("{}", part.failed->message());
+      for (Pending* p : pendings) p->result = e;
+    };
+    std::vector<Staged> staged;
     for (auto& [id, pendings] : by_partition) {
       Partition& part = *partitions_[id];
       if (part.failed) {
         for (Pending* p : pendings) p->result = *part.failed;
         continue;
       }
-      Status s = write_frames(part, pendings, now);
+      Staged st;
+      Status s = stage_frames(part, pendings, now, st);
       if (!s.ok()) {
-        part.failed = Error(Errc::kIo, options_.name + " log partition " + std::to_string(id) +
-                                           " refuses appends after a failed write (" + s.error().message() +
-                                           "); reopen the log to recover");
-        options_.logger->error("{}", part.failed->message());
-        for (Pending* p : pendings) p->result = s.error();
+        take_back(st);
+        fail(part, pendings, s.error());
+        continue;
+      }
+      staged.push_back(std::move(st));
+    }
+    if (!staged.empty()) {
+      if (Status s = make_durable(staged); !s.ok()) {
+        for (auto& st : staged) {
+          take_back(st);
+          fail(*st.partition, *st.pendings, s.error());
+        }
+      } else {
+        for (auto& st : staged) publish(st, now);
       }
     }
     batches_++;
@@ -244,52 +221,38 @@ Result<std::shared_ptr<Segment>> EmbeddedLog::roll(Partition& p, Segment& curren
   return seg;
 }
 
-Status EmbeddedLog::write_frames(Partition& p, std::vector<Pending*>& pendings, int64_t now_ms) {
-  // What this batch does to the partition, published to readers only once everything is durable.
-  struct Touched {
-    std::shared_ptr<Segment> seg;
-    uint64_t size;  // bytes after this batch
-    uint64_t end_offset;
-    std::vector<embedded_log::IndexEntry> index;
-    bool fresh;
-    uint64_t last_index_pos;
-    bool written = false;  // holds a record of this batch (its max timestamp becomes now_ms)
-  };
-  std::vector<Touched> touched;
+Status EmbeddedLog::stage_frames(Partition& p, std::vector<Pending*>& pendings, int64_t now_ms, Staged& st) {
+  st.partition = &p;
+  st.pendings = &pendings;
   auto active = p.segments.back();  // only this thread changes `segments`
-  touched.push_back(Touched{active,
-                            active->size,
-                            active->end_offset,
-                            {},
-                            false,
-                            active->index.empty() ? 0 : active->index.back().pos});
-  const uint64_t first_offset = p.next_offset;
+  st.first_offset = p.next_offset;
+  st.size_before = active->size;
+  st.touched.push_back(Touched{active,
+                               active->size,
+                               active->end_offset,
+                               {},
+                               false,
+                               active->index.empty() ? 0 : active->index.back().pos});
   std::string buf;
-  Status status;
   auto flush = [&](Touched& t) -> Status {
     const uint64_t at = t.size - buf.size();
     Status s = t.seg->file.write_at(at, buf);
+    st.frames += buf;
     buf.clear();
     return s;
   };
   for (Pending* pending : pendings) {
     const size_t bytes = embedded_log::frame_size(pending->key.size(), pending->value.size());
-    Touched* t = &touched.back();
+    Touched* t = &st.touched.back();
     if (t->size + bytes > options_.segment_bytes && t->end_offset > t->seg->base) {
-      status = flush(*t);
-      if (!status.ok()) break;
-      auto next = roll(p, *t->seg);
-      if (!next.ok()) {
-        status = next.error();
-        break;
-      }
-      touched.push_back(Touched{*next, 0, p.next_offset, {}, true, 0});
-      t = &touched.back();
+      QIM_RETURN_IF_ERROR(flush(*t));
+      QIM_ASSIGN_OR_RETURN(auto next, roll(p, *t->seg));
+      st.touched.push_back(Touched{next, 0, p.next_offset, {}, true, 0});
+      t = &st.touched.back();
     }
     if (p.next_offset > kMaxOffset) {
-      status = Error(Errc::kResourceExhausted, options_.name + " log partition " + std::to_string(p.id) +
-                                                   " is full: offsets must stay below 2^48");
-      break;
+      return Error(Errc::kResourceExhausted, options_.name + " log partition " + std::to_string(p.id) +
+                                                 " is full: offsets must stay below 2^48");
     }
     const uint64_t offset = p.next_offset++;
     if (t->size >= t->last_index_pos + embedded_log::kIndexIntervalBytes) {
@@ -302,23 +265,48 @@ Status EmbeddedLog::write_frames(Partition& p, std::vector<Pending*>& pendings, 
     t->written = true;
     pending->result = Offset{offset};
   }
-  if (status.ok()) status = flush(touched.back());
-  if (status.ok()) {
-    status = touched.back().seg->file.sync_data();
+  return flush(st.touched.back());
+}
+
+void EmbeddedLog::take_back(Staged& st) {
+  if (st.touched.empty()) return;
+  st.partition->next_offset = st.first_offset;
+  (void)st.touched.front().seg->file.truncate(st.size_before);
+  for (const auto& t : st.touched) {
+    if (t.fresh) std::filesystem::remove(t.seg->file.path());
+  }
+}
+
+Status EmbeddedLog::make_durable(std::vector<Staged>& staged) {
+  std::vector<embedded_log::JournalEntry> entries;
+  for (auto& st : staged) {
+    for (const auto& t : st.touched) {
+      if (std::find(dirty_.begin(), dirty_.end(), t.seg) == dirty_.end()) dirty_.push_back(t.seg);
+    }
+    entries.push_back(embedded_log::JournalEntry{st.partition->id, std::move(st.frames)});
+  }
+  QIM_ASSIGN_OR_RETURN(bool journaled, journal_.append(entries));
+  if (!journaled) return checkpoint();  // the batch is durable once its segments are synced
+  syncs_++;
+  return {};
+}
+
+Status EmbeddedLog::checkpoint() {
+  for (const auto& seg : dirty_) {
+    QIM_RETURN_IF_ERROR(seg->file.sync_data());
     syncs_++;
   }
-  if (!status.ok()) {
-    // Take back what this batch wrote so a reopen does not resurrect records that were reported failed.
-    p.next_offset = first_offset;
-    (void)touched.front().seg->file.truncate(active->size);
-    for (const auto& t : touched) {
-      if (t.fresh) std::filesystem::remove(t.seg->file.path());
-    }
-    return status;
-  }
+  dirty_.clear();
+  QIM_RETURN_IF_ERROR(journal_.reset());
+  checkpoints_++;
+  return {};
+}
+
+void EmbeddedLog::publish(Staged& st, int64_t now_ms) {
+  Partition& p = *st.partition;
   {
     std::lock_guard lock(p.mu);
-    for (auto& t : touched) {
+    for (auto& t : st.touched) {
       t.seg->size = t.size;
       t.seg->end_offset = t.end_offset;
       t.seg->index.insert(t.seg->index.end(), t.index.begin(), t.index.end());
@@ -328,8 +316,7 @@ Status EmbeddedLog::write_frames(Partition& p, std::vector<Pending*>& pendings, 
     p.durable_end = p.next_offset;
   }
   p.cv.notify_all();
-  appends_ += pendings.size();
-  return {};
+  appends_ += st.pendings->size();
 }
 
 Result<std::vector<LogRecord>> EmbeddedLog::read(uint32_t partition_id, Offset from, size_t max,
@@ -470,7 +457,8 @@ void EmbeddedLog::close() {
 }
 
 EmbeddedLogStats EmbeddedLog::stats() const {
-  return EmbeddedLogStats{appends_.load(), batches_.load(), syncs_.load(), segments_deleted_.load(),
+  return EmbeddedLogStats{appends_.load(),          batches_.load(),     syncs_.load(),
+                          checkpoints_.load(),      replayed_.load(),    segments_deleted_.load(),
                           records_deleted_.load()};
 }
 

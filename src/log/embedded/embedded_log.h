@@ -5,16 +5,20 @@
 //   <dir>/LOCK                  flock: one process at a time (the embedded log is single-process)
 //   <dir>/p<N>/<base>.log       segment files of partition N (frames: log/embedded/frame.h)
 //   <dir>/consumers/<group>.offsets   committed positions, replaced atomically
+//   <dir>/JOURNAL               the batches not yet synced in their segments (log/embedded/journal.h)
 //
 // With a retention period, whole sealed segments whose records are all older than it (by append time)
 // are deleted: at open, then every retention_check_interval. The active segment is never deleted, so a
 // partition keeps at least its latest records. A read below the new start is ExpiredCursor.
 //
-// Appends go through one writer thread that takes every append queued since its last batch, writes them,
-// fdatasyncs each touched segment once (group commit) and only then publishes the records to readers and
-// calls the callbacks: a reader never sees a record that a crash could take back, so a record's offset (and
-// the message id derived from it) is never reused. On open, a torn tail left by a crash is detected by the
-// frame checksum and truncated, with a warning naming what was cut.
+// Appends go through one writer thread that takes every append queued since its last batch, writes them
+// into their segments, appends them to the journal and fdatasyncs it once (group commit: one sync per
+// batch, whatever the partitions it touched), and only then publishes the records to readers and calls the
+// callbacks: a reader never sees a record that a crash could take back, so a record's offset (and the
+// message id derived from it) is never reused. The segments themselves are synced at a checkpoint: when
+// the journal is full, and at close. On open, a torn tail left by a crash is detected by the frame
+// checksum and truncated, with a warning naming what was cut; then the journal's entries give back the
+// records a power loss took from the segments' unsynced tails, and a checkpoint starts a fresh journal.
 
 #include <spdlog/logger.h>
 
@@ -29,6 +33,7 @@
 #include "core/clock.h"
 #include "log/embedded/consumer_offsets.h"
 #include "log/embedded/file.h"
+#include "log/embedded/journal.h"
 #include "log/embedded/segment.h"
 #include "log/log.h"
 
@@ -42,6 +47,9 @@ struct EmbeddedLogOptions {
   size_t max_record_bytes = 1 << 20;
   std::shared_ptr<const Clock> clock;   // append timestamps and retention; SystemClock if null
   std::optional<int64_t> retention_ms;  // nullopt: keep every record (QIM_OUTBOX_RETENTION_MS)
+  // The journal's size, fixed on disk (written with zeros once); a batch that does not fit in what is left
+  // of it is made durable by a checkpoint instead. At least embedded_log::kMinJournalBytes.
+  uint64_t journal_bytes = 8ull << 20;
   std::chrono::milliseconds retention_check_interval{60'000};
   std::shared_ptr<spdlog::logger> logger;  // recovery and failures; silent if null
 };
@@ -49,7 +57,9 @@ struct EmbeddedLogOptions {
 struct EmbeddedLogStats {
   uint64_t appends = 0;           // records made durable
   uint64_t batches = 0;           // writer batches (group commits)
-  uint64_t syncs = 0;             // fdatasync calls on segments
+  uint64_t syncs = 0;             // fdatasync calls on the journal and on segments
+  uint64_t checkpoints = 0;       // journal generations ended (segments synced); the open's included
+  uint64_t replayed = 0;          // records the open took back from the journal into the segments
   uint64_t segments_deleted = 0;  // sealed segments deleted by retention
   uint64_t records_deleted = 0;   // records in them
   double mean_batch() const { return batches ? static_cast<double>(appends) / batches : 0.0; }
@@ -112,18 +122,49 @@ class EmbeddedLog final : public Log {
     std::optional<Error> failed;  // after a failed fsync nothing more is trusted until a reopen
   };
 
+  // What a batch wrote into one partition's segments, published to readers only once it is durable.
+  struct Touched {
+    std::shared_ptr<embedded_log::Segment> seg;
+    uint64_t size;  // bytes after this batch
+    uint64_t end_offset;
+    std::vector<embedded_log::IndexEntry> index;
+    bool fresh;
+    uint64_t last_index_pos;
+    bool written = false;  // holds a record of this batch (its max timestamp becomes the batch's time)
+  };
+  struct Staged {
+    Partition* partition = nullptr;
+    std::vector<Pending*>* pendings = nullptr;
+    uint64_t first_offset = 0;
+    uint64_t size_before = 0;  // of the segment that was active
+    std::vector<Touched> touched;
+    std::string frames;  // every frame written, for the journal
+  };
+
   explicit EmbeddedLog(EmbeddedLogOptions options, embedded_log::DirLock lock);
+  // recovery.cc: a partition's segments (torn tail cut), then the journal's records on top.
   Status recover_partition(Partition& p);
+  Status replay_journal(std::vector<embedded_log::JournalEntry>& entries);
   Result<Partition*> partition(uint32_t id);
   void writer_loop();
-  void write_partition(Partition& p, std::vector<Pending*>& batch);
-  Status write_frames(Partition& p, std::vector<Pending*>& batch, int64_t now_ms);
+  // Writes a partition's share of a batch into its segments (not synced, not published).
+  Status stage_frames(Partition& p, std::vector<Pending*>& batch, int64_t now_ms, Staged& out);
+  // The staged batch into the journal, or a checkpoint if it does not fit.
+  Status make_durable(std::vector<Staged>& staged);
+  void publish(Staged& staged, int64_t now_ms);
+  // Takes back what a failed batch wrote, so a reopen does not resurrect records reported failed.
+  void take_back(Staged& staged);
+  // Syncs every segment written since the last checkpoint, then starts a new journal generation.
+  Status checkpoint();
   Result<std::shared_ptr<embedded_log::Segment>> roll(Partition& p, embedded_log::Segment& current);
 
   EmbeddedLogOptions options_;
   embedded_log::DirLock lock_;
   std::vector<std::unique_ptr<Partition>> partitions_;
   embedded_log::ConsumerOffsets offsets_;
+  // Writer thread only (and open, before it starts):
+  embedded_log::Journal journal_;
+  std::vector<std::shared_ptr<embedded_log::Segment>> dirty_;  // written since the last checkpoint
 
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;
@@ -136,7 +177,8 @@ class EmbeddedLog final : public Log {
   std::condition_variable retention_cv_;
   bool retention_stop_ = false;  // guarded by retention_mu_
 
-  std::atomic<uint64_t> appends_{0}, batches_{0}, syncs_{0}, segments_deleted_{0}, records_deleted_{0};
+  std::atomic<uint64_t> appends_{0}, batches_{0}, syncs_{0}, segments_deleted_{0}, records_deleted_{0},
+      checkpoints_{0}, replayed_{0};
 };
 
 }  // namespace qim

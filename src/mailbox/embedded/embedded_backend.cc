@@ -86,6 +86,7 @@ class EmbeddedBackend final : public StoreBackend {
     db_options.create_missing_column_families = true;
     db_options.max_background_jobs = 2;
     db_options.keep_log_file_num = 4;
+    db_options.enable_write_thread_adaptive_yield = false;
     rocksdb::ColumnFamilyOptions merged;
     merged.merge_operator = max_merge_;
     rocksdb::ColumnFamilyOptions entries;
