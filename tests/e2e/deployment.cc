@@ -54,7 +54,7 @@ class SingleDeployment final : public Deployment {
   std::vector<uint16_t> admin_ports() const override { return {process_.admin_port()}; }
   uint16_t fanout_admin_port() const override { return process_.admin_port(); }
   const std::string& data_dir() const override { return process_.data_dir(); }
-  Env& base_env() override { return process_.base_env(); }
+  Env& operator_env() override { return process_.base_env(); }
   std::string log_tail(size_t bytes) const override { return process_.log_tail(bytes); }
   void keep_data_if(std::function<bool()> keep) override { process_.keep_data_if(std::move(keep)); }
 
@@ -186,7 +186,7 @@ class DistributedDeployment final : public Deployment {
   }
   uint16_t fanout_admin_port() const override { return others_.back()->admin_port(); }
   const std::string& data_dir() const override { return operator_env_.at("QIM_DATA_DIR"); }
-  Env& base_env() override { return operator_env_; }
+  Env& operator_env() override { return operator_env_; }
   std::string log_tail(size_t bytes) const override {
     std::string out;
     for (auto* p : all()) {

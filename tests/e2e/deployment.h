@@ -57,7 +57,7 @@ class Deployment {
   // The data directory operator commands (`qim token`, `qim replay-fanout`) are pointed at.
   virtual const std::string& data_dir() const = 0;
   // The variables operator commands need to find this deployment's logs and store.
-  virtual Env& base_env() = 0;
+  virtual Env& operator_env() = 0;
   // The end of every process's log, each under its name.
   virtual std::string log_tail(size_t bytes = 4000) const = 0;
   // Whether the data directories stay after the deployment is gone (asked at destruction).

@@ -32,7 +32,7 @@ struct Command {
 // `qim <args>` with the deployment's operator environment.
 Command run_qim(Deployment& qim, const std::string& args) {
   std::string command;
-  for (const auto& [k, v] : qim.base_env()) command += k + "='" + v + "' ";
+  for (const auto& [k, v] : qim.operator_env()) command += k + "='" + v + "' ";
   command += std::string(QIM_BINARY) + " " + args + " 2>&1";
   Command out;
   FILE* pipe = ::popen(command.c_str(), "r");

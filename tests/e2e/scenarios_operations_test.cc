@@ -230,7 +230,7 @@ TEST(E2E, S11b_ReplayRefusedBeforeTheOutboxRetentionHorizon) {
 
   // `qim replay-fanout` against the stopped instance, with the base environment plus `extra`.
   auto replay = [&](const Env& extra, std::string& output) {
-    Env env = qim->base_env();
+    Env env = qim->operator_env();
     for (const auto& [k, v] : extra) env[k] = v;
     std::string command;
     for (const auto& [k, v] : env) command += k + "='" + v + "' ";
