@@ -242,17 +242,24 @@ std::string Pipeline::prometheus() const {
   family("qim_store_inflight_records", "gauge",
          "Begun records held in the store's in-flight table (records begun above their shard's frontier)",
          {{"", store_->inflight_records()}});
-  Samples appends, commits;
+  Samples appends, commits, syncs, checkpoints;
   for (auto* log : {outbox_.get(), mailbox_log_.get(), quarantine_log_.get()}) {
     if (auto* e = dynamic_cast<EmbeddedLog*>(log)) {
       const std::string labels = "{log=\"" + log->name() + "\"}";
-      appends.emplace_back(labels, e->stats().appends);
-      commits.emplace_back(labels, e->stats().batches);
+      const EmbeddedLogStats stats = e->stats();
+      appends.emplace_back(labels, stats.appends);
+      commits.emplace_back(labels, stats.batches);
+      syncs.emplace_back(labels, stats.syncs);
+      checkpoints.emplace_back(labels, stats.checkpoints);
     }
   }
   if (!appends.empty()) {
     family("qim_log_appends_total", "counter", "Records made durable by the embedded log", appends);
     family("qim_log_group_commits_total", "counter", "Embedded log writer batches", commits);
+    family("qim_log_syncs_total", "counter", "fdatasync calls of the embedded log (journal and segments)",
+           syncs);
+    family("qim_log_checkpoints_total", "counter",
+           "Embedded log journal checkpoints (segments synced, a new journal generation)", checkpoints);
   }
   if (auto* e = dynamic_cast<EmbeddedLog*>(outbox_.get())) {
     family("qim_log_retention_segments_deleted_total", "counter",

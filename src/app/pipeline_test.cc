@@ -307,6 +307,25 @@ TEST_P(PipelineTest, ARefusedRecordIsQuarantinedCountedAndListed) {
   EXPECT_EQ(render_quarantine_show(*entries, 99, false).code(), Errc::kNotFound);
 }
 
+// The embedded logs' fdatasyncs and journal checkpoints are on /metrics: a message costs one journal sync
+// in the Outbox (the open's checkpoint had nothing to sync), and the mailbox log counts its own.
+TEST_P(PipelineTest, TheEmbeddedLogsSyncsAndCheckpointsAreOnMetrics) {
+  auto p = open();
+  ASSERT_TRUE(p->start().ok());
+  send(*p, "alice", "bob", 0);
+  wait_delivered(*p);
+  const std::string text = p->prometheus();
+  auto value = [&](const std::string& series) -> std::optional<uint64_t> {
+    const size_t at = text.find("\n" + series + " ");
+    if (at == std::string::npos) return std::nullopt;
+    return std::stoull(text.substr(at + series.size() + 2));
+  };
+  EXPECT_EQ(value("qim_log_syncs_total{log=\"outbox\"}"), 1u) << text;
+  EXPECT_EQ(value("qim_log_checkpoints_total{log=\"outbox\"}"), 1u) << text;
+  EXPECT_GE(value("qim_log_syncs_total{log=\"mailbox\"}").value_or(0), 1u) << text;
+  ASSERT_TRUE(p->shutdown().ok());
+}
+
 // The group store's operations are on the pipeline's /metrics (qim_group_store_ops_total), and absent in a
 // process whose roles do not open it.
 TEST_P(PipelineTest, TheGroupStoresOperationsAreOnMetricsAndAbsentWithoutOne) {

@@ -11,7 +11,8 @@ namespace {
 // replay writes them again. A sync per batch cost one fdatasync per message at low rates.
 ConsumerOptions consumer_options(const ArchiverOptions& options) {
   ConsumerOptions o = options.consumer;
-  if (options.make_durable) o.before_commit = [durable = options.make_durable](uint32_t) { return durable(); };
+  if (options.make_durable)
+    o.before_commit = [durable = options.make_durable](uint32_t) { return durable(); };
   return o;
 }
 

@@ -1,9 +1,10 @@
 #pragma once
 // A consumer group over partitions of a log, the loop fanout and the archiver share: one thread per
 // partition reads a batch from the group's position, hands it to the handler, and commits the position
-// (at most once per commit_interval, after `before_commit`) once the handler succeeded (at-least-once: after a crash the last batch is seen again, so handlers are
-// idempotent). A failing handler gets the same batch again after a growing pause; nothing is skipped here
-// (a handler that wants to skip a poison record does so itself and says so).
+// (at most once per commit_interval, after `before_commit`) once the handler succeeded (at-least-once: after
+// a crash the last batch is seen again, so handlers are idempotent). A failing handler gets the same batch
+// again after a growing pause; nothing is skipped here (a handler that wants to skip a poison record does so
+// itself and says so).
 
 #include <spdlog/logger.h>
 

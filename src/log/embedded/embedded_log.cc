@@ -59,8 +59,8 @@ Result<std::unique_ptr<EmbeddedLog>> EmbeddedLog::open(EmbeddedLogOptions option
   }
   if (options.segment_bytes < 4096) return Error(Errc::kConfig, "embedded log: segment_bytes below 4096");
   if (options.journal_bytes < embedded_log::kMinJournalBytes) {
-    return Error(Errc::kConfig, "embedded log: journal_bytes below " +
-                                    std::to_string(embedded_log::kMinJournalBytes));
+    return Error(Errc::kConfig,
+                 "embedded log: journal_bytes below " + std::to_string(embedded_log::kMinJournalBytes));
   }
   if (!options.clock) options.clock = std::make_shared<SystemClock>();
   if (!options.logger) {
@@ -457,8 +457,8 @@ void EmbeddedLog::close() {
 }
 
 EmbeddedLogStats EmbeddedLog::stats() const {
-  return EmbeddedLogStats{appends_.load(),          batches_.load(),     syncs_.load(),
-                          checkpoints_.load(),      replayed_.load(),    segments_deleted_.load(),
+  return EmbeddedLogStats{appends_.load(),        batches_.load(),  syncs_.load(),
+                          checkpoints_.load(),    replayed_.load(), segments_deleted_.load(),
                           records_deleted_.load()};
 }
 

@@ -4,23 +4,11 @@
 
 #include <cstring>
 
+#include "log/embedded/bytes.h"
+
 namespace qim::embedded_log {
 
 namespace {
-
-template <typename T>
-void put(std::string& out, T v) {
-  char b[sizeof v];
-  std::memcpy(b, &v, sizeof v);
-  out.append(b, sizeof v);
-}
-
-template <typename T>
-T get(const char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
 
 uint64_t checksum(std::string_view body) {
   return XXH3_64bits_withSeed(body.data(), body.size(), body.size());

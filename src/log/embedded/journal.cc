@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <optional>
 
+#include "log/embedded/bytes.h"
+
 namespace qim::embedded_log {
 
 namespace {
@@ -15,20 +17,6 @@ constexpr char kMagic[8] = {'Q', 'I', 'M', 'J', 'R', 'N', 'L', '1'};
 constexpr uint64_t kSlotBytes = 512;
 constexpr size_t kEntryHeaderBytes = 12;  // u32 body_len, u64 checksum
 constexpr size_t kZeroChunk = 1 << 20;
-
-template <typename T>
-void put(std::string& out, T v) {
-  char b[sizeof v];
-  std::memcpy(b, &v, sizeof v);
-  out.append(b, sizeof v);
-}
-
-template <typename T>
-T get(const char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
 
 uint64_t entry_checksum(std::string_view body, uint64_t generation) {
   return XXH3_64bits_withSeed(body.data(), body.size(), (generation * 0x9E3779B97F4A7C15ull) ^ body.size());
@@ -51,14 +39,16 @@ std::optional<uint64_t> parse_slot(std::string_view bytes) {
 Status zero_fill(const File& file, uint64_t from, uint64_t to) {
   const std::string zeros(kZeroChunk, '\0');
   for (uint64_t pos = from; pos < to; pos += kZeroChunk) {
-    QIM_RETURN_IF_ERROR(file.write_at(pos, std::string_view(zeros).substr(0, std::min<uint64_t>(kZeroChunk, to - pos))));
+    QIM_RETURN_IF_ERROR(
+        file.write_at(pos, std::string_view(zeros).substr(0, std::min<uint64_t>(kZeroChunk, to - pos))));
   }
   return {};
 }
 
 }  // namespace
 
-Result<Journal> Journal::open(const std::string& path, uint64_t capacity, std::vector<JournalEntry>& entries) {
+Result<Journal> Journal::open(const std::string& path, uint64_t capacity,
+                              std::vector<JournalEntry>& entries) {
   if (capacity < kMinJournalBytes) {
     return Error(Errc::kInvalidArgument, "embedded log journal: capacity " + std::to_string(capacity) +
                                              " is below " + std::to_string(kMinJournalBytes) + " bytes");
@@ -87,7 +77,8 @@ Result<Journal> Journal::open(const std::string& path, uint64_t capacity, std::v
   }
   if (!generation) {
     return Error(Errc::kCorruptEntry, path + ": neither journal header slot is valid (" +
-                                          std::to_string(size) + " bytes); the log cannot tell what to replay");
+                                          std::to_string(size) +
+                                          " bytes); the log cannot tell what to replay");
   }
   j.generation_ = *generation;
   uint64_t pos = kJournalHeaderBytes;
@@ -115,12 +106,16 @@ Result<bool> Journal::append(std::span<const JournalEntry> entries) {
     put<uint64_t>(buf, 0);  // checksum, below
     put<uint32_t>(buf, e.partition);
     buf += e.frames;
-    const uint64_t sum =
-        entry_checksum(std::string_view(buf).substr(start + kEntryHeaderBytes), generation_);
+    const uint64_t sum = entry_checksum(std::string_view(buf).substr(start + kEntryHeaderBytes), generation_);
     std::memcpy(buf.data() + start + 4, &sum, sizeof sum);
   }
   QIM_RETURN_IF_ERROR(file_.write_at(pos_, buf));
-  QIM_RETURN_IF_ERROR(file_.sync_data());
+  if (Status s = file_.sync_data(); !s.ok()) {
+    // The batch is reported failed: its entries must not come back at the next open. Best effort (the disk
+    // just failed a sync); the next append writes over the same range anyway.
+    (void)file_.write_at(pos_, std::string(buf.size(), '\0'));
+    return s.error();
+  }
   pos_ += total;
   return true;
 }

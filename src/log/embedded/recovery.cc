@@ -91,7 +91,8 @@ Status EmbeddedLog::replay_journal(std::vector<embedded_log::JournalEntry>& entr
       auto v = embedded_log::parse_frame(rest, max_body_bytes(options_));
       if (v.state != embedded_log::FrameView::State::kComplete) {
         // The entry's checksum held, so its frames were whole when written: this is no torn write.
-        return Error(Errc::kCorruptEntry, options_.name + " log journal: a bad frame in an entry of partition " +
+        return Error(Errc::kCorruptEntry, options_.name +
+                                              " log journal: a bad frame in an entry of partition " +
                                               std::to_string(p.id) + ": " + v.why);
       }
       const uint64_t offset = v.record.offset.value;
@@ -99,9 +100,10 @@ Status EmbeddedLog::replay_journal(std::vector<embedded_log::JournalEntry>& entr
       rest.remove_prefix(v.size);
       if (offset < p.next_offset) continue;  // the segment kept it
       if (offset > p.next_offset) {
-        return Error(Errc::kCorruptEntry, options_.name + " log journal holds offset " + std::to_string(offset) +
-                                              " of partition " + std::to_string(p.id) +
-                                              " but the partition ends at " + std::to_string(p.next_offset));
+        return Error(Errc::kCorruptEntry, options_.name + " log journal holds offset " +
+                                              std::to_string(offset) + " of partition " +
+                                              std::to_string(p.id) + " but the partition ends at " +
+                                              std::to_string(p.next_offset));
       }
       auto seg = p.segments.back();
       QIM_RETURN_IF_ERROR(seg->file.write_at(seg->size, frame));
@@ -116,9 +118,10 @@ Status EmbeddedLog::replay_journal(std::vector<embedded_log::JournalEntry>& entr
     }
   }
   if (restored > 0) {
-    options_.logger->warn("{} log: {} records restored from the journal (a crash took them from the "
-                          "segments' unsynced tails)",
-                          options_.name, restored);
+    options_.logger->warn(
+        "{} log: {} records restored from the journal (a crash took them from the "
+        "segments' unsynced tails)",
+        options_.name, restored);
   }
   replayed_ += restored;
   return {};
