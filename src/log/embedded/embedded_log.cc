@@ -21,10 +21,6 @@ namespace {
 constexpr const char* kMetaHeader = "qim-embedded-log v1";
 constexpr size_t kReadMaxBytes = 8 << 20;
 
-size_t max_body_bytes(const EmbeddedLogOptions& o) {
-  return embedded_log::kFrameFixedBodyBytes + embedded_log::kMaxKeyBytes + o.max_record_bytes;
-}
-
 Status check_meta(const EmbeddedLogOptions& o) {
   const std::string path = o.dir + "/META";
   std::ostringstream want;
@@ -353,10 +349,11 @@ Result<std::vector<LogRecord>> EmbeddedLog::read(uint32_t partition_id, Offset f
     lock.unlock();  // read the file without holding up the writer
     size_t bytes = 0;
     for (const auto& r : out) bytes += r.value.size();
-    QIM_ASSIGN_OR_RETURN(
-        uint64_t after, embedded_log::read_segment(*seg, start.pos, size, next, std::min(limit, seg_end), max,
-                                                   kReadMaxBytes - std::min(bytes, kReadMaxBytes),
-                                                   max_body_bytes(options_), partition_id, out));
+    QIM_ASSIGN_OR_RETURN(uint64_t after, embedded_log::read_segment(
+                                             *seg, start.pos, size, next, std::min(limit, seg_end), max,
+                                             kReadMaxBytes - std::min(bytes, kReadMaxBytes),
+                                             embedded_log::max_frame_body_bytes(options_.max_record_bytes),
+                                             partition_id, out));
     lock.lock();
     if (after == next) break;  // byte budget spent
     next = after;

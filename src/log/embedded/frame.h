@@ -20,6 +20,11 @@ inline constexpr size_t kFrameHeaderBytes = 12;
 inline constexpr size_t kFrameFixedBodyBytes = 20;  // offset, timestamp, key_len
 inline constexpr size_t kMaxKeyBytes = 1024;
 
+// The largest plausible frame body for records of at most `max_record_bytes` (the bound parse_frame takes).
+inline constexpr size_t max_frame_body_bytes(size_t max_record_bytes) {
+  return kFrameFixedBodyBytes + kMaxKeyBytes + max_record_bytes;
+}
+
 // Appends the frame of (offset, timestamp, key, value) to `out`.
 void append_frame(std::string& out, uint64_t offset, int64_t timestamp_ms, std::string_view key,
                   std::string_view value);

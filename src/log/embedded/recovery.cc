@@ -11,14 +11,6 @@ namespace qim {
 using embedded_log::File;
 using embedded_log::Segment;
 
-namespace {
-
-size_t max_body_bytes(const EmbeddedLogOptions& o) {
-  return embedded_log::kFrameFixedBodyBytes + embedded_log::kMaxKeyBytes + o.max_record_bytes;
-}
-
-}  // namespace
-
 Status EmbeddedLog::recover_partition(Partition& p) {
   QIM_RETURN_IF_ERROR(embedded_log::make_dirs(p.dir));
   std::vector<uint64_t> bases;
@@ -52,7 +44,8 @@ Status EmbeddedLog::recover_partition(Partition& p) {
                                             std::to_string(p.segments.back()->end_offset));
     }
     QIM_ASSIGN_OR_RETURN(auto scan, embedded_log::scan_segment(
-                                        *seg, max_body_bytes(options_), [&](uint64_t done, uint64_t total) {
+                                        *seg, embedded_log::max_frame_body_bytes(options_.max_record_bytes),
+                                        [&](uint64_t done, uint64_t total) {
                                           logger.info("{} log: recovering {}: {} of {} MiB scanned",
                                                       options_.name, path, done >> 20, total >> 20);
                                         }));
@@ -88,7 +81,7 @@ Status EmbeddedLog::replay_journal(std::vector<embedded_log::JournalEntry>& entr
     Partition& p = *partitions_[entry.partition];
     std::string_view rest = entry.frames;
     while (!rest.empty()) {
-      auto v = embedded_log::parse_frame(rest, max_body_bytes(options_));
+      auto v = embedded_log::parse_frame(rest, embedded_log::max_frame_body_bytes(options_.max_record_bytes));
       if (v.state != embedded_log::FrameView::State::kComplete) {
         // The entry's checksum held, so its frames were whole when written: this is no torn write.
         return Error(Errc::kCorruptEntry, options_.name +

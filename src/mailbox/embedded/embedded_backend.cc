@@ -86,6 +86,9 @@ class EmbeddedBackend final : public StoreBackend {
     db_options.create_missing_column_families = true;
     db_options.max_background_jobs = 2;
     db_options.keep_log_file_num = 4;
+    // Writers wait for the write group's leader without spinning first: on 2 cores the spin only takes
+    // the CPU the leader needs. No measurable change either way (docs/benchmarks.md, "Latest results");
+    // the published figures were taken with it.
     db_options.enable_write_thread_adaptive_yield = false;
     rocksdb::ColumnFamilyOptions merged;
     merged.merge_operator = max_merge_;
