@@ -131,6 +131,23 @@ TEST_F(EmbeddedLogJournalTest, AJournalWithNoValidHeaderIsRefused) {
   EXPECT_NE(log.error().message().find("JOURNAL"), std::string::npos) << log.error().message();
 }
 
+TEST_F(EmbeddedLogJournalTest, AJournalWhoseCreationWasInterruptedIsCreatedAgain) {
+  const std::string dir = dir_.sub("log");
+  {
+    auto log = open(dir).value();
+    ASSERT_TRUE(log->append_sync(0, "", "kept").ok());
+  }
+  // A crash while the journal was being created (before this version, or before its rename): no journal,
+  // and a headerless temporary file.
+  std::filesystem::remove(dir + "/JOURNAL");
+  std::ofstream(dir + "/JOURNAL.tmp") << std::string(8192, '\0');
+  auto log = open(dir).value();
+  EXPECT_EQ(values(*log, 0), std::vector<std::string>{"kept"});
+  EXPECT_TRUE(std::filesystem::exists(dir + "/JOURNAL"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/JOURNAL.tmp"));
+  EXPECT_EQ(log->append_sync(0, "", "next")->value, 1u);
+}
+
 TEST_F(EmbeddedLogJournalTest, ATooSmallJournalIsAConfigError) {
   auto log = open(dir_.sub("log"), 4096);
   ASSERT_FALSE(log.ok());

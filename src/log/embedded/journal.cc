@@ -56,13 +56,21 @@ Result<Journal> Journal::open(const std::string& path, uint64_t capacity,
   entries.clear();
   Journal j;
   j.capacity_ = capacity;
+  // Created under a temporary name and renamed once its header is durable: a crash during the creation
+  // must not leave a journal without a header, which would refuse every later open.
+  const std::string tmp = path + ".tmp";
+  std::error_code ec;
+  std::filesystem::remove(tmp, ec);  // a creation a crash interrupted
   if (!std::filesystem::exists(path)) {
-    QIM_ASSIGN_OR_RETURN(j.file_, File::open(path, true));
-    QIM_RETURN_IF_ERROR(zero_fill(j.file_, 0, capacity));
+    QIM_ASSIGN_OR_RETURN(File created, File::open(tmp, true));
+    QIM_RETURN_IF_ERROR(zero_fill(created, 0, capacity));
     j.generation_ = 1;
-    QIM_RETURN_IF_ERROR(j.file_.write_at((j.generation_ % 2) * kSlotBytes, header_slot(j.generation_)));
-    QIM_RETURN_IF_ERROR(j.file_.sync());
+    QIM_RETURN_IF_ERROR(created.write_at((j.generation_ % 2) * kSlotBytes, header_slot(j.generation_)));
+    QIM_RETURN_IF_ERROR(created.sync());
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) return Error(Errc::kIo, "embedded log journal: cannot rename " + tmp + ": " + ec.message());
     QIM_RETURN_IF_ERROR(sync_dir(std::filesystem::path(path).parent_path().string()));
+    QIM_ASSIGN_OR_RETURN(j.file_, File::open(path, false));
     return j;
   }
   QIM_ASSIGN_OR_RETURN(j.file_, File::open(path, false));

@@ -41,7 +41,8 @@ class Journal {
  public:
   Journal() = default;
 
-  // Opens <path>, or creates it with `capacity` bytes of zeros (fsync'd, its directory too). `entries` gets
+  // Opens <path>, or creates it with `capacity` bytes of zeros and a header, under <path>.tmp renamed once
+  // durable (a leftover <path>.tmp, from a creation a crash interrupted, is removed). `entries` gets
   // the current generation's entries, in write order, up to the first torn or stale one. CorruptEntry if
   // neither header slot is valid; Io on a failed read or write; InvalidArgument for a capacity below
   // kMinJournalBytes.
