@@ -1,13 +1,18 @@
 #pragma once
 // The in-process fan-in of delivery notifications: every shard worker reports here, and one delivery thread
-// hands the reports, in the order they arrived, to the downstream notifiers (the gateway's, in `qim up`).
-// A worker therefore never waits on a slow gateway. Past `max_queued_entries` a report's entries are
+// hands the reports to the downstream notifiers (the gateway's, in `qim up`; the routed publisher's on a
+// MailboxNode). A worker therefore never waits on a slow gateway. The thread takes everything queued at
+// once and hands each shard's reports on in the order they arrived, consecutive reports of a shard that
+// chain (one's `to` is the next one's `from`) merged into one: a slow downstream then serves many frontier
+// moves per call instead of falling behind one call per move. Shards are independent chains, so their
+// reports may interleave differently from their arrival. Past `max_queued_entries` a report's entries are
 // dropped, but never silently: the dropped ranges of a shard collapse into one "range unknown" report at
 // the place in that shard's chain where they belong, so the downstream still sees every move of every
 // shard's frontier, in order, and knows which ones it cannot push (its clients SYNC).
 //
 // Memory stays bounded: queued entries are at most `max_queued_entries` (a report without entries counts
-// as one), and a shard has at most one collapsed marker behind each of its queued reports.
+// as one) besides those being handed on, and a shard has at most one collapsed marker behind each of its
+// queued reports.
 
 #include <condition_variable>
 #include <deque>
@@ -51,6 +56,8 @@ class FanInNotifier final : public DeliveryNotifier {
   // Queues a "range unknown" marker for (from, to], or extends the shard's trailing marker. Requires mu_.
   void mark_unknown_locked(ShardId shard, MailboxSeq from, MailboxSeq to);
   void run();
+  // The reports of `items` (in arrival order) with each shard's chained neighbours merged.
+  static std::vector<Item> coalesce(std::deque<Item> items);
 
   std::vector<DeliveryNotifier*> downstream_;
   size_t max_queued_entries_;
