@@ -105,6 +105,14 @@ Result<AppConfig> app_config_from_env(const EnvLookup& getenv) {
     QIM_ASSIGN_OR_RETURN(uint64_t ms, parse_uint("QIM_KAFKA_APPEND_TIMEOUT_MS", *v, 100, 300'000));
     c.log.kafka_append_timeout = std::chrono::milliseconds(ms);
   }
+  if (auto v = getenv("QIM_KAFKA_LINGER_MS")) {
+    QIM_ASSIGN_OR_RETURN(uint64_t ms, parse_uint("QIM_KAFKA_LINGER_MS", *v, 0, 1000));
+    c.log.kafka_linger = std::chrono::milliseconds(ms);
+  }
+  if (auto v = getenv("QIM_KAFKA_FETCH_WAIT_MS")) {
+    QIM_ASSIGN_OR_RETURN(uint64_t ms, parse_uint("QIM_KAFKA_FETCH_WAIT_MS", *v, 0, 1000));
+    c.log.kafka_fetch_wait = std::chrono::milliseconds(ms);
+  }
   if (auto v = getenv("QIM_KAFKA_REPLICATION_FACTOR")) {
     QIM_ASSIGN_OR_RETURN(uint64_t n, parse_uint("QIM_KAFKA_REPLICATION_FACTOR", *v, 1, 16));
     c.log.kafka_replication_factor = static_cast<int>(n);

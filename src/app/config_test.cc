@@ -65,11 +65,15 @@ TEST(AppConfigTest, KafkaVariables) {
   EXPECT_EQ(defaults.log.kafka_topic_prefix, "qim.");
   EXPECT_EQ(defaults.log.kafka_append_timeout, std::chrono::milliseconds(5000));
   EXPECT_EQ(defaults.log.kafka_replication_factor, 1);
+  EXPECT_EQ(defaults.log.kafka_linger, std::chrono::milliseconds(5));
+  EXPECT_EQ(defaults.log.kafka_fetch_wait, std::chrono::milliseconds(5));
   auto c = app_config_from_env(env({{"QIM_LOG_BACKEND", "kafka"},
                                     {"QIM_KAFKA_BROKERS", "10.0.0.1:9092,kafka-2:9093"},
                                     {"QIM_KAFKA_TOPIC_PREFIX", "prod_qim-1."},
                                     {"QIM_KAFKA_APPEND_TIMEOUT_MS", "2500"},
-                                    {"QIM_KAFKA_REPLICATION_FACTOR", "3"}}))
+                                    {"QIM_KAFKA_REPLICATION_FACTOR", "3"},
+                                    {"QIM_KAFKA_LINGER_MS", "0"},
+                                    {"QIM_KAFKA_FETCH_WAIT_MS", "20"}}))
                .value();
   EXPECT_EQ(c.log.backend, "kafka");
   EXPECT_FALSE(log_is_single_process(c.log));
@@ -77,6 +81,8 @@ TEST(AppConfigTest, KafkaVariables) {
   EXPECT_EQ(c.log.kafka_topic_prefix, "prod_qim-1.");
   EXPECT_EQ(c.log.kafka_append_timeout, std::chrono::milliseconds(2500));
   EXPECT_EQ(c.log.kafka_replication_factor, 3);
+  EXPECT_EQ(c.log.kafka_linger, std::chrono::milliseconds(0));
+  EXPECT_EQ(c.log.kafka_fetch_wait, std::chrono::milliseconds(20));
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"QIM_KAFKA_BROKERS", ","},
       {"QIM_KAFKA_BROKERS", "localhost"},
@@ -91,7 +97,11 @@ TEST(AppConfigTest, KafkaVariables) {
       {"QIM_KAFKA_APPEND_TIMEOUT_MS", "300001"},
       {"QIM_KAFKA_APPEND_TIMEOUT_MS", "5s"},
       {"QIM_KAFKA_REPLICATION_FACTOR", "0"},
-      {"QIM_KAFKA_REPLICATION_FACTOR", "17"}};
+      {"QIM_KAFKA_REPLICATION_FACTOR", "17"},
+      {"QIM_KAFKA_LINGER_MS", "1001"},
+      {"QIM_KAFKA_LINGER_MS", "-1"},
+      {"QIM_KAFKA_FETCH_WAIT_MS", "1001"},
+      {"QIM_KAFKA_FETCH_WAIT_MS", "5ms"}};
   for (const auto& [var, value] : bad) {
     auto r = app_config_from_env(env({{var, value}}));
     ASSERT_FALSE(r.ok()) << var << "=" << value;

@@ -33,6 +33,8 @@ Result<std::unique_ptr<Log>> open_log(const LogOptions& options, const std::stri
     o.partitions = partitions;
     o.retention_ms = retention_ms;
     o.append_timeout = options.kafka_append_timeout;
+    o.linger = options.kafka_linger;
+    o.fetch_wait = options.kafka_fetch_wait;
     o.replication_factor = options.kafka_replication_factor;
     o.clock = std::move(clock);
     o.logger = std::move(logger);

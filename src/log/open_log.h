@@ -22,6 +22,8 @@ struct LogOptions {
   std::vector<std::string> kafka_brokers = {"127.0.0.1:19092"};  // QIM_KAFKA_BROKERS (kafka)
   std::string kafka_topic_prefix = "qim.";                       // QIM_KAFKA_TOPIC_PREFIX (kafka)
   std::chrono::milliseconds kafka_append_timeout{5000};          // QIM_KAFKA_APPEND_TIMEOUT_MS (kafka)
+  std::chrono::milliseconds kafka_linger{5};                     // QIM_KAFKA_LINGER_MS (kafka)
+  std::chrono::milliseconds kafka_fetch_wait{5};                 // QIM_KAFKA_FETCH_WAIT_MS (kafka)
   int kafka_replication_factor = 1;                              // QIM_KAFKA_REPLICATION_FACTOR (kafka)
 };
 

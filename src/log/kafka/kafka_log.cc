@@ -56,8 +56,9 @@ Result<std::unique_ptr<KafkaLog>> KafkaLog::open(KafkaLogOptions options) {
   spec.configs["message.timestamp.type"] = "CreateTime";
   QIM_RETURN_IF_ERROR(kafka::ensure_topic(admin.get(), options.brokers, spec, options.connect_timeout));
   warn_about_other_settings(admin.get(), options, spec);
-  kafka::ProducerOptions po{options.brokers, options.topic(), options.append_timeout,
-                            max_message_bytes(options), options.logger};
+  kafka::ProducerOptions po{options.brokers,        options.topic(),
+                            options.append_timeout, max_message_bytes(options),
+                            options.logger,         options.linger};
   QIM_ASSIGN_OR_RETURN(auto producer, kafka::Producer::open(std::move(po)));
   options.logger->info("Kafka log {}: topic {} with {} partitions on {}", options.name, options.topic(),
                        options.partitions, kafka::broker_list(options.brokers));
@@ -70,7 +71,8 @@ KafkaLog::KafkaLog(KafkaLogOptions options, kafka::Handle admin, std::unique_ptr
       admin_(std::move(admin)),
       producer_(std::move(producer)),
       readers_(kafka::ReaderOptions{options_.brokers, topic_, options_.partitions, options_.request_timeout,
-                                    max_message_bytes(options_), options_.reader_idle_stop, options_.logger}),
+                                    max_message_bytes(options_), options_.reader_idle_stop, options_.logger,
+                                    options_.fetch_wait}),
       offsets_(
           kafka::GroupOffsetsOptions{options_.brokers, topic_, options_.request_timeout, options_.logger}) {
   events_ = std::thread([this] {

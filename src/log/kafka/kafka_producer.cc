@@ -42,7 +42,7 @@ Result<Handle> Producer::new_producer_handle(const ProducerOptions& options) {
       {"message.timeout.ms", std::to_string(options.message_timeout.count())},
       {"request.timeout.ms", std::to_string(std::min<int64_t>(options.message_timeout.count(), 30000))},
       {"message.max.bytes", std::to_string(options.max_message_bytes)},
-      {"linger.ms", "1"},  // SEND_ACK waits for the batch: keep the batching delay short
+      {"linger.ms", std::to_string(options.linger.count())},
   };
   return new_handle(RD_KAFKA_PRODUCER, options.brokers, settings, options.logger.get(),
                     set_delivery_callback);

@@ -35,6 +35,7 @@ struct ProducerOptions {
   std::chrono::milliseconds message_timeout{5000};  // message.timeout.ms: the bound of one append
   size_t max_message_bytes = 1 << 20;               // message.max.bytes (= the topic's max.message.bytes)
   std::shared_ptr<spdlog::logger> logger;           // must not be null
+  std::chrono::milliseconds linger{5};              // linger.ms: SEND_ACK waits for the batch too
 };
 
 class Producer {

@@ -75,12 +75,14 @@ void ReaderPool::serve_events() {
 }
 
 Result<std::unique_ptr<ReaderPool::Lane>> ReaderPool::new_lane() {
+  const bool hold = options_.fetch_wait.count() > 0;
   const std::map<std::string, std::string> settings = {
       // A position below the log start is reported, never silently moved (Log::read's ExpiredCursor).
       {"auto.offset.reset", "error"},
       {"enable.auto.commit", "false"},
       {"enable.auto.offset.store", "false"},
-      {"fetch.wait.max.ms", "100"},
+      {"fetch.wait.max.ms", hold ? std::to_string(options_.fetch_wait.count()) : "100"},
+      {"fetch.min.bytes", hold ? std::to_string(ReaderOptions::kFetchBatchBytes) : "1"},
       {"fetch.message.max.bytes", std::to_string(options_.max_message_bytes)},
       // Prefetch per partition and lane: enough for a few batches, not the default 64 MiB.
       {"queued.max.messages.kbytes", "1024"},

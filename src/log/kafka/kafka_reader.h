@@ -37,6 +37,11 @@ struct ReaderOptions {
   size_t max_message_bytes = 1 << 20;               // the topic's max.message.bytes
   std::chrono::milliseconds idle_stop{10'000};      // see serve_events()
   std::shared_ptr<spdlog::logger> logger;           // must not be null
+  // How long the broker may hold a fetch to gather kFetchBatchBytes (fetch.wait.max.ms, fetch.min.bytes);
+  // 0: a fetch returns as soon as one record is there. Under load a held fetch carries many records where
+  // an immediate one carries a few, at most this much later.
+  std::chrono::milliseconds fetch_wait{5};
+  static constexpr size_t kFetchBatchBytes = 64 * 1024;
 };
 
 // The low and high watermark of a partition (first kept offset, offset of the next record), asking again
