@@ -151,6 +151,16 @@ Result<std::vector<Result<BeginOutcome>>> ContractStore::begin_dispatch_page(
   std::lock_guard lock(state->mu);
   QIM_ASSIGN_OR_RETURN(MailboxSeq frontier, owner_frontier(*state, shard, epoch));
 
+  // An identity write an earlier begin of the same id left in flight lands before this page reads the
+  // id, so the read sees what a claim one after the other would. A failed one stays with the record until
+  // this claim answers (the read tells what is stored). Usually none is pending: a finish waits for it.
+  for (size_t i = 0; i < page.size(); ++i) {
+    if (!checked[i].ok()) continue;
+    if (InflightRecord* rec = state->inflight.find(page[i].identity->id); rec && rec->identity_write) {
+      if (rec->identity_write->wait().ok()) rec->identity_write.reset();
+    }
+  }
+
   // One claim per distinct id, made by its first valid observation in the page. A later observation of
   // the same id finds what that claim left, exactly as if it had claimed after it.
   std::vector<IdentityClaim> claims;
@@ -179,15 +189,22 @@ Result<std::vector<Result<BeginOutcome>>> ContractStore::begin_dispatch_page(
       out.emplace_back(checked[i].error());
       continue;
     }
-    const auto& claimed = stored[claim_of[i]];
-    if (!claimed.ok()) {
-      out.emplace_back(claimed.error());
+    const ClaimAnswer& claimed = stored[claim_of[i]];
+    if (!claimed.stored.ok()) {
+      out.emplace_back(claimed.stored.error());
       continue;
     }
-    std::optional<StoredIdentity> existing = *claimed;
+    std::optional<StoredIdentity> existing = *claimed.stored;
     const IdentityClaim& by = claims[claim_of[i]];
-    if (!existing && claimer[claim_of[i]] != i) existing = StoredIdentity{*by.identity, by.observed};
+    const bool claimer_here = claimer[claim_of[i]] == i;
+    if (!existing && !claimer_here) existing = StoredIdentity{*by.identity, by.observed};
     out.push_back(settle_begin(*state, frontier, epoch, *page[i].identity, page[i].observed, existing));
+    // The claim's answer is the truth about the identity's write: still in flight (finish_locked waits for
+    // it before the frontier passes the record), or nothing pending (found, or already stored).
+    if (claimer_here && out.back().ok()) {
+      if (InflightRecord* rec = state->inflight.find(page[i].identity->id))
+        rec->identity_write = claimed.pending;
+    }
   }
   return out;
 }
@@ -322,6 +339,15 @@ Result<PageOutcome> ContractStore::finish_locked(ShardState& state, ShardId shar
       return Error(Errc::kIncomplete, "dispatch " + item.dispatch_id.str() + " has " +
                                           std::to_string(rec->completed_chunks().size()) + " of " +
                                           std::to_string(rec->chunk_written.size()) + " chunks written");
+    }
+    // The identity must be stored before the frontier passes the record, or a replay of the id at another
+    // offset would be claimed afresh and shown twice. Its write ran during the entry writes, so this wait
+    // is usually over at once. A failed write fails the page; the retry begins the record again.
+    if (rec->identity_write) {
+      if (Status stored = rec->identity_write->wait(); !stored.ok()) {
+        return after_failed_write(state, shard, epoch, stored.error(), "identity write");
+      }
+      rec->identity_write.reset();
     }
     running = observed;
     ++advanced;

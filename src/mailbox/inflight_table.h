@@ -4,6 +4,7 @@
 // One table per shard; the caller (ContractStore) serialises access with the shard's lock.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "core/ids.h"
 #include "core/mailbox_seq.h"
 #include "mailbox/dispatch.h"
+#include "mailbox/pending_write.h"
 
 namespace qim {
 
@@ -19,6 +21,9 @@ struct InflightRecord {
   DispatchIdentity identity;
   Offset canonical_offset;
   std::vector<bool> chunk_written;
+  // The claim's identity write while it may still be in flight; the frontier passes the record only once
+  // it is waited for and OK. Null when the identity is known stored.
+  std::shared_ptr<PendingWrite> identity_write;
 
   bool complete() const;
   std::vector<uint32_t> completed_chunks() const;

@@ -133,6 +133,8 @@ class MailboxStore {
   // order: a record's own refusal (InvalidArgument, DispatchConflict, or its identity read or write
   // failing) is its result and the other records are still begun. The call itself fails, beginning
   // nothing, for an epoch >= 2^16, a shard outside the map, a failed frontier read or EpochAhead.
+  // On scylla the identity writes may still be in flight when this returns (they overlap write_chunks);
+  // such a write's failure then comes from the finish that would pass the record, not from here.
   virtual Result<std::vector<Result<BeginOutcome>>> begin_dispatch_page(
       ShardId shard, Epoch epoch, std::span<const BeginRequest> page) = 0;
 
@@ -143,7 +145,9 @@ class MailboxStore {
 
   // Advances the frontier over one record. The 64 advances must be equal (else Invariant "independent
   // lane advance not implemented"), expected_previous must equal the frontier (else WatermarkGap),
-  // every chunk must be written (else Incomplete). A non-canonical observation is a zero advance.
+  // every chunk must be written (else Incomplete), and the record's identity write must have landed (an
+  // identity write begin left in flight is waited for here; its error fails the finish, the frontier
+  // stays, and the caller begins the record again). A non-canonical observation is a zero advance.
   virtual Result<FinishOutcome> finish_dispatch(ShardId shard, Epoch epoch, const DispatchId& dispatch_id,
                                                 const LaneAdvances& advances) = 0;
 

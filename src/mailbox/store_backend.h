@@ -17,6 +17,7 @@
 #include "mailbox/dispatch.h"
 #include "mailbox/message.h"
 #include "mailbox/op_counters.h"
+#include "mailbox/pending_write.h"
 
 namespace qim {
 
@@ -29,6 +30,15 @@ struct StoredIdentity {
 struct IdentityClaim {
   const DispatchIdentity* identity = nullptr;
   Offset observed;
+};
+
+// What claim_identities answers for one claim.
+struct ClaimAnswer {
+  // As claim_identity returns: the stored identity, nullopt if this claim stored its own, or the error.
+  Result<std::optional<StoredIdentity>> stored;
+  // Set only when `stored` is nullopt and the backend has not waited for that write: the claim counts as
+  // made only once pending->wait() is OK. Null when nothing is left in flight.
+  std::shared_ptr<PendingWrite> pending;
 };
 
 // A user's retention ledger: live day buckets (ascending) and the trim.
@@ -65,15 +75,18 @@ class StoreBackend {
   virtual Result<std::optional<StoredIdentity>> claim_identity(ShardId shard, Epoch epoch,
                                                                const DispatchIdentity& identity,
                                                                Offset observed) = 0;
-  // claim_identity for each claim (their ids are distinct), one result per claim in order. A backend whose
+  // claim_identity for each claim (their ids are distinct), one answer per claim in order. A backend whose
   // engine answers over the network issues them together (the reads, then the writes of the ones not
-  // found) instead of one after the other; this default claims one by one.
-  virtual std::vector<Result<std::optional<StoredIdentity>>> claim_identities(
-      ShardId shard, Epoch epoch, std::span<const IdentityClaim> claims) {
-    std::vector<Result<std::optional<StoredIdentity>>> out;
+  // found) instead of one after the other, and may return before those writes finish: such a claim's
+  // answer carries the write as `pending`, so the caller overlaps it with the entry writes and waits
+  // before the frontier passes the record (ContractStore::finish_locked). This default claims one by
+  // one and leaves nothing pending.
+  virtual std::vector<ClaimAnswer> claim_identities(ShardId shard, Epoch epoch,
+                                                    std::span<const IdentityClaim> claims) {
+    std::vector<ClaimAnswer> out;
     out.reserve(claims.size());
     for (const IdentityClaim& c : claims)
-      out.push_back(claim_identity(shard, epoch, *c.identity, c.observed));
+      out.push_back(ClaimAnswer{claim_identity(shard, epoch, *c.identity, c.observed), nullptr});
     return out;
   }
   virtual Result<std::optional<StoredIdentity>> read_identity(ShardId shard, Epoch epoch,

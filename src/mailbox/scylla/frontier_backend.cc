@@ -116,36 +116,58 @@ Result<std::optional<StoredIdentity>> ScyllaFrontierBackend::claim_identity(Shar
                                                                             const DispatchIdentity& identity,
                                                                             Offset observed) {
   const IdentityClaim one{&identity, observed};
-  return std::move(claim_identities(shard, epoch, std::span(&one, 1)).front());
+  ClaimAnswer answer = std::move(claim_identities(shard, epoch, std::span(&one, 1)).front());
+  if (answer.stored.ok() && answer.pending) {
+    if (Status w = answer.pending->wait(); !w.ok()) return w.error();
+  }
+  return std::move(answer.stored);
 }
 
+namespace {
+
+// An identity write left in flight by claim_identities. shared_future::get is safe from many threads
+// only through their own copies, hence the copy in wait().
+class CqlPendingWrite final : public PendingWrite {
+ public:
+  explicit CqlPendingWrite(cql::PendingResult pending) : pending_(std::move(pending)) {}
+  Status wait() override {
+    const cql::PendingResult mine = pending_;
+    const cql::Result<cql::Rows>& result = mine.get();
+    if (!result.ok()) return to_error(result.error(), "write dispatch identity");
+    return {};
+  }
+
+ private:
+  const cql::PendingResult pending_;
+};
+
+}  // namespace
+
 // The same rule for a page: every read first (concurrently), then the writes of the ids not found
-// (concurrently). The ids are distinct, so no write of the page can change what another claim read.
-std::vector<Result<std::optional<StoredIdentity>>> ScyllaFrontierBackend::claim_identities(
-    ShardId shard, Epoch epoch, std::span<const IdentityClaim> claims) {
+// (concurrently), returned in flight so that they overlap the page's entry writes. The ids are distinct,
+// so no write of the page can change what another claim read.
+std::vector<ClaimAnswer> ScyllaFrontierBackend::claim_identities(ShardId shard, Epoch epoch,
+                                                                 std::span<const IdentityClaim> claims) {
   std::vector<cql::PendingResult> reads;
   reads.reserve(claims.size());
   for (const IdentityClaim& c : claims) reads.push_back(start_identity_read(shard, epoch, c.identity->id));
-  std::vector<Result<std::optional<StoredIdentity>>> out;
+  std::vector<ClaimAnswer> out;
   out.reserve(claims.size());
-  std::vector<std::pair<size_t, cql::PendingResult>> writes;
   for (size_t i = 0; i < claims.size(); ++i) {
     const cql::Result<cql::Rows>& rows = reads[i].get();
     if (!rows.ok()) {
-      out.emplace_back(to_error(rows.error(), "read dispatch identity"));
+      out.push_back(ClaimAnswer{to_error(rows.error(), "read dispatch identity"), nullptr});
       continue;
     }
-    out.push_back(identity_from_rows(rows.value(), claims[i].identity->id, identity_table()));
-    if (!out.back().ok() || out.back()->has_value()) continue;
+    out.push_back(
+        ClaimAnswer{identity_from_rows(rows.value(), claims[i].identity->id, identity_table()), nullptr});
+    if (!out.back().stored.ok() || out.back().stored->has_value()) continue;
     auto write = start_identity_write(shard, epoch, claims[i]);
     if (!write.ok()) {
-      out.back() = write.error();
+      out.back().stored = write.error();
       continue;
     }
-    writes.emplace_back(i, std::move(*write));
-  }
-  for (auto& [i, pending] : writes) {
-    if (Status w = done(pending.get(), "write dispatch identity"); !w.ok()) out[i] = w.error();
+    out.back().pending = std::make_shared<CqlPendingWrite>(std::move(*write));
   }
   return out;
 }

@@ -26,10 +26,10 @@ class ScyllaFrontierBackend : public StoreBackend {
   Result<std::optional<StoredIdentity>> claim_identity(ShardId shard, Epoch epoch,
                                                        const DispatchIdentity& identity,
                                                        Offset observed) override;
-  // The page's identity reads concurrently, then the writes of those not found concurrently: two round
-  // trips for a page instead of two per record.
-  std::vector<Result<std::optional<StoredIdentity>>> claim_identities(
-      ShardId shard, Epoch epoch, std::span<const IdentityClaim> claims) override;
+  // The page's identity reads concurrently, then the writes of those not found concurrently, returned in
+  // flight (ClaimAnswer::pending): one round trip waited for here, the writes' overlapping the entries'.
+  std::vector<ClaimAnswer> claim_identities(ShardId shard, Epoch epoch,
+                                            std::span<const IdentityClaim> claims) override;
   Result<std::optional<StoredIdentity>> read_identity(ShardId shard, Epoch epoch,
                                                       const DispatchId& id) override;
   Status write_entries(ShardId shard, Epoch epoch, std::span<const MailboxEntry> entries) override;

@@ -52,11 +52,12 @@ Result<std::optional<StoredIdentity>> ScyllaLwtFormBackend::claim_identity(Shard
                                                                            const DispatchIdentity& identity,
                                                                            Offset observed) {
   const IdentityClaim one{&identity, observed};
-  return std::move(claim_identities(shard, epoch, std::span(&one, 1)).front());
+  return std::move(claim_identities(shard, epoch, std::span(&one, 1)).front().stored);
 }
 
-std::vector<Result<std::optional<StoredIdentity>>> ScyllaLwtFormBackend::claim_identities(
-    ShardId shard, Epoch epoch, std::span<const IdentityClaim> claims) {
+// Each Paxos round answers whether it applied, so nothing is left in flight.
+std::vector<ClaimAnswer> ScyllaLwtFormBackend::claim_identities(ShardId shard, Epoch epoch,
+                                                                std::span<const IdentityClaim> claims) {
   std::vector<cql::PendingResult> pending;
   pending.reserve(claims.size());
   for (const IdentityClaim& c : claims) {
@@ -72,18 +73,16 @@ std::vector<Result<std::optional<StoredIdentity>>> ScyllaLwtFormBackend::claim_i
                                                  .int32(static_cast<int32_t>(kDispatchIdentityTtlSeconds)),
                                              lwt_options()));
   }
-  std::vector<Result<std::optional<StoredIdentity>>> out;
-  out.reserve(claims.size());
-  for (size_t i = 0; i < claims.size(); ++i) {
+  auto answer = [&](size_t i) -> Result<std::optional<StoredIdentity>> {
     const cql::Result<cql::Rows>& rows = pending[i].get();
-    if (!rows.ok()) {
-      out.emplace_back(to_error(rows.error(), "claim dispatch identity (LWT)"));
-    } else if (rows.value().applied() == true) {
-      out.emplace_back(std::optional<StoredIdentity>());
-    } else {  // a failed IF NOT EXISTS returns the existing row
-      out.push_back(identity_from_rows(rows.value(), claims[i].identity->id, identity_table()));
-    }
-  }
+    if (!rows.ok()) return to_error(rows.error(), "claim dispatch identity (LWT)");
+    if (rows.value().applied() == true) return std::optional<StoredIdentity>();
+    // A failed IF NOT EXISTS returns the existing row.
+    return identity_from_rows(rows.value(), claims[i].identity->id, identity_table());
+  };
+  std::vector<ClaimAnswer> out;
+  out.reserve(claims.size());
+  for (size_t i = 0; i < claims.size(); ++i) out.push_back(ClaimAnswer{answer(i), nullptr});
   return out;
 }
 

@@ -20,8 +20,8 @@ class ScyllaLwtFormBackend final : public ScyllaFrontierBackend {
                                                        const DispatchIdentity& identity,
                                                        Offset observed) override;
   // The page's LWT claims concurrently (one Paxos round each, as the form has it).
-  std::vector<Result<std::optional<StoredIdentity>>> claim_identities(
-      ShardId shard, Epoch epoch, std::span<const IdentityClaim> claims) override;
+  std::vector<ClaimAnswer> claim_identities(ShardId shard, Epoch epoch,
+                                            std::span<const IdentityClaim> claims) override;
   Result<std::optional<MailboxSeq>> read_frontier(ShardId shard) override;
   Result<std::vector<MailboxSeq>> read_frontiers(ShardId shard) override;
   Status write_frontier(ShardId shard, Epoch epoch, MailboxSeq expected_previous, MailboxSeq next) override;

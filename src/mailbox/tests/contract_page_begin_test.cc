@@ -83,8 +83,8 @@ class ClaimCounting final : public ForwardingBackend {
     single_claims++;
     return ForwardingBackend::claim_identity(s, e, i, o);
   }
-  std::vector<Result<std::optional<StoredIdentity>>> claim_identities(
-      ShardId s, Epoch e, std::span<const IdentityClaim> claims) override {
+  std::vector<ClaimAnswer> claim_identities(ShardId s, Epoch e,
+                                            std::span<const IdentityClaim> claims) override {
     page_claims++;
     claimed += claims.size();
     return ForwardingBackend::claim_identities(s, e, claims);

@@ -18,8 +18,8 @@ class ForwardingBackend : public StoreBackend {
                                                        Offset observed) override {
     return t_.claim_identity(shard, epoch, identity, observed);
   }
-  std::vector<Result<std::optional<StoredIdentity>>> claim_identities(
-      ShardId shard, Epoch epoch, std::span<const IdentityClaim> claims) override {
+  std::vector<ClaimAnswer> claim_identities(ShardId shard, Epoch epoch,
+                                            std::span<const IdentityClaim> claims) override {
     return t_.claim_identities(shard, epoch, claims);
   }
   Result<std::optional<StoredIdentity>> read_identity(ShardId shard, Epoch epoch,
