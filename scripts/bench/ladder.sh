@@ -21,13 +21,13 @@
 #
 # Environment (all optional):
 #   QIM_LADDER_RATES            offered rates of every configuration, msg/s (default: relay and embedded
-#                               "200 2000 10000", the seed's; distributed "200 1000 2000"; scylla-lwt
-#                               "20 200", form A's rows in the seed)
+#                               "200 2000 10000", the seed's; distributed "200 1000 1500 2000"; scylla-lwt
+#                               "20 40 80 200", form A's rows in the seed and the steps between)
 #   QIM_LADDER_RATES_<config>   the rates of one configuration, '-' as '_' (QIM_LADDER_RATES_scylla_p1)
 #   QIM_LADDER_SECONDS          seconds per step (20); QIM_LADDER_DRAIN: seconds to wait for late
 #                               deliveries after a step (10); QIM_LADDER_PAIRS: one-to-one pairs (100)
 #   QIM_LADDER_WARMUP           seconds at the first rate before a distributed ladder, not reported: the
-#                               JVM engines compile their hot paths first (30)
+#                               JVM engines compile their hot paths first (60; 30 left them cold)
 #   QIM_LADDER_RELAY_PORT (7750), QIM_LADDER_EMBEDDED_PORT (7760, admin +1)
 #   QIM_SKIP_BUILD=1            use ./build/release as it is
 #   The distributed deployment's own variables (scripts/distributed.sh: QIM_DISTRIBUTED_BASE_PORT,
@@ -59,7 +59,7 @@ done
 seconds=${QIM_LADDER_SECONDS:-20}
 drain=${QIM_LADDER_DRAIN:-10}
 pairs=${QIM_LADDER_PAIRS:-100}
-warmup=${QIM_LADDER_WARMUP:-30}
+warmup=${QIM_LADDER_WARMUP:-60}
 relay_port=${QIM_LADDER_RELAY_PORT:-7750}
 embedded_port=${QIM_LADDER_EMBEDDED_PORT:-7760}
 out=$(realpath -m "${QIM_LADDER_OUT:-bench-results/ladder-$(date -u +%Y%m%dT%H%M%SZ)}")
@@ -75,8 +75,8 @@ rates_of() {
   local var="QIM_LADDER_RATES_${1//-/_}" default
   case $1 in
     relay | embedded) default="200 2000 10000" ;;
-    scylla-lwt) default="20 200" ;;
-    *) default="200 1000 2000" ;;
+    scylla-lwt) default="20 40 80 200" ;;
+    *) default="200 1000 1500 2000" ;;
   esac
   echo "${!var:-${QIM_LADDER_RATES:-$default}}"
 }
