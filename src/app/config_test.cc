@@ -66,7 +66,7 @@ TEST(AppConfigTest, KafkaVariables) {
   EXPECT_EQ(defaults.log.kafka_append_timeout, std::chrono::milliseconds(5000));
   EXPECT_EQ(defaults.log.kafka_replication_factor, 1);
   EXPECT_EQ(defaults.log.kafka_linger, std::chrono::milliseconds(5));
-  EXPECT_EQ(defaults.log.kafka_fetch_wait, std::chrono::milliseconds(5));
+  EXPECT_EQ(defaults.log.kafka_fetch_wait, std::chrono::milliseconds(25));
   auto c = app_config_from_env(env({{"QIM_LOG_BACKEND", "kafka"},
                                     {"QIM_KAFKA_BROKERS", "10.0.0.1:9092,kafka-2:9093"},
                                     {"QIM_KAFKA_TOPIC_PREFIX", "prod_qim-1."},

@@ -23,7 +23,7 @@ struct LogOptions {
   std::string kafka_topic_prefix = "qim.";                       // QIM_KAFKA_TOPIC_PREFIX (kafka)
   std::chrono::milliseconds kafka_append_timeout{5000};          // QIM_KAFKA_APPEND_TIMEOUT_MS (kafka)
   std::chrono::milliseconds kafka_linger{5};                     // QIM_KAFKA_LINGER_MS (kafka)
-  std::chrono::milliseconds kafka_fetch_wait{5};                 // QIM_KAFKA_FETCH_WAIT_MS (kafka)
+  std::chrono::milliseconds kafka_fetch_wait{25};                // QIM_KAFKA_FETCH_WAIT_MS (kafka)
   int kafka_replication_factor = 1;                              // QIM_KAFKA_REPLICATION_FACTOR (kafka)
 };
 

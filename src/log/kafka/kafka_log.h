@@ -47,8 +47,8 @@ struct KafkaLogOptions {
   // How long an append may wait for others to share its produce request (linger.ms), and how long a fetch
   // may wait at the broker for a batch to gather (kafka_reader.h). Each costs that much latency at most
   // per hop; both save broker requests, the broker's largest cost under many small messages (decision 37).
-  std::chrono::milliseconds linger{5};      // QIM_KAFKA_LINGER_MS
-  std::chrono::milliseconds fetch_wait{5};  // QIM_KAFKA_FETCH_WAIT_MS
+  std::chrono::milliseconds linger{5};       // QIM_KAFKA_LINGER_MS
+  std::chrono::milliseconds fetch_wait{25};  // QIM_KAFKA_FETCH_WAIT_MS
   // How long open() may wait for the cluster (metadata, topic creation, leaders).
   std::chrono::milliseconds connect_timeout{10'000};
   // Bound of one watermark query, commit or committed() call.

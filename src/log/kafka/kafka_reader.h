@@ -40,7 +40,7 @@ struct ReaderOptions {
   // How long the broker may hold a fetch to gather kFetchBatchBytes (fetch.wait.max.ms, fetch.min.bytes);
   // 0: a fetch returns as soon as one record is there. Under load a held fetch carries many records where
   // an immediate one carries a few, at most this much later.
-  std::chrono::milliseconds fetch_wait{5};
+  std::chrono::milliseconds fetch_wait{25};
   static constexpr size_t kFetchBatchBytes = 64 * 1024;
 };
 
