@@ -151,16 +151,6 @@ Result<std::vector<Result<BeginOutcome>>> ContractStore::begin_dispatch_page(
   std::lock_guard lock(state->mu);
   QIM_ASSIGN_OR_RETURN(MailboxSeq frontier, owner_frontier(*state, shard, epoch));
 
-  // An identity write an earlier begin of the same id left in flight lands before this page reads the
-  // id, so the read sees what a claim one after the other would. A failed one stays with the record until
-  // this claim answers (the read tells what is stored). Usually none is pending: a finish waits for it.
-  for (size_t i = 0; i < page.size(); ++i) {
-    if (!checked[i].ok()) continue;
-    if (InflightRecord* rec = state->inflight.find(page[i].identity->id); rec && rec->identity_write) {
-      if (rec->identity_write->wait().ok()) rec->identity_write.reset();
-    }
-  }
-
   // One claim per distinct id, made by its first valid observation in the page. A later observation of
   // the same id finds what that claim left, exactly as if it had claimed after it.
   std::vector<IdentityClaim> claims;
@@ -173,6 +163,12 @@ Result<std::vector<Result<BeginOutcome>>> ContractStore::begin_dispatch_page(
     if (fresh) {
       claims.push_back(IdentityClaim{page[i].identity, page[i].observed});
       claimer.push_back(i);
+      // An identity write an earlier begin of this id left in flight lands before the claim reads the id,
+      // so the read sees what a claim one after the other would. A failed one stays with the record until
+      // this claim answers (the read tells what is stored). Usually none is pending: a finish waits for it.
+      if (InflightRecord* rec = state->inflight.find(page[i].identity->id); rec && rec->identity_write) {
+        if (rec->identity_write->wait().ok()) rec->identity_write.reset();
+      }
     }
     claim_of[i] = it->second;
   }

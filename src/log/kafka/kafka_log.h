@@ -46,7 +46,8 @@ struct KafkaLogOptions {
   std::chrono::milliseconds append_timeout{5000};  // QIM_KAFKA_APPEND_TIMEOUT_MS
   // How long an append may wait for others to share its produce request (linger.ms), and how long a fetch
   // may wait at the broker for a batch to gather (kafka_reader.h). Each costs that much latency at most
-  // per hop; both save broker requests, the broker's largest cost under many small messages (decision 37).
+  // per hop; both save broker requests, the broker's largest cost under many small messages (decisions 37,
+  // 39).
   std::chrono::milliseconds linger{5};       // QIM_KAFKA_LINGER_MS
   std::chrono::milliseconds fetch_wait{25};  // QIM_KAFKA_FETCH_WAIT_MS
   // How long open() may wait for the cluster (metadata, topic creation, leaders).
