@@ -64,6 +64,17 @@ ContractStore::ContractStore(std::unique_ptr<StoreBackend> backend, BackendConte
   if (page_max) page_limit_ = std::clamp<uint32_t>(*page_max, 1, page_limit_);
 }
 
+// A store dropped and opened again over the same data (a graceful restart, a test's) must find every
+// claim its begins answered: without this wait a write still in flight could land after the new store read
+// the identity, which would answer Fresh where the old store had claimed it.
+ContractStore::~ContractStore() {
+  std::lock_guard lock(shards_mu_);
+  for (auto& [shard, state] : shards_) {
+    std::lock_guard shard_lock(state->mu);
+    state->inflight.wait_identity_writes();
+  }
+}
+
 Result<ContractStore::ShardState*> ContractStore::shard_state(ShardId shard) {
   QIM_RETURN_IF_ERROR(context_.shards.check(shard));
   std::lock_guard lock(shards_mu_);
@@ -376,6 +387,9 @@ void ContractStore::abandon_dispatch(ShardId shard, Epoch epoch, const DispatchI
   if (!state.ok()) return;
   std::lock_guard lock((*state)->mu);
   if (InflightRecord* rec = (*state)->inflight.find(dispatch_id); rec && rec->epoch == epoch) {
+    // Its identity write lands before the record is forgotten, so that a later begin of the id (a replay)
+    // reads what this begin claimed, as it would had the write not overlapped anything.
+    if (rec->identity_write) (void)rec->identity_write->wait();
     (*state)->inflight.erase(dispatch_id);
   }
 }

@@ -29,6 +29,11 @@ class ContractStore final : public MailboxStore {
   // page_max: QIM_MAILBOX_FINISH_PAGE_MAX; it can only lower the backend's declared limit.
   ContractStore(std::unique_ptr<StoreBackend> backend, BackendContext context,
                 std::optional<uint32_t> page_max, FenceCheck fence = {});
+  // Waits for the identity writes begins left in flight (store.h, ~MailboxStore). Call with no other
+  // call of this store running.
+  ~ContractStore() override;
+  ContractStore(const ContractStore&) = delete;
+  ContractStore& operator=(const ContractStore&) = delete;
 
   std::string_view backend_name() const override { return backend_->name(); }
   uint32_t finish_page_limit() const override { return page_limit_; }

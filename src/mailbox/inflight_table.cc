@@ -38,6 +38,13 @@ size_t InflightTable::erase_covered(MailboxSeq w) {
   });
 }
 
+void InflightTable::wait_identity_writes() {
+  for (auto& [id, record] : records_) {
+    if (record.identity_write) (void)record.identity_write->wait();
+    record.identity_write.reset();
+  }
+}
+
 InflightRecord* InflightTable::find(const DispatchId& id) {
   auto it = records_.find(id);
   return it == records_.end() ? nullptr : &it->second;

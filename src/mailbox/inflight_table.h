@@ -40,6 +40,9 @@ class InflightTable {
   // With this called on each frontier move, the table holds only records begun above the frontier.
   size_t erase_covered(MailboxSeq w);
   size_t size() const { return records_.size(); }
+  // Blocks until every tracked record's identity write is done (their outcomes are dropped: whoever
+  // calls this is about to forget the records).
+  void wait_identity_writes();
 
  private:
   std::unordered_map<DispatchId, InflightRecord> records_;

@@ -108,6 +108,11 @@ struct SweepOutcome {
 
 class MailboxStore {
  public:
+  // Waits for the identity writes begins left in flight (scylla, see begin_dispatch_page), so that a
+  // store opened again over the same data answers every begin this one answered as Existing. A process
+  // killed first may lose such a write; a replay's begin of that record then answers Fresh again, at the
+  // same canonical offset when the log replays from the last finished position, and its entries are
+  // rewritten at the same seq (decision 40).
   virtual ~MailboxStore() = default;
 
   // The backend's name ("memory", "embedded", "redis", "scylla", "scylla-lwt").

@@ -150,5 +150,24 @@ TEST_F(PendingIdentityTest, AFailedIdentityWriteFailsTheFinishUntilTheRecordIsBe
   EXPECT_EQ((*after)[1].seq, seq_of(1, 11));
 }
 
+// A store dropped (a graceful restart) or a record abandoned leaves no identity write behind: the next
+// store over the same data, or a later begin of the id, must read the claim these begins answered.
+TEST_F(PendingIdentityTest, DroppingTheStoreOrAbandoningARecordWaitsForItsIdentityWrite) {
+  const auto kept = to_bob("kept", 1);
+  const auto dropped = to_bob("dropped", 2);
+  ASSERT_TRUE(is_ok(store_->begin_dispatch(kShard, kEpoch, kept.identity, Offset{10})));
+  ASSERT_TRUE(is_ok(store_->begin_dispatch(kShard, kEpoch, dropped.identity, Offset{11})));
+  ASSERT_EQ(backend_->writes.size(), 2u);
+  const auto kept_write = backend_->writes[0];
+  const auto dropped_write = backend_->writes[1];
+
+  store_->abandon_dispatch(kShard, kEpoch, dropped.identity.id);
+  EXPECT_EQ(dropped_write->waits, 1) << "abandon forgot a record whose identity write was in flight";
+  EXPECT_EQ(kept_write->waits, 0);
+
+  store_.reset();
+  EXPECT_EQ(kept_write->waits, 1) << "the store was dropped with an identity write in flight";
+}
+
 }  // namespace
 }  // namespace qim::test
