@@ -13,15 +13,17 @@
 #   bash scripts/bench/ladder.sh --report RESULTS-DIR       rebuild the report of a run from its logs/
 #
 # Results in $QIM_LADDER_OUT (default bench-results/ladder-<UTC time>): ladder.md (the seed's table, each
-# configuration against the relay, the seed's ratios per step, then qim-load's own tables per configuration
-# with the CPU of every process and what the engine counted), ladder.csv (every step), ladder.png (e2e P99
+# configuration against the relay, the seed's ratios per step, issue 10's targets judged on this run, then
+# qim-load's own tables per configuration with the CPU of every process and what the engine counted),
+# ladder.csv (every step), ladder.png (e2e P99
 # against offered rate, one line per configuration, the SLO drawn), and the logs. A progress line per
 # second comes on stdout. Steps past saturation stay in the table with delivered % and the backlog; a step
 # that falls behind leaves its backlog to the next step of the same configuration.
 #
 # Environment (all optional):
 #   QIM_LADDER_RATES            offered rates of every configuration, msg/s (default: relay and embedded
-#                               "200 2000 10000", the seed's; distributed "200 1000 1500 2000"; scylla-lwt
+#                               "200 2000 8000 10000", the seed's and issue 10's CPU target; distributed
+#                               "200 1000 1500 2000"; scylla-lwt
 #                               "20 40 80 200", form A's rows in the seed and the steps between)
 #   QIM_LADDER_RATES_<config>   the rates of one configuration, '-' as '_' (QIM_LADDER_RATES_scylla_p1)
 #   QIM_LADDER_SECONDS          seconds per step (20); QIM_LADDER_DRAIN: seconds to wait for late
@@ -68,13 +70,14 @@ bench_name=ladder
 source scripts/bench/lib.sh
 
 # The rates of a configuration: its own variable, else QIM_LADDER_RATES, else the defaults: the seed's
-# 200 / 2,000 / 10,000 for relay and embedded, 200 / 1,000 / 2,000 for the distributed deployment (all of
-# it on this machine's 2 cores saturates below 2,000; a 10,000 step there leaves 200,000 messages to drain
-# before the deployment can stop), 20 / 200 for form A (the seed's rows).
+# 200 / 2,000 / 10,000 for relay and embedded, with 8,000 between (issue 10 sets the embedded CPU target
+# there); 200 / 1,000 / 1,500 / 2,000 for the distributed deployment (all of it on this machine's 2 cores
+# saturates below 2,000; a 10,000 step there leaves 200,000 messages to drain before the deployment can
+# stop); 20 / 40 / 80 / 200 for form A (the seed's rows and the steps between).
 rates_of() {
   local var="QIM_LADDER_RATES_${1//-/_}" default
   case $1 in
-    relay | embedded) default="200 2000 10000" ;;
+    relay | embedded) default="200 2000 8000 10000" ;;
     scylla-lwt) default="20 40 80 200" ;;
     *) default="200 1000 1500 2000" ;;
   esac

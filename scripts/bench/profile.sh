@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where the CPU of the embedded `qim up` goes at a fixed offered rate (docs/benchmarks.md, "Profiling"):
 # starts `qim up`, drives qim-load at RATE, records the server with perf (call graphs) for the middle of the
-# run, and writes perf's top symbols and libraries.
+# run, and writes perf's top symbols, libraries and thread roles.
 #
 #   bash scripts/bench/profile.sh [RATE] [SECONDS]       default 2000 msg/s, 20 s recorded
 #
@@ -34,4 +34,8 @@ wait "$load"
 tidy() { grep -v '^#' | grep -v '^$' | sed -E 's/[[:space:]]+-[[:space:]]+-[[:space:]]*$//; s/[[:space:]]+$//; s/  +/ /g'; }
 perf report -i "$out/perf.data" --no-children -g none --sort symbol --stdio 2>/dev/null | tidy | head -60 >"$out/top-symbols.txt"
 perf report -i "$out/perf.data" --no-children -g none --sort dso --stdio 2>/dev/null | tidy | head -25 >"$out/top-dsos.txt"
-echo "profile: $out/top-symbols.txt, $out/top-dsos.txt, $out/load.md (perf.data kept for perf report -i)"
+# By role: threads are named role + number (node-s3, qim-fanout-p12), so the numbers are summed away.
+perf report -i "$out/perf.data" --no-children -g none --sort comm --stdio 2>/dev/null | tidy |
+  awk '{ share = $1; sub(/%$/, "", share); $1 = ""; sub(/^ /, ""); sub(/[0-9]+$/, "N"); by[$0] += share }
+       END { for (role in by) printf "%6.2f%% %s\n", by[role], role }' | sort -rn >"$out/top-threads.txt"
+echo "profile: $out/top-symbols.txt, $out/top-dsos.txt, $out/top-threads.txt, $out/load.md (perf.data kept for perf report -i)"

@@ -78,6 +78,82 @@ std::string engine_ops(const LadderRow& r) {
   return "-";
 }
 
+// One line of the targets table: what was measured, the bound, and whether the run meets it.
+struct Target {
+  std::string what;
+  std::optional<double> measured;
+  int digits;
+  bool at_least;  // the measure must be >= bound (else <=)
+  double bound;
+  std::string bound_text;
+};
+
+std::string target_row(const Target& t) {
+  std::string verdict = "not measured";
+  if (t.measured) {
+    const bool met = t.at_least ? *t.measured >= t.bound : *t.measured <= t.bound;
+    verdict = met ? "met" : "not met";
+  }
+  return "| " + t.what + " | " + opt(t.measured, t.digits) + " | " + t.bound_text + " | " + verdict + " |\n";
+}
+
+// The highest rate both configurations ran and delivered in full: where a ratio of their P99s compares
+// two working pipelines rather than one queue against another.
+std::optional<double> highest_common_delivered(const std::vector<LadderRow>& rows, std::string_view a,
+                                               std::string_view b) {
+  std::optional<double> best;
+  for (const auto& r : rows) {
+    if (r.config != a || !all_delivered(r)) continue;
+    const LadderRow* other = find(rows, b, r.offered);
+    if (other && all_delivered(*other) && (!best || r.offered > *best)) best = r.offered;
+  }
+  return best;
+}
+
+// Issue 10's performance targets, judged on this run alone.
+std::string targets_markdown(const std::vector<LadderRow>& rows) {
+  auto value = [&](std::string_view config, double rate, auto get) -> std::optional<double> {
+    const LadderRow* r = find(rows, config, rate);
+    return r ? get(*r) : std::nullopt;
+  };
+  auto within_slo = [](const LadderRow& r) { return r.slo; };
+  std::optional<double> embedded_share;
+  if (auto e = highest(rows, "embedded", within_slo), relay = highest(rows, "relay", within_slo); e && relay)
+    embedded_share = *e / *relay;
+  std::optional<double> p64_over_p1;
+  std::string common = "no such step";
+  if (auto rate = highest_common_delivered(rows, "scylla-p64", "scylla-p1")) {
+    common = fixed(*rate, 0) + " msg/s";
+    const LadderRow* p64 = find(rows, "scylla-p64", *rate);
+    const LadderRow* p1 = find(rows, "scylla-p1", *rate);
+    if (p1->e2e_p99 > 0) p64_over_p1 = p64->e2e_p99 / p1->e2e_p99;
+  }
+  std::optional<double> over_lwt;
+  if (auto a = highest(rows, "scylla-p64", all_delivered), b = highest(rows, "scylla-lwt", all_delivered);
+      a && b)
+    over_lwt = *a / *b;
+  const std::vector<Target> targets = {
+      {"embedded: highest rate within the SLO ÷ the relay's", embedded_share, 3, true, 1.0 / 3, ">= 0.333"},
+      {"embedded: e2e P50 at 2,000 msg/s (ms)",
+       value("embedded", 2000, [](const LadderRow& r) { return std::optional<double>(r.e2e_p50); }), 1, false,
+       5, "<= 5"},
+      {"embedded: QIM CPU per message at 8,000 msg/s (µs)",
+       value("embedded", 8000, [](const LadderRow& r) { return r.qim_us_per_msg(); }), 0, false, 100,
+       "<= 100"},
+      {"scylla page 64: highest rate within the SLO (msg/s)", highest(rows, "scylla-p64", within_slo), 0,
+       true, 2000, ">= 2000"},
+      {"page 64 ÷ page 1 e2e P99 at the highest step both delivered in full (" + common + ")", p64_over_p1, 3,
+       false, 0.15, "<= 0.15"},
+      {"scylla page 64 ÷ scylla-lwt, highest rate at 100% delivered", over_lwt, 1, true, 50, ">= 50"},
+  };
+  std::string out =
+      "\n**Issue 10's targets, this run alone** (a target whose steps did not run is not measured; the "
+      "relay's highest rate is capped by its last step).\n\n"
+      "| target | measured | bound | verdict |\n|---|---|---|---|\n";
+  for (const auto& t : targets) out += target_row(t);
+  return out;
+}
+
 }  // namespace
 
 std::optional<double> LadderRow::store_engine_cores() const {
@@ -267,7 +343,7 @@ std::string ladder_markdown(const std::vector<LadderRow>& rows) {
   const auto lwt_all = highest(rows, "scylla-lwt", all_delivered);
   out += "\nscylla (page 64) ÷ scylla-lwt, highest rate at 100% delivered: " + opt(p64_all, 0) + " ÷ " +
          opt(lwt_all, 0) + " = " + ratio(p64_all, lwt_all) + ".\n";
-  return out;
+  return out + targets_markdown(rows);
 }
 
 }  // namespace qim::load

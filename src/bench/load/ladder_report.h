@@ -3,7 +3,7 @@
 // configuration concatenated (one header each is fine), and renders the seed's table (ADR-0022), each
 // configuration's highest rate within the SLO as a ratio to the relay's, and the ratios the seed's
 // conclusions rest on, per step: page 64 / page 1 (e2e P99, store CPU per message), scylla / scylla-lwt
-// (highest rate at 100% delivered, LWT per record), scylla / redis (e2e P99).
+// (highest rate at 100% delivered, LWT per record), scylla / redis (e2e P99); then issue 10's targets.
 //
 // Configuration names the ratios look for: relay, embedded, scylla-p64, scylla-p1, scylla-lwt, redis.
 // Any other name is shown in the table and left out of the ratios.
@@ -46,7 +46,8 @@ struct LadderRow {
 // that does not parse or a header without a column the report needs.
 Result<std::vector<LadderRow>> parse_ladder_csv(std::string_view text);
 
-// The Markdown report: the table, the ceiling ratios and the seed's ratios.
+// The Markdown report: the table, the ceiling ratios, the seed's ratios, and issue 10's performance
+// targets with this run's figure and verdict for each.
 std::string ladder_markdown(const std::vector<LadderRow>& rows);
 
 }  // namespace qim::load

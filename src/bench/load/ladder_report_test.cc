@@ -82,6 +82,43 @@ TEST(LadderReport, ShowsSaturationAndTheSeedsRatios) {
   }
 }
 
+TEST(LadderReport, JudgesIssueTensTargetsOnTheRunAlone) {
+  auto embedded2000 = step("embedded", 2000, 20000, 20000, 12);  // P50 6 ms: over the 5 ms bound
+  auto embedded8000 = step("embedded", 8000, 80000, 80000, 100);
+  embedded8000.server_cores = 0.6;  // 75 µs per message
+  auto relay8000 = step("relay", 8000, 80000, 80000, 1);
+  auto relay10000 = step("relay", 10000, 100000, 100000, 1);
+  // page 1 delivers 1,000 in full but not 2,000: the ratio is taken at 1,000 (100 / 800 ms).
+  auto p64_1000 = step("scylla-p64", 1000, 10000, 10000, 100);
+  auto p64_2000 = step("scylla-p64", 2000, 20000, 20000, 240);
+  auto p1_1000 = step("scylla-p1", 1000, 10000, 10000, 800);
+  auto p1_2000 = step("scylla-p1", 2000, 20000, 19000, 9000);
+  auto lwt40 = step("scylla-lwt", 40, 400, 400, 2000);
+  auto rows = parse_ladder_csv(csv({relay8000, relay10000}) + csv({embedded2000, embedded8000}) +
+                               csv({p64_1000, p64_2000}) + csv({p1_1000, p1_2000}) + csv({lwt40}));
+  ASSERT_TRUE(rows.ok()) << rows.error().to_string();
+  const std::string md = ladder_markdown(*rows);
+  const std::string targets = md.substr(md.find("**Issue 10's targets"));
+  EXPECT_NE(targets.find("highest rate within the SLO ÷ the relay's | 0.800 | >= 0.333 | met |"),
+            std::string::npos)
+      << targets;
+  EXPECT_NE(targets.find("e2e P50 at 2,000 msg/s (ms) | 6.0 | <= 5 | not met |"), std::string::npos);
+  EXPECT_NE(targets.find("at 8,000 msg/s (µs) | 75 | <= 100 | met |"), std::string::npos);
+  EXPECT_NE(targets.find("page 64: highest rate within the SLO (msg/s) | 2000 | >= 2000 | met |"),
+            std::string::npos);
+  EXPECT_NE(targets.find("delivered in full (1000 msg/s) | 0.125 | <= 0.15 | met |"), std::string::npos);
+  EXPECT_NE(targets.find("100% delivered | 50.0 | >= 50 | met |"), std::string::npos);
+
+  // Without the embedded and form A rows those targets are not measured, never met.
+  auto partial = parse_ladder_csv(csv({relay8000}) + csv({p64_1000}) + csv({p1_2000}));
+  ASSERT_TRUE(partial.ok());
+  const std::string none = ladder_markdown(*partial);
+  EXPECT_NE(none.find("at 8,000 msg/s (µs) | - | <= 100 | not measured |"), std::string::npos) << none;
+  EXPECT_NE(none.find("delivered in full (no such step) | - | <= 0.15 | not measured |"), std::string::npos)
+      << none;
+  EXPECT_EQ(none.find("| met |"), std::string::npos) << none;
+}
+
 TEST(LadderReport, RefusesARowItCannotRead) {
   const std::string header = csv({}).substr(0, csv({}).find('\n') + 1);
   auto r = parse_ladder_csv(header + "relay,lots,1,1,1,1,1,100,1,1,1,1,1,,,,,,,0,0,pass,,,\n");
