@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "log/kafka/kafka_defaults.h"
 #include "log/log.h"
 
 namespace qim {
@@ -21,10 +22,11 @@ struct LogOptions {
   uint64_t segment_bytes = 64ull << 20;                          // QIM_LOG_SEGMENT_BYTES (embedded)
   std::vector<std::string> kafka_brokers = {"127.0.0.1:19092"};  // QIM_KAFKA_BROKERS (kafka)
   std::string kafka_topic_prefix = "qim.";                       // QIM_KAFKA_TOPIC_PREFIX (kafka)
-  std::chrono::milliseconds kafka_append_timeout{5000};          // QIM_KAFKA_APPEND_TIMEOUT_MS (kafka)
-  std::chrono::milliseconds kafka_linger{5};                     // QIM_KAFKA_LINGER_MS (kafka)
-  std::chrono::milliseconds kafka_fetch_wait{25};                // QIM_KAFKA_FETCH_WAIT_MS (kafka)
-  int kafka_replication_factor = 1;                              // QIM_KAFKA_REPLICATION_FACTOR (kafka)
+  // kafka: QIM_KAFKA_APPEND_TIMEOUT_MS, QIM_KAFKA_LINGER_MS, QIM_KAFKA_FETCH_WAIT_MS (kafka_defaults.h)
+  std::chrono::milliseconds kafka_append_timeout = kafka::kDefaultAppendTimeout;
+  std::chrono::milliseconds kafka_linger = kafka::kDefaultLinger;
+  std::chrono::milliseconds kafka_fetch_wait = kafka::kDefaultFetchWait;
+  int kafka_replication_factor = 1;  // QIM_KAFKA_REPLICATION_FACTOR (kafka)
 };
 
 // True if every role using logs of this backend must share one process.

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "log/kafka/kafka_defaults.h"
 #include "log/kafka/kafka_offsets.h"
 #include "log/kafka/kafka_producer.h"
 #include "log/kafka/kafka_reader.h"
@@ -43,13 +44,13 @@ struct KafkaLogOptions {
   // are set above it by kKeyAndFramingBytes, room for the key and the batch framing.
   size_t max_record_bytes = 1'000'000;
   // How long an append may wait for its acknowledgement (message.timeout.ms), then it fails with Timeout.
-  std::chrono::milliseconds append_timeout{5000};  // QIM_KAFKA_APPEND_TIMEOUT_MS
+  std::chrono::milliseconds append_timeout = kafka::kDefaultAppendTimeout;  // QIM_KAFKA_APPEND_TIMEOUT_MS
   // How long an append may wait for others to share its produce request (linger.ms), and how long a fetch
   // may wait at the broker for a batch to gather (kafka_reader.h). Each costs that much latency at most
   // per hop; both save broker requests, the broker's largest cost under many small messages (decisions 37,
   // 39).
-  std::chrono::milliseconds linger{5};       // QIM_KAFKA_LINGER_MS
-  std::chrono::milliseconds fetch_wait{25};  // QIM_KAFKA_FETCH_WAIT_MS
+  std::chrono::milliseconds linger = kafka::kDefaultLinger;         // QIM_KAFKA_LINGER_MS
+  std::chrono::milliseconds fetch_wait = kafka::kDefaultFetchWait;  // QIM_KAFKA_FETCH_WAIT_MS
   // How long open() may wait for the cluster (metadata, topic creation, leaders).
   std::chrono::milliseconds connect_timeout{10'000};
   // Bound of one watermark query, commit or committed() call.

@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "log/kafka/kafka_defaults.h"
 #include "log/kafka/kafka_handle.h"
 #include "log/log.h"
 
@@ -32,10 +33,11 @@ namespace qim::kafka {
 struct ProducerOptions {
   std::vector<std::string> brokers;
   std::string topic;
-  std::chrono::milliseconds message_timeout{5000};  // message.timeout.ms: the bound of one append
-  size_t max_message_bytes = 1 << 20;               // message.max.bytes (= the topic's max.message.bytes)
-  std::shared_ptr<spdlog::logger> logger;           // must not be null
-  std::chrono::milliseconds linger{5};              // linger.ms: SEND_ACK waits for the batch too
+  // message.timeout.ms: the bound of one append.
+  std::chrono::milliseconds message_timeout = kDefaultAppendTimeout;
+  size_t max_message_bytes = 1 << 20;                 // message.max.bytes (= the topic's max.message.bytes)
+  std::shared_ptr<spdlog::logger> logger;             // must not be null
+  std::chrono::milliseconds linger = kDefaultLinger;  // linger.ms: SEND_ACK waits for the batch too
 };
 
 class Producer {

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "log/kafka/kafka_defaults.h"
 #include "log/kafka/kafka_handle.h"
 #include "log/log.h"
 
@@ -40,7 +41,7 @@ struct ReaderOptions {
   // How long the broker may hold a fetch to gather kFetchBatchBytes (fetch.wait.max.ms, fetch.min.bytes);
   // 0: a fetch returns as soon as one record is there. Under load a held fetch carries many records where
   // an immediate one carries a few, at most this much later.
-  std::chrono::milliseconds fetch_wait{25};
+  std::chrono::milliseconds fetch_wait = kDefaultFetchWait;
   static constexpr size_t kFetchBatchBytes = 64 * 1024;
 };
 
