@@ -30,10 +30,11 @@ load=$!
 sleep "$((seconds / 4))"
 perf record -F 499 -g -p "$server" -o "$out/perf.data" -- sleep "$seconds" 2>"$out/perf-record.log"
 wait "$load"
+# sed -n, not head: head would close the pipe early and fail the run under pipefail.
 # perf pads its columns to the longest C++ symbol: one space between fields, no header lines.
 tidy() { grep -v '^#' | grep -v '^$' | sed -E 's/[[:space:]]+-[[:space:]]+-[[:space:]]*$//; s/[[:space:]]+$//; s/  +/ /g'; }
-perf report -i "$out/perf.data" --no-children -g none --sort symbol --stdio 2>/dev/null | tidy | head -60 >"$out/top-symbols.txt"
-perf report -i "$out/perf.data" --no-children -g none --sort dso --stdio 2>/dev/null | tidy | head -25 >"$out/top-dsos.txt"
+perf report -i "$out/perf.data" --no-children -g none --sort symbol --stdio 2>/dev/null | tidy | sed -n 1,60p >"$out/top-symbols.txt"
+perf report -i "$out/perf.data" --no-children -g none --sort dso --stdio 2>/dev/null | tidy | sed -n 1,25p >"$out/top-dsos.txt"
 # By role: threads are named role + number (node-s3, qim-fanout-p12), so the numbers are summed away.
 perf report -i "$out/perf.data" --no-children -g none --sort comm --stdio 2>/dev/null | tidy |
   awk '{ share = $1; sub(/%$/, "", share); $1 = ""; sub(/^ /, ""); sub(/[0-9]+$/, "N"); by[$0] += share }
