@@ -30,6 +30,10 @@
 #                               deliveries after a step (10); QIM_LADDER_PAIRS: one-to-one pairs (100)
 #   QIM_LADDER_WARMUP           seconds at the first rate before a distributed ladder, not reported: the
 #                               JVM engines compile their hot paths first (60; 30 left them cold)
+#   QIM_LADDER_IDLE_BUSY        before each configuration the ladder flushes dirty pages (sync) and waits
+#                               until the cores' busy share stays below this for 3 s (0.15), at most
+#                               QIM_LADDER_SETTLE_MAX seconds (120): the last configuration's exiting
+#                               engines and writeback stay out of the next one's steps; 1 skips the wait
 #   QIM_LADDER_RELAY_PORT (7750), QIM_LADDER_EMBEDDED_PORT (7760, admin +1)
 #   QIM_SKIP_BUILD=1            use ./build/release as it is
 #   The distributed deployment's own variables (scripts/distributed.sh: QIM_DISTRIBUTED_BASE_PORT,
@@ -62,6 +66,8 @@ seconds=${QIM_LADDER_SECONDS:-20}
 drain=${QIM_LADDER_DRAIN:-10}
 pairs=${QIM_LADDER_PAIRS:-100}
 warmup=${QIM_LADDER_WARMUP:-60}
+idle_busy=${QIM_LADDER_IDLE_BUSY:-0.15}
+settle_max=${QIM_LADDER_SETTLE_MAX:-120}
 relay_port=${QIM_LADDER_RELAY_PORT:-7750}
 embedded_port=${QIM_LADDER_EMBEDDED_PORT:-7760}
 out=$(realpath -m "${QIM_LADDER_OUT:-bench-results/ladder-$(date -u +%Y%m%dT%H%M%SZ)}")
@@ -158,8 +164,30 @@ run_distributed() {
   distributed_down "$c"
 }
 
+# settle CONFIG: sync, then wait for the machine to be idle (see QIM_LADDER_IDLE_BUSY); one progress line
+# a second, and a line for the report in logs/settle.md.
+settle() {
+  local t0=$SECONDS calm=0 busy synced
+  sync
+  synced=$((SECONDS - t0))
+  busy=$(cpu_busy)
+  while ((SECONDS - t0 < settle_max)); do
+    if awk -v b="$busy" -v l="$idle_busy" 'BEGIN { exit !(b < l) }'; then
+      calm=$((calm + 1))
+      ((calm >= 3)) && break
+    else
+      calm=0
+      say "$1: waiting for the machine to settle (cores $busy busy)"
+    fi
+    busy=$(cpu_busy)
+  done
+  say "$1: settled after $((SECONDS - t0)) s (sync ${synced} s; cores $busy busy)"
+  echo "- $1: started after $((SECONDS - t0)) s of settling (sync ${synced} s), cores $busy busy" >>"$out/logs/settle.md"
+}
+
 for c in "${configs[@]}"; do
   [[ $report_only == 0 ]] || break
+  settle "$c"
   case $c in
     relay) run_relay ;;
     embedded) run_embedded ;;
@@ -176,6 +204,12 @@ merge_csvs "$out/ladder.csv" "${configs[@]}"
   echo
   cat "$out/logs/settings.md"
   echo
+  if [[ -s $out/logs/settle.md ]]; then
+    echo "Before each configuration (sync, then until the cores were below $idle_busy busy for 3 s):"
+    echo
+    cat "$out/logs/settle.md"
+    echo
+  fi
   echo "SLO: 100% delivered and e2e P99 <= 250 ms. Backlog: messages sent in the step and not delivered by"
   echo "its end."
   echo "Engine counts (writes / reads / LWT) are Cassandra's own table metrics over the step, per message"

@@ -14,6 +14,19 @@ stamp=$(date +%s)
 export QIM_RUN_DIR=${QIM_RUN_DIR:-$out/logs/engines}
 
 say() { printf '[%s %s] %s\n' "$bench_name" "$(date +%H:%M:%S)" "$*"; }
+# cpu_busy: the share of all cores not idle over the next second, from /proc/stat; time waiting for I/O
+# counts as busy (a disk still writing back would slow the next configuration's syncs).
+cpu_busy() {
+  local a b
+  a=$(head -1 /proc/stat)
+  sleep 1
+  b=$(head -1 /proc/stat)
+  awk -v a="$a" -v b="$b" 'BEGIN {
+    n = split(a, x, " "); split(b, y, " "); total = 0
+    for (i = 2; i <= n; i++) total += y[i] - x[i]
+    idle = y[5] - x[5]
+    printf "%.2f", (total > 0 ? 1 - idle / total : 0) }'
+}
 die() { printf '[%s %s] ERROR: %s\n' "$bench_name" "$(date +%H:%M:%S)" "$*" >&2; exit 1; }
 
 # A background process of the script, stopped on exit whatever happens.

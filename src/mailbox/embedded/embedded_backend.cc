@@ -87,8 +87,8 @@ class EmbeddedBackend final : public StoreBackend {
     db_options.max_background_jobs = 2;
     db_options.keep_log_file_num = 4;
     // Writers wait for the write group's leader without spinning first: on 2 cores the spin only takes
-    // the CPU the leader needs. No measurable change either way (docs/benchmarks.md, "Latest results");
-    // the published figures were taken with it.
+    // the CPU the leader needs. No measurable change either way (docs/benchmarks.md, "Embedded against
+    // the relay: fewer syncs"); the published figures were taken with it.
     db_options.enable_write_thread_adaptive_yield = false;
     rocksdb::ColumnFamilyOptions merged;
     merged.merge_operator = max_merge_;
