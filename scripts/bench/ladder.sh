@@ -33,7 +33,8 @@
 #   QIM_LADDER_IDLE_BUSY        before each configuration the ladder flushes dirty pages (sync) and waits
 #                               until the cores' busy share stays below this for 3 s (0.15), at most
 #                               QIM_LADDER_SETTLE_MAX seconds (120): the last configuration's exiting
-#                               engines and writeback stay out of the next one's steps; 1 skips the wait
+#                               engines and writeback stay out of the next one's steps; 1 skips the wait.
+#                               The report also lists the disk's writes and flushes per configuration.
 #   QIM_LADDER_RELAY_PORT (7750), QIM_LADDER_EMBEDDED_PORT (7760, admin +1)
 #   QIM_SKIP_BUILD=1            use ./build/release as it is
 #   The distributed deployment's own variables (scripts/distributed.sh: QIM_DISTRIBUTED_BASE_PORT,
@@ -112,8 +113,12 @@ run_load() {
   shift
   for r in $(rates_of "$c"); do rate_args+=(--rate "$r"); done
   say "$c: steps $(rates_of "$c") msg/s"
+  local disk_before
+  disk_before=$(disk_sample "$out")
   "$load" "$@" --pairs "$pairs" "${rate_args[@]}" --duration "$seconds" --drain "$drain" --config "$c" \
     --csv "$out/logs/$c.csv" --markdown "$out/logs/$c.md" | tee "$out/logs/$c.load.log" | grep --line-buffered -E '^(step|  t=|  )'
+  # The disk over the configuration's steps: the embedded rows wait on its flushes.
+  echo "- $c: $(disk_delta "$disk_before" "$(disk_sample "$out")")" >>"$out/logs/disk.md"
 }
 
 run_relay() {
@@ -208,6 +213,12 @@ merge_csvs "$out/ladder.csv" "${configs[@]}"
     echo "Before each configuration (sync, then until the cores were below $idle_busy busy for 3 s):"
     echo
     cat "$out/logs/settle.md"
+    echo
+  fi
+  if [[ -s $out/logs/disk.md ]]; then
+    echo "The disk that holds the results folder, over each configuration's steps (/proc/diskstats):"
+    echo
+    cat "$out/logs/disk.md"
     echo
   fi
   echo "SLO: 100% delivered and e2e P99 <= 250 ms. Backlog: messages sent in the step and not delivered by"

@@ -27,6 +27,24 @@ cpu_busy() {
     idle = y[5] - x[5]
     printf "%.2f", (total > 0 ? 1 - idle / total : 0) }'
 }
+# disk_sample DIR: "writes ms_writing flushes ms_flushing sectors_written" of the disk that holds DIR
+# (/proc/diskstats; a partition is counted on its disk, where the flushes are), or nothing if unknown.
+disk_sample() {
+  local dev disk
+  dev=$(df --output=source "$1" 2>/dev/null | tail -1)
+  disk=$(lsblk -no pkname "$dev" 2>/dev/null | head -1)
+  [[ -n $disk ]] || disk=${dev#/dev/}
+  awk -v d="$disk" '$3 == d { print $8, $11, $19, $20, $10 }' /proc/diskstats
+}
+# disk_delta BEFORE AFTER: one line saying what the disk did between two samples (mean latencies).
+disk_delta() {
+  [[ -n $1 && -n $2 ]] || { echo "not measured"; return; }
+  awk -v a="$1" -v b="$2" 'BEGIN {
+    split(a, x, " "); split(b, y, " ")
+    w = y[1] - x[1]; f = y[3] - x[3]
+    printf "%d writes (mean %.2f ms), %d flushes (mean %.2f ms), %.0f MiB written\n",
+      w, (w > 0 ? (y[2] - x[2]) / w : 0), f, (f > 0 ? (y[4] - x[4]) / f : 0), (y[5] - x[5]) / 2048 }'
+}
 die() { printf '[%s %s] ERROR: %s\n' "$bench_name" "$(date +%H:%M:%S)" "$*" >&2; exit 1; }
 
 # A background process of the script, stopped on exit whatever happens.
