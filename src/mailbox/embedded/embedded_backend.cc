@@ -191,7 +191,7 @@ class EmbeddedBackend final : public StoreBackend {
       buckets.emplace(e.user.str(), day.value);
     }
     // The ledger locks cover the write so a concurrent sweep's compare-and-set sees the registration;
-    // taken in ascending order, so two writers never wait for each other's.
+    // taken in ascending order (a std::set), so writers that need several never deadlock.
     std::vector<std::unique_lock<std::mutex>> locks;
     for (uint32_t i : stripes) locks.emplace_back(ledgers_[i].mu);
     QIM_RETURN_IF_ERROR(register_buckets(buckets, batch));
