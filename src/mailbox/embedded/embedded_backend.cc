@@ -120,18 +120,12 @@ class EmbeddedBackend final : public StoreBackend {
   std::string_view name() const override { return "embedded"; }
   uint32_t declared_page_limit() const override { return 64; }
 
+  // One claim is a page of one: the same lock, read and write as claim_identities.
   Result<std::optional<StoredIdentity>> claim_identity(ShardId shard, Epoch epoch,
                                                        const DispatchIdentity& identity,
                                                        Offset observed) override {
-    std::lock_guard lock(identity_mu(shard));  // read-then-write must not interleave: first writer wins
-    const std::string key = embedded::identity_key(shard, epoch, identity.id);
-    QIM_ASSIGN_OR_RETURN(auto stored, live_identity(key, identity.id));
-    if (stored) return stored;
-    counters_.inserts++;
-    const int64_t expires = context_.clock->now_ms() + kDispatchIdentityTtlSeconds * 1000;
-    const std::string value = embedded::identity_value(StoredIdentity{identity, observed}, expires);
-    QIM_RETURN_IF_ERROR(rocks_status(db_->Put(write_, handles_[kIdentity], key, value), "write identity"));
-    return std::optional<StoredIdentity>();
+    const IdentityClaim one{&identity, observed};
+    return std::move(claim_identities(shard, epoch, std::span(&one, 1)).front().stored);
   }
 
   // The page's claims under one hold of the stripe's lock, their writes as one batch: a RocksDB write
