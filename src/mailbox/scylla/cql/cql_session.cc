@@ -185,6 +185,23 @@ Values& Values::bigint_list(std::span<const int64_t> items) {
   return push(Item{QIM_CQL_VALUE_LIST_BIGINT, 0, {}, std::vector<int64_t>(items.begin(), items.end())});
 }
 
+Values& Values::text_list(std::span<const std::string> items) {
+  Item item{QIM_CQL_VALUE_LIST_TEXT, 0, {}, {}};
+  item.texts.assign(items.begin(), items.end());
+  return push(std::move(item));
+}
+
+size_t Values::wire_bytes() const noexcept {
+  size_t n = 0;
+  for (const Item& it : items_) {
+    n += 4 + it.bytes.size() + 8 * it.list.size();
+    for (const std::string& t : it.texts) n += 4 + t.size();
+    if (it.kind != QIM_CQL_VALUE_TEXT && it.kind != QIM_CQL_VALUE_BLOB && it.list.empty() && it.texts.empty())
+      n += 8;
+  }
+  return n;
+}
+
 std::vector<qim_cql_value> Values::raw() const {
   std::vector<qim_cql_value> out;
   out.reserve(items_.size());
@@ -196,6 +213,13 @@ std::vector<qim_cql_value> Values::raw() const {
     } else if (it.kind == QIM_CQL_VALUE_LIST_BIGINT) {
       v.ptr = it.list.data();
       v.len = it.list.size();
+    } else if (it.kind == QIM_CQL_VALUE_LIST_TEXT) {
+      // Made here, not in text_list: moving an Item may move a short string's bytes.
+      it.text_views.clear();
+      for (const std::string& t : it.texts)
+        it.text_views.push_back({QIM_CQL_VALUE_TEXT, 0, t.data(), t.size()});
+      v.ptr = it.text_views.data();
+      v.len = it.text_views.size();
     }
     out.push_back(v);
   }

@@ -176,19 +176,27 @@ class Values {
   Values& blob(std::span<const uint8_t> bytes);
   Values& blob(std::string_view bytes);
   Values& bigint_list(std::span<const int64_t> items);  // list<bigint> or set<bigint>
+  // list<text> or set<text>, and what `col IN ?` binds; each item must be valid UTF-8.
+  Values& text_list(std::span<const std::string> items);
 
   size_t size() const noexcept { return items_.size(); }
   bool empty() const noexcept { return items_.empty(); }
 
-  // The C view of the values; pointers stay valid until *this is modified or destroyed.
+  // The C view of the values; pointers stay valid until *this is modified or destroyed or raw() is
+  // called again. Not safe to call from two threads on one Values.
   std::vector<qim_cql_value> raw() const;
+  // The bytes the values take on the wire, about (text, blob and list payloads, 8 per number): what a
+  // caller bounding a batch's size counts.
+  size_t wire_bytes() const noexcept;
 
  private:
   struct Item {
     int32_t kind = QIM_CQL_VALUE_NULL;
     int64_t i64 = 0;
-    std::string bytes;          // text, blob
-    std::vector<int64_t> list;  // list<bigint>
+    std::string bytes;                              // text, blob
+    std::vector<int64_t> list;                      // list<bigint>
+    std::vector<std::string> texts;                 // list<text>
+    mutable std::vector<qim_cql_value> text_views;  // texts' C view, made by raw()
   };
   Values& push(Item item);
   std::vector<Item> items_;

@@ -5,6 +5,8 @@
 
 #include "cql_session.h"
 
+#include "batch_writer.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -267,6 +269,83 @@ TEST_F(CqlSessionTest, BatchWithTimestamp) {
   auto e = session().batch(bad);
   ASSERT_FALSE(e);
   EXPECT_EQ(e.error().code, CqlErrc::kInvalid) << e.error().to_string();
+}
+
+// `IN ?` binds a list<text>: the rows of exactly the named partitions, whatever the names hold.
+TEST_F(CqlSessionTest, TextListBindsInMarker) {
+  ASSERT_TRUE(
+      ddl("CREATE TABLE " + ks("by_name") + " (k int, name text, v bigint, PRIMARY KEY ((k, name)))"));
+  Prepared insert = prepare("INSERT INTO " + ks("by_name") + " (k, name, v) VALUES (?, ?, ?)");
+  const std::vector<std::string> names = {"a", "b,c", "'quoted'", "\xc3\xa9t\xc3\xa9",
+                                          "a longer name past SSO size"};
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto w = session().execute(insert, Values().int32(1).text(names[i]).bigint(static_cast<int64_t>(i)));
+    ASSERT_TRUE(w) << w.error().to_string();
+  }
+  Prepared read = prepare("SELECT name, v FROM " + ks("by_name") + " WHERE k = ? AND name IN ?");
+  const std::vector<std::string> want = {"b,c", "missing", "a longer name past SSO size", "'quoted'"};
+  auto rows = session().execute(read, Values().int32(1).text_list(want));
+  ASSERT_TRUE(rows) << rows.error().to_string();
+  std::set<std::string> got;
+  for (Row row : *rows) got.insert(std::string(*row.get_text(0)));
+  EXPECT_EQ(got, (std::set<std::string>{"b,c", "a longer name past SSO size", "'quoted'"}));
+
+  // Not UTF-8 inside the list: a typed BAD_ARG before anything is sent.
+  auto bad = session().execute(read, Values().int32(1).text_list(std::vector<std::string>{"ok", "\xff"}));
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, CqlErrc::kBadArg) << bad.error().to_string();
+}
+
+// BatchWriter: every row lands, read back through a second session; batches are cut by count and by
+// size, an oversized statement goes alone, and each add names the request that carries it.
+TEST_F(CqlSessionTest, BatchWriterWritesEveryRowInFewRequests) {
+  ASSERT_TRUE(
+      ddl("CREATE TABLE " + ks("batched") + " (user text, seq bigint, body blob, PRIMARY KEY (user, seq))"));
+  Prepared insert =
+      prepare("INSERT INTO " + ks("batched") + " (user, seq, body) VALUES (?, ?, ?) USING TIMESTAMP ?");
+  BatchWriter writer(session(), {.consistency = Consistency::kQuorum},
+                     {.max_statements = 4, .max_bytes = 4096});
+  std::vector<size_t> slot;
+  for (int64_t i = 0; i < 10; ++i) {
+    // Row 5 is larger than a batch may be: it must go alone.
+    const std::string body(i == 5 ? 8192 : 16, static_cast<char>('a' + i));
+    slot.push_back(
+        writer.add(insert, Values().text("u" + std::to_string(i % 3)).bigint(i).blob(body).bigint(1000 + i)));
+  }
+  const std::vector<PendingResult> sent = writer.finish();
+  // 9 small rows in batches of 4 (4 + 4 + 1) and the large one alone.
+  EXPECT_EQ(sent.size(), 4u);
+  EXPECT_EQ(writer.requests(), 4u);
+  ASSERT_TRUE(wait_all(sent).ok());
+  EXPECT_EQ(slot[0], slot[3]);
+  EXPECT_NE(slot[3], slot[4]);
+  EXPECT_NE(slot[5], slot[4]);
+  EXPECT_NE(slot[5], slot[6]);
+  for (size_t s : slot) ASSERT_LT(s, sent.size());
+
+  auto other = Session::connect({.hosts = *hosts_, .local_dc = "", .request_timeout_ms = 15000});
+  ASSERT_TRUE(other) << other.error().to_string();
+  auto rows = other->query("SELECT seq, body, WRITETIME(body) FROM " + ks("batched"), {},
+                           {.consistency = Consistency::kQuorum});
+  ASSERT_TRUE(rows) << rows.error().to_string();
+  ASSERT_EQ(rows->size(), 10u);
+  for (Row row : *rows) {
+    const int64_t seq = *row.get_i64(0);
+    EXPECT_EQ(row.get_blob(1)->size(), seq == 5 ? 8192u : 16u) << seq;
+    EXPECT_EQ(*row.get_i64(2), 1000 + seq) << "each statement's own USING TIMESTAMP";
+  }
+
+  // A failed row fails the request that carries it, and only that one.
+  BatchWriter failing(session(), {}, {.max_statements = 2});
+  const size_t good = failing.add(insert, Values().text("v").bigint(1).blob(std::string("x")).bigint(1));
+  (void)failing.add(insert, Values().text("v").bigint(2).blob(std::string("y")).bigint(1));
+  const size_t bad =
+      failing.add(insert, Values().text("v").text("not a bigint").blob(std::string("z")).bigint(1));
+  const std::vector<PendingResult> outcome = failing.finish();
+  ASSERT_EQ(outcome.size(), 2u);
+  EXPECT_TRUE(outcome[good].get()) << outcome[good].get().error().to_string();
+  EXPECT_FALSE(outcome[bad].get());
+  EXPECT_FALSE(wait_all(outcome).ok());
 }
 
 TEST_F(CqlSessionTest, ConcurrentAsyncWritesThenPaging) {

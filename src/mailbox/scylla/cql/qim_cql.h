@@ -72,20 +72,22 @@ enum {
 
 enum {
   QIM_CQL_VALUE_NULL = 0,
-  QIM_CQL_VALUE_UNSET = 1,      /* leaves the column untouched (protocol v4 "unset") */
-  QIM_CQL_VALUE_BIGINT = 2,     /* i64; also binds timestamp (ms since epoch) and counter columns */
-  QIM_CQL_VALUE_INT = 3,        /* i64 holding an int32; also binds bigint columns */
-  QIM_CQL_VALUE_SMALLINT = 4,   /* i64 holding an int16; also binds int and bigint columns */
-  QIM_CQL_VALUE_BOOLEAN = 5,    /* i64: 0 false, anything else true */
-  QIM_CQL_VALUE_TEXT = 6,       /* ptr/len: UTF-8 bytes (no NUL needed); text, varchar, ascii */
-  QIM_CQL_VALUE_BLOB = 7,       /* ptr/len: bytes */
-  QIM_CQL_VALUE_LIST_BIGINT = 8 /* ptr: const int64_t*, len: element count; list<bigint> or set<bigint> */
+  QIM_CQL_VALUE_UNSET = 1,       /* leaves the column untouched (protocol v4 "unset") */
+  QIM_CQL_VALUE_BIGINT = 2,      /* i64; also binds timestamp (ms since epoch) and counter columns */
+  QIM_CQL_VALUE_INT = 3,         /* i64 holding an int32; also binds bigint columns */
+  QIM_CQL_VALUE_SMALLINT = 4,    /* i64 holding an int16; also binds int and bigint columns */
+  QIM_CQL_VALUE_BOOLEAN = 5,     /* i64: 0 false, anything else true */
+  QIM_CQL_VALUE_TEXT = 6,        /* ptr/len: UTF-8 bytes (no NUL needed); text, varchar, ascii */
+  QIM_CQL_VALUE_BLOB = 7,        /* ptr/len: bytes */
+  QIM_CQL_VALUE_LIST_BIGINT = 8, /* ptr: const int64_t*, len: element count; list<bigint> or set<bigint> */
+  QIM_CQL_VALUE_LIST_TEXT = 9    /* ptr: const qim_cql_value* of kind TEXT, len: element count; list<text>,
+                                    set<text>, and the list an `IN ?` marker binds */
 };
 
 typedef struct qim_cql_value {
   int32_t kind;    /* QIM_CQL_VALUE_* */
   int64_t i64;     /* BIGINT, INT, SMALLINT, BOOLEAN */
-  const void* ptr; /* TEXT, BLOB, LIST_BIGINT (may be NULL when len is 0) */
+  const void* ptr; /* TEXT, BLOB, LIST_BIGINT, LIST_TEXT (may be NULL when len is 0) */
   size_t len;
 } qim_cql_value;
 

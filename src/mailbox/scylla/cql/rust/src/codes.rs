@@ -40,6 +40,7 @@ pub(crate) const VALUE_BOOLEAN: i32 = 5;
 pub(crate) const VALUE_TEXT: i32 = 6;
 pub(crate) const VALUE_BLOB: i32 = 7;
 pub(crate) const VALUE_LIST_BIGINT: i32 = 8;
+pub(crate) const VALUE_LIST_TEXT: i32 = 9;
 
 // Result column types (QIM_CQL_TYPE_*).
 pub(crate) const TYPE_INVALID: i32 = -1;

@@ -35,6 +35,7 @@ pub(crate) enum Value {
     Text(String),
     Blob(Vec<u8>),
     ListBigInt(Vec<i64>),
+    ListText(Vec<String>),
 }
 
 impl SerializeValue for Value {
@@ -64,6 +65,7 @@ impl SerializeValue for Value {
             Value::Text(s) => s.as_str().serialize(typ, writer),
             Value::Blob(b) => b.serialize(typ, writer),
             Value::ListBigInt(l) => l.serialize(typ, writer),
+            Value::ListText(l) => l.serialize(typ, writer),
         }
     }
 }
@@ -71,6 +73,14 @@ impl SerializeValue for Value {
 /// `x` as the narrower integer of a `cql_type` value; `BAD_ARG` naming value `i` if out of range.
 fn narrow<T: TryFrom<i64>>(x: i64, i: usize, cql_type: &str) -> Result<T, Failure> {
     T::try_from(x).map_err(|_| Failure::bad_arg(format!("value {i}: {x} out of {cql_type} range")))
+}
+
+/// The UTF-8 text of a TEXT value (value `i` of the call, for the error).
+unsafe fn text_of(v: &qim_cql_value, i: usize) -> Result<String, Failure> {
+    let bytes = slice(v.ptr as *const u8, v.len, "text value")?;
+    Ok(std::str::from_utf8(bytes)
+        .map_err(|_| Failure::bad_arg(format!("value {i}: text is not valid UTF-8")))?
+        .to_owned())
 }
 
 /// Checks and copies the `n` values at `values`; `BAD_ARG` naming the first bad one.
@@ -85,16 +95,23 @@ pub(crate) unsafe fn convert_values(values: *const qim_cql_value, n: usize) -> R
             VALUE_INT => Value::Int(narrow(v.i64_, i, "int")?),
             VALUE_SMALLINT => Value::SmallInt(narrow(v.i64_, i, "smallint")?),
             VALUE_BOOLEAN => Value::Bool(v.i64_ != 0),
-            VALUE_TEXT => {
-                let bytes = slice(v.ptr as *const u8, v.len, "text value")?;
-                Value::Text(
-                    std::str::from_utf8(bytes)
-                        .map_err(|_| Failure::bad_arg(format!("value {i}: text is not valid UTF-8")))?
-                        .to_owned(),
-                )
-            }
+            VALUE_TEXT => Value::Text(text_of(v, i)?),
             VALUE_BLOB => Value::Blob(slice(v.ptr as *const u8, v.len, "blob value")?.to_vec()),
             VALUE_LIST_BIGINT => Value::ListBigInt(slice(v.ptr as *const i64, v.len, "list value")?.to_vec()),
+            VALUE_LIST_TEXT => {
+                let items = slice(v.ptr as *const qim_cql_value, v.len, "list value")?;
+                let mut texts = Vec::with_capacity(items.len());
+                for item in items {
+                    if item.kind != VALUE_TEXT {
+                        return Err(Failure::bad_arg(format!(
+                            "value {i}: a text list holds an item of kind {}",
+                            item.kind
+                        )));
+                    }
+                    texts.push(text_of(item, i)?);
+                }
+                Value::ListText(texts)
+            }
             other => return Err(Failure::bad_arg(format!("value {i}: unknown kind {other}"))),
         });
     }
