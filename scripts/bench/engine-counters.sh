@@ -9,7 +9,10 @@
 #       <table>.lwt_commit (CasCommitLatency), each printed once it is non-zero; then the sums over the
 #       store's and the archive's tables (history_* are in the same keyspace): writes, reads (with
 #       ranges), lwt; and apart, the shard leases' own (shard_lease: renewals by time, not per message):
-#       lease_writes, lease_reads, lease_lwt.
+#       lease_writes, lease_reads, lease_lwt. And the requests the node coordinated for clients, from its
+#       ClientRequest metrics (the whole node, every keyspace, leases too): requests.<scope> for Read,
+#       Write, RangeSlice, CASRead, CASWrite, and their sum, requests. A batch is one write request and an
+#       `IN` read one read request however many partitions they touch: what the engine decodes and answers.
 #   scripts/bench/engine-counters.sh redis PORT           INFO commandstats of the Redis on 127.0.0.1:PORT:
 #       <command> calls (evalsha, hset, ...), and their sum, calls.
 #
@@ -26,9 +29,21 @@ case ${1:-} in
       dump=$(<"$QIM_ENGINE_COUNTERS_DUMP")
     else
       dump=$(bash "$here/cassandra.sh" nodetool sjk mxdump -q "org.apache.cassandra.metrics:type=Table,keyspace=$ks,*")
+      dump+=$'\n'$(bash "$here/cassandra.sh" nodetool sjk mxdump -q "org.apache.cassandra.metrics:type=ClientRequest,name=Latency,*")
     fi
     grep -q '"beans"' <<<"$dump" || { echo "engine-counters: nodetool gave no metrics for $ks" >&2; exit 1; }
     awk '
+      /"name" : "org.apache.cassandra.metrics:type=ClientRequest,scope=(Read|Write|RangeSlice|CASRead|CASWrite),name=Latency"/ {
+        request = $0; sub(/.*scope=/, "", request); sub(/,name=.*/, "", request)
+        next
+      }
+      request != "" && /"Count" :/ {
+        v = $0; gsub(/[^0-9]/, "", v)
+        requests[request] = v; sum["requests"] += v
+        request = ""
+        next
+      }
+      /"name" : / { request = "" }
       /"name" : "org.apache.cassandra.metrics:type=Table,/ {
         table = $0; sub(/.*scope=/, "", table); sub(/,name=.*/, "", table)
         metric = $0; sub(/.*,name=/, "", metric); sub(/".*/, "", metric)
@@ -54,6 +69,9 @@ case ${1:-} in
         print "writes", sum["writes"] + 0; print "reads", sum["reads"] + 0; print "lwt", sum["lwt"] + 0
         print "lease_writes", sum["lease_writes"] + 0; print "lease_reads", sum["lease_reads"] + 0
         print "lease_lwt", sum["lease_lwt"] + 0
+        for (r in requests) print "requests." r, requests[r] | "sort"
+        close("sort")
+        if (length(requests) > 0) print "requests", sum["requests"] + 0
       }' <<<"$dump"
     ;;
   redis)

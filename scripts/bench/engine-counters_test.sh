@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The parsing of scripts/bench/engine-counters.sh against saved engine output (ctest: engine_counters_script,
-# label unit): per-table counts, the store's sums with ranges in reads, the leases apart, Redis calls.
+# label unit): per-table counts, the store's sums with ranges in reads, the leases apart, the node's client
+# requests (totals only, not per consistency level), Redis calls.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -14,7 +15,10 @@ expect "writes 3000"
 expect "reads 1000"
 expect "lwt 130"
 expect "lease_lwt 40"
-grep -q "CasPropose\|MemtableColumns\|999\|^history_message" <<<"$out" && fail "a metric that is not counted came out: $out"
+expect "requests.Write 400"
+expect "requests.Read 150"
+expect "requests 600"
+grep -q "CasPropose\|MemtableColumns\|999\|777\|^history_message" <<<"$out" && fail "a metric that is not counted came out: $out"
 out=$(QIM_ENGINE_COUNTERS_DUMP=$here/testdata/commandstats.txt bash "$here/engine-counters.sh" redis 1)
 expect "evalsha 300"
 expect "hget 12"

@@ -224,7 +224,9 @@ merge_csvs "$out/ladder.csv" "${configs[@]}"
   echo "SLO: 100% delivered and e2e P99 <= 250 ms. Backlog: messages sent in the step and not delivered by"
   echo "its end."
   echo "Engine counts (writes / reads / LWT) are Cassandra's own table metrics over the step, per message"
-  echo "sent (scripts/bench/engine-counters.sh); store counters are the QIM processes' qim_store_* counters."
+  echo "sent, and in brackets the client requests the node coordinated (a batch or an IN read is one; the"
+  echo "whole node, leases too) (scripts/bench/engine-counters.sh); store counters are the QIM processes'"
+  echo "qim_store_* counters."
   echo
   "$bin/bench/load/qim-ladder-report" "$out/ladder.csv"
   echo

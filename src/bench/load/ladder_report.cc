@@ -73,7 +73,11 @@ std::string engine_ops(const LadderRow& r) {
     auto it = r.engine.find(k);
     return it == r.engine.end() ? std::nullopt : std::optional<double>(it->second);
   };
-  if (get("writes")) return opt(get("writes"), 2) + " / " + opt(get("reads"), 2) + " / " + opt(get("lwt"), 2);
+  if (get("writes")) {
+    // The node's client requests, where counted: what batching lowers while the table counts stay.
+    const std::string requests = get("requests") ? " (" + opt(get("requests"), 2) + " requests)" : "";
+    return opt(get("writes"), 2) + " / " + opt(get("reads"), 2) + " / " + opt(get("lwt"), 2) + requests;
+  }
   if (get("calls")) return opt(get("calls"), 2) + " commands";
   return "-";
 }

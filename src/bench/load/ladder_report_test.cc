@@ -28,7 +28,7 @@ std::string ladder_csv() {
   auto relay2000 = step("relay", 2000, 20000, 20000, 4);
   auto p64 = step("scylla-p64", 200, 2000, 2000, 50);
   p64.process_cores = {{"mailbox-1", 0.1}, {"cassandra", 0.4}};
-  p64.engine_per_msg = {{"writes", 4.1}, {"reads", 1.5}, {"lwt", 0}};
+  p64.engine_per_msg = {{"writes", 4.1}, {"reads", 1.5}, {"lwt", 0}, {"requests", 1.25}};
   p64.inserts_per_msg = 4;
   p64.updates_per_msg = 0.3;
   p64.reads_per_msg = 1.5;
@@ -74,6 +74,9 @@ TEST(LadderReport, ShowsSaturationAndTheSeedsRatios) {
   EXPECT_NE(md.find("| 200 | 0.125 | 0.500 | 0.500 | 0.00 / 130.00 |"), std::string::npos) << md;
   EXPECT_NE(md.find("highest rate at 100% delivered: 200 ÷ 20 = 10.000"), std::string::npos) << md;
   EXPECT_NE(md.find("error: nodetool failed; twice"), std::string::npos) << md;
+  // The engine's counts, and its client requests where counted.
+  EXPECT_NE(md.find("| 4.10 / 1.50 / 0.00 (1.25 requests) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 3.00 / 1.00 / 130.00 |"), std::string::npos) << md;
   // Every row has every column (18), whatever it lacks.
   for (size_t at = md.find("| relay"); at < md.find("**Against"); at = md.find('\n', at) + 1) {
     const std::string row = md.substr(at, md.find('\n', at) - at);
