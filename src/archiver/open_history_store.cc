@@ -28,6 +28,7 @@ Result<HistoryOptions> history_options_from_env(const EnvLookup& getenv, const S
   o.cql_hosts = store.cql_hosts;
   o.cql_keyspace = store.cql_keyspace;
   o.cql_replication_factor = store.cql_replication_factor;
+  o.cql_batch_rows = store.cql_batch_rows;
   o.redis_endpoints = store.redis_endpoints;
   o.redis_key_prefix = store.redis_key_prefix;
   return o;
@@ -52,6 +53,7 @@ Result<std::unique_ptr<HistoryStore>> open_history_store(const HistoryOptions& o
     c.hosts = options.cql_hosts;
     c.keyspace = options.cql_keyspace;
     c.replication_factor = options.cql_replication_factor;
+    c.batch_rows = options.cql_batch_rows;
     QIM_ASSIGN_OR_RETURN(auto store, CqlHistoryStore::open(c));
     return std::unique_ptr<HistoryStore>(std::move(store));
 #else

@@ -23,6 +23,7 @@ struct HistoryOptions {
   std::vector<std::string> cql_hosts = {"127.0.0.1"};
   std::string cql_keyspace = "qim";
   uint32_t cql_replication_factor = 1;
+  uint32_t cql_batch_rows = 32;  // QIM_CQL_BATCH_ROWS, as the store's
   std::vector<std::string> redis_endpoints = {"127.0.0.1:16379"};
   std::string redis_key_prefix = "qim:";
 };

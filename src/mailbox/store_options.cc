@@ -116,6 +116,10 @@ Result<StoreOptions> store_options_from_env(const EnvLookup& getenv) {
     QIM_ASSIGN_OR_RETURN(int64_t n, parse_int("QIM_CQL_RF", *v, 1, 5));
     o.cql_replication_factor = static_cast<uint32_t>(n);
   }
+  if (auto v = getenv("QIM_CQL_BATCH_ROWS")) {
+    QIM_ASSIGN_OR_RETURN(int64_t n, parse_int("QIM_CQL_BATCH_ROWS", *v, 1, 256));
+    o.cql_batch_rows = static_cast<uint32_t>(n);
+  }
   return o;
 }
 

@@ -34,6 +34,8 @@ struct StoreOptions {
   std::vector<std::string> cql_hosts = {"127.0.0.1"};  // QIM_CQL_HOSTS
   std::string cql_keyspace = "qim";                    // QIM_CQL_KEYSPACE
   uint32_t cql_replication_factor = 1;                 // QIM_CQL_RF
+  // Rows per UNLOGGED batch for the page writes and the history (cql/batch_writer.h); 1: none.
+  uint32_t cql_batch_rows = 32;  // QIM_CQL_BATCH_ROWS
   std::shared_ptr<const Clock> clock = std::make_shared<SystemClock>();
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "mailbox/scylla/component_schema.h"
+#include "mailbox/scylla/cql/batch_writer.h"
 #include "mailbox/scylla/cql_cells.h"
 #include "mailbox/scylla/cql_status.h"
 
@@ -108,17 +109,15 @@ Status CqlHistoryStore::append(const Message& message) {
 Status CqlHistoryStore::append_all(std::span<const Message> messages) {
   for (const Message& m : messages) QIM_RETURN_IF_ERROR(validate_history_message(m));
   // Messages first, acknowledged, then their index rows: the index never names an unwritten message.
-  std::vector<cql::PendingResult> pending;
-  pending.reserve(messages.size());
-  for (const Message& m : messages)
-    pending.push_back(session_.execute_async(message_write_, message_values(m), write_options()));
+  const cql::BatchLimits limits{.max_statements = options_.batch_rows};
+  cql::BatchWriter rows(session_, write_options(), limits);
+  for (const Message& m : messages) rows.add(message_write_, message_values(m));
   counters_.inserts += messages.size();
-  QIM_RETURN_IF_ERROR(lift(cql::wait_all(pending), "history: write message rows"));
-  pending.clear();
-  for (const Message& m : messages)
-    pending.push_back(session_.execute_async(index_write_, index_values(m), write_options()));
+  QIM_RETURN_IF_ERROR(lift(cql::wait_all(rows.finish()), "history: write message rows"));
+  cql::BatchWriter index(session_, write_options(), limits);
+  for (const Message& m : messages) index.add(index_write_, index_values(m));
   counters_.inserts += messages.size();
-  return lift(cql::wait_all(pending), "history: write index rows");
+  return lift(cql::wait_all(index.finish()), "history: write index rows");
 }
 
 Result<HistoryPage> CqlHistoryStore::read(const HistoryQuery& query) {

@@ -29,6 +29,7 @@ struct CqlHistoryOptions {
   uint32_t replication_factor = 1;                 // QIM_CQL_RF, for a keyspace this store creates
   cql::Consistency consistency = cql::Consistency::kQuorum;  // every read and write
   uint32_t request_timeout_ms = 5000;
+  uint32_t batch_rows = 32;  // rows per UNLOGGED batch of append_all (and 16 KiB); 1: each row alone
 };
 
 class CqlHistoryStore final : public HistoryStore {
@@ -39,7 +40,8 @@ class CqlHistoryStore final : public HistoryStore {
 
   // The message row, then the index row (2 inserts counted). Thread-safe.
   Status append(const Message& message) override;
-  // Every message row in parallel, then every index row in parallel: two round trips for the batch.
+  // Every message row, then every index row, each as UNLOGGED batches of options.batch_rows sent
+  // together: two round trips for the call.
   Status append_all(std::span<const Message> messages) override;
   // One index slice (limit + 1 rows, to know `more`), then the message rows in parallel; 1 + n reads
   // counted. CorruptEntry naming the conversation and id for a row that does not decode, holds another

@@ -12,9 +12,9 @@
 
 namespace qim::scylla {
 
-namespace {
-
 using cql::Values;
+
+namespace {
 
 // Proofs outlive the entries they bound by 30 days, so a sweep that runs late still finds them.
 constexpr int64_t kProofTtlSlackSeconds = 30 * 86'400;
@@ -47,6 +47,10 @@ cql::ExecOptions ScyllaFrontierBackend::plain_options() const {
   return cql::ExecOptions{.consistency = config_.consistency, .idempotent = true};
 }
 
+cql::BatchLimits ScyllaFrontierBackend::batch_limits() const {
+  return cql::BatchLimits{.max_statements = config_.batch_rows};
+}
+
 cql::ExecOptions ScyllaFrontierBackend::lwt_options() const {
   return cql::ExecOptions{.consistency = config_.consistency,
                           .serial_consistency = cql::Consistency::kSerial};
@@ -70,6 +74,10 @@ Status ScyllaFrontierBackend::prepare() {
   QIM_RETURN_IF_ERROR(prepare_into(identity_read_, "SELECT digest, manifest, canonical_offset FROM {ks}." +
                                                        std::string(identity_table()) +
                                                        " WHERE shard = ? AND epoch = ? AND dispatch_id = ?"));
+  QIM_RETURN_IF_ERROR(
+      prepare_into(identity_read_many_, "SELECT dispatch_id, digest, manifest, canonical_offset FROM {ks}." +
+                                            std::string(identity_table()) +
+                                            " WHERE shard = ? AND epoch = ? AND dispatch_id IN ?"));
   QIM_RETURN_IF_ERROR(
       prepare_into(identity_write_,
                    "INSERT INTO {ks}.mailbox_dispatch (shard, epoch, dispatch_id, digest, manifest, "
@@ -143,31 +151,66 @@ class CqlPendingWrite final : public PendingWrite {
 
 }  // namespace
 
-// The same rule for a page: every read first (concurrently), then the writes of the ids not found
-// (concurrently), returned in flight so that they overlap the page's entry writes. The ids are distinct,
-// so no write of the page can change what another claim read.
+// The same rule for a page: every read first (together), then the writes of the ids not found (together),
+// returned in flight so that they overlap the page's entry writes. The ids are distinct, so no write of
+// the page can change what another claim read.
 std::vector<ClaimAnswer> ScyllaFrontierBackend::claim_identities(ShardId shard, Epoch epoch,
                                                                  std::span<const IdentityClaim> claims) {
+  const size_t per_read = std::max<size_t>(config_.batch_rows, 1);
   std::vector<cql::PendingResult> reads;
-  reads.reserve(claims.size());
-  for (const IdentityClaim& c : claims) reads.push_back(start_identity_read(shard, epoch, c.identity->id));
+  for (size_t at = 0; at < claims.size(); at += per_read) {
+    const auto group = claims.subspan(at, std::min(per_read, claims.size() - at));
+    reads.push_back(group.size() == 1 ? start_identity_read(shard, epoch, group[0].identity->id)
+                                      : start_identity_reads(shard, epoch, group));
+  }
   std::vector<ClaimAnswer> out;
   out.reserve(claims.size());
-  for (size_t i = 0; i < claims.size(); ++i) {
-    const cql::Result<cql::Rows>& rows = reads[i].get();
+  cql::BatchWriter writes(session_, plain_options(), batch_limits());
+  std::vector<size_t> write_of(claims.size(), SIZE_MAX);  // the request carrying each claim's write
+  for (size_t r = 0; r < reads.size(); ++r) {
+    const auto group = claims.subspan(r * per_read, std::min(per_read, claims.size() - r * per_read));
+    const cql::Result<cql::Rows>& rows = reads[r].get();
+    // An IN read answers the rows it found, in no promised order: index them by id.
+    std::map<std::string, size_t> row_of;
+    std::optional<Error> failed;
     if (!rows.ok()) {
-      out.push_back(ClaimAnswer{to_error(rows.error(), "read dispatch identity"), nullptr});
-      continue;
+      failed = to_error(rows.error(), "read dispatch identity");
+    } else if (group.size() > 1) {
+      const auto id_col = rows->column_index("dispatch_id");
+      for (size_t i = 0; i < rows->size() && id_col; ++i) {
+        auto id = (*rows)[i].get_text(*id_col);
+        if (id.ok()) row_of.emplace(std::string(*id), i);
+      }
+      if (!id_col)
+        failed = Error(Errc::kCorruptEntry, std::string(identity_table()) + " read lacks dispatch_id");
     }
-    out.push_back(
-        ClaimAnswer{identity_from_rows(rows.value(), claims[i].identity->id, identity_table()), nullptr});
-    if (!out.back().stored.ok() || out.back().stored->has_value()) continue;
-    auto write = start_identity_write(shard, epoch, claims[i]);
-    if (!write.ok()) {
-      out.back().stored = write.error();
-      continue;
+    for (size_t k = 0; k < group.size(); ++k) {
+      const IdentityClaim& claim = group[k];
+      if (failed) {
+        out.push_back(ClaimAnswer{*failed, nullptr});
+        continue;
+      }
+      if (group.size() == 1) {
+        out.push_back(ClaimAnswer{identity_from_rows(*rows, claim.identity->id, identity_table()), nullptr});
+      } else if (auto found = row_of.find(claim.identity->id.str()); found != row_of.end()) {
+        out.push_back(ClaimAnswer{
+            identity_from_row(*rows, found->second, claim.identity->id, identity_table()), nullptr});
+      } else {
+        out.push_back(ClaimAnswer{std::optional<StoredIdentity>(), nullptr});
+      }
+      if (!out.back().stored.ok() || out.back().stored->has_value()) continue;
+      auto values = identity_write_values(shard, epoch, claim);
+      if (!values.ok()) {
+        out.back().stored = values.error();
+        continue;
+      }
+      counters_.inserts++;
+      write_of[out.size() - 1] = writes.add(identity_write_, std::move(*values));
     }
-    out.back().pending = std::make_shared<CqlPendingWrite>(std::move(*write));
+  }
+  std::vector<cql::PendingResult> sent = writes.finish();
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (write_of[i] != SIZE_MAX) out[i].pending = std::make_shared<CqlPendingWrite>(sent[write_of[i]]);
   }
   return out;
 }
@@ -180,22 +223,32 @@ cql::PendingResult ScyllaFrontierBackend::start_identity_read(ShardId shard, Epo
                                 plain_options());
 }
 
-Result<cql::PendingResult> ScyllaFrontierBackend::start_identity_write(ShardId shard, Epoch epoch,
-                                                                       const IdentityClaim& claim) {
+// Counted as one read a claim, as the store's counters have always counted them (the engine's counters
+// count the partitions read, so the two still agree).
+cql::PendingResult ScyllaFrontierBackend::start_identity_reads(ShardId shard, Epoch epoch,
+                                                               std::span<const IdentityClaim> claims) {
+  std::vector<std::string> ids;
+  ids.reserve(claims.size());
+  for (const IdentityClaim& c : claims) ids.push_back(c.identity->id.str());
+  counters_.reads += claims.size();
+  return session_.execute_async(identity_read_many_,
+                                Values().int32(i32(shard.value)).int32(i32(epoch.value)).text_list(ids),
+                                plain_options());
+}
+
+Result<Values> ScyllaFrontierBackend::identity_write_values(ShardId shard, Epoch epoch,
+                                                            const IdentityClaim& claim) {
   QIM_ASSIGN_OR_RETURN(int64_t ts, first_writer_timestamp(claim.observed));
   const DispatchIdentity& identity = *claim.identity;
-  counters_.inserts++;
-  return session_.execute_async(identity_write_,
-                                Values()
-                                    .int32(i32(shard.value))
-                                    .int32(i32(epoch.value))
-                                    .text(identity.id.str())
-                                    .bigint(i64(identity.digest))
-                                    .blob(encode_manifest(identity.manifest))
-                                    .bigint(i64(claim.observed.value))
-                                    .bigint(ts)
-                                    .int32(static_cast<int32_t>(kDispatchIdentityTtlSeconds)),
-                                plain_options());
+  return Values()
+      .int32(i32(shard.value))
+      .int32(i32(epoch.value))
+      .text(identity.id.str())
+      .bigint(i64(identity.digest))
+      .blob(encode_manifest(identity.manifest))
+      .bigint(i64(claim.observed.value))
+      .bigint(ts)
+      .int32(static_cast<int32_t>(kDispatchIdentityTtlSeconds));
 }
 
 Result<std::optional<StoredIdentity>> ScyllaFrontierBackend::read_identity(ShardId shard, Epoch epoch,
@@ -210,12 +263,19 @@ Result<std::optional<StoredIdentity>> ScyllaFrontierBackend::identity_from_rows(
                                                                                 const DispatchId& id,
                                                                                 const std::string& table) {
   if (rows.empty()) return std::optional<StoredIdentity>();
+  return identity_from_row(rows, 0, id, table);
+}
+
+Result<std::optional<StoredIdentity>> ScyllaFrontierBackend::identity_from_row(const cql::Rows& rows,
+                                                                               size_t index,
+                                                                               const DispatchId& id,
+                                                                               const std::string& table) {
   const auto digest_col = rows.column_index("digest"), manifest_col = rows.column_index("manifest"),
              canonical_col = rows.column_index("canonical_offset");
   if (!digest_col || !manifest_col || !canonical_col) {
     return Error(Errc::kCorruptEntry, table + " row of " + id.str() + " lacks a column");
   }
-  const cql::Row row = rows[0];
+  const cql::Row row = rows[index];
   StoredIdentity out;
   out.identity.id = id;
   QIM_ASSIGN_OR_RETURN(int64_t digest, cell(row.get_i64(*digest_col), "dispatch digest"));
@@ -238,51 +298,45 @@ Result<std::optional<StoredIdentity>> ScyllaFrontierBackend::identity_from_rows(
 Status ScyllaFrontierBackend::write_entries(ShardId, Epoch epoch, std::span<const MailboxEntry> entries) {
   const int64_t now = context_.clock->now_ms();
   const int32_t ttl = entry_ttl_seconds();
-  std::vector<cql::PendingResult> pending;
-  pending.reserve(entries.size() * 2);
+  cql::BatchWriter writes(session_, plain_options(), batch_limits());
   ProofMap proofs;
   for (const auto& e : entries) {
     const Message& m = e.message;
     counters_.inserts++;
-    pending.push_back(session_.execute_async(entry_write_,
-                                             Values()
-                                                 .text(e.user.str())
-                                                 .int32(i32(e.seq.epoch().value))
-                                                 .bigint(i64(e.seq.offset().value))
-                                                 .bigint(i64(m.id.value))
-                                                 .text(m.conversation.str())
-                                                 .text(m.sender.str())
-                                                 .text(m.sender_device.str())
-                                                 .text(m.client_msg_id)
-                                                 .bigint(m.server_time_ms)
-                                                 .blob(m.body)
-                                                 .int32(ttl),
-                                             plain_options()));
+    writes.add(entry_write_, Values()
+                                 .text(e.user.str())
+                                 .int32(i32(e.seq.epoch().value))
+                                 .bigint(i64(e.seq.offset().value))
+                                 .bigint(i64(m.id.value))
+                                 .text(m.conversation.str())
+                                 .text(m.sender.str())
+                                 .text(m.sender_device.str())
+                                 .text(m.client_msg_id)
+                                 .bigint(m.server_time_ms)
+                                 .blob(m.body)
+                                 .int32(ttl));
     auto& proof = proofs[{e.user.str(), day_bucket_of(m.server_time_ms).value}];
     proof = std::max(proof, e.seq);
   }
-  Status proofs_started = write_proofs(epoch, proofs, pending);
-  Status written = lift(cql::wait_all(pending), "write mailbox entries and bucket proofs");
+  Status proofs_started = write_proofs(epoch, proofs, writes);
+  Status written = lift(cql::wait_all(writes.finish()), "write mailbox entries and bucket proofs");
   QIM_RETURN_IF_ERROR(proofs_started);
   QIM_RETURN_IF_ERROR(written);
   return register_buckets(proofs, now);
 }
 
-Status ScyllaFrontierBackend::write_proofs(Epoch epoch, const ProofMap& proofs,
-                                           std::vector<cql::PendingResult>& pending) {
+Status ScyllaFrontierBackend::write_proofs(Epoch epoch, const ProofMap& proofs, cql::BatchWriter& writes) {
   const int32_t ttl = entry_ttl_seconds() + static_cast<int32_t>(kProofTtlSlackSeconds);
   for (const auto& [key, seq] : proofs) {
     QIM_ASSIGN_OR_RETURN(int64_t ts, monotonic_max_timestamp(seq.offset(), "bucket_max_seq"));
     counters_.updates++;
-    pending.push_back(session_.execute_async(proof_write_,
-                                             Values()
-                                                 .bigint(ts)
-                                                 .int32(ttl)
-                                                 .bigint(seq_to_bigint(seq))
-                                                 .text(key.first)
-                                                 .bigint(key.second)
-                                                 .int32(i32(epoch.value)),
-                                             plain_options()));
+    writes.add(proof_write_, Values()
+                                 .bigint(ts)
+                                 .int32(ttl)
+                                 .bigint(seq_to_bigint(seq))
+                                 .text(key.first)
+                                 .bigint(key.second)
+                                 .int32(i32(epoch.value)));
   }
   return {};
 }

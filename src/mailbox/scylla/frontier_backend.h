@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "mailbox/scylla/cql/batch_writer.h"
 #include "mailbox/scylla/cql/cql_session.h"
 #include "mailbox/scylla/ledger_cache.h"
 #include "mailbox/scylla/scylla_backend.h"
@@ -26,8 +27,9 @@ class ScyllaFrontierBackend : public StoreBackend {
   Result<std::optional<StoredIdentity>> claim_identity(ShardId shard, Epoch epoch,
                                                        const DispatchIdentity& identity,
                                                        Offset observed) override;
-  // The page's identity reads concurrently, then the writes of those not found concurrently, returned in
-  // flight (ClaimAnswer::pending): one round trip waited for here, the writes' overlapping the entries'.
+  // The page's identity reads (one `IN` read per batch_rows ids, sent together), then the writes of those
+  // not found (UNLOGGED batches of batch_rows), returned in flight (ClaimAnswer::pending): one round trip
+  // waited for here, the writes' overlapping the entries'. batch_rows 1: one request per id, as before.
   std::vector<ClaimAnswer> claim_identities(ShardId shard, Epoch epoch,
                                             std::span<const IdentityClaim> claims) override;
   Result<std::optional<StoredIdentity>> read_identity(ShardId shard, Epoch epoch,
@@ -50,19 +52,24 @@ class ScyllaFrontierBackend : public StoreBackend {
  protected:
   using ProofMap = std::map<std::pair<std::string, int64_t>, MailboxSeq>;  // (user, day) -> max seq
 
-  // Starts the proof writes of one write_entries call (one per user and day, the max seq).
-  virtual Status write_proofs(Epoch epoch, const ProofMap& proofs, std::vector<cql::PendingResult>& pending);
+  // Adds the proof writes of one write_entries call (one per user and day, the max seq) to `writes`.
+  virtual Status write_proofs(Epoch epoch, const ProofMap& proofs, cql::BatchWriter& writes);
   // The table identities are read from (the forms keep them apart: LWT and timestamps never share one).
   virtual const char* identity_table() const { return "mailbox_dispatch"; }
   // The identity in the first of `rows` (columns digest, manifest, canonical_offset by name), or nullopt.
   static Result<std::optional<StoredIdentity>> identity_from_rows(const cql::Rows& rows, const DispatchId& id,
                                                                   const std::string& table);
+  // The identity in row `index` of `rows`, which must exist.
+  static Result<std::optional<StoredIdentity>> identity_from_row(const cql::Rows& rows, size_t index,
+                                                                 const DispatchId& id,
+                                                                 const std::string& table);
   // Prepares `text` with {ks} replaced by the keyspace.
   Status prepare_into(cql::Prepared& into, const std::string& text);
   // Maps the outcome of a statement to a Status naming `what`.
   static Status done(const cql::Result<cql::Rows>& result, std::string_view what);
 
   cql::ExecOptions plain_options() const;
+  cql::BatchLimits batch_limits() const;
   cql::ExecOptions lwt_options() const;
   int32_t entry_ttl_seconds() const;
 
@@ -72,9 +79,11 @@ class ScyllaFrontierBackend : public StoreBackend {
   OpCounters counters_;
 
  private:
-  // Starts the identity read of `id` / the first-writer write of `claim`.
+  // Starts the identity read of `id`, of all `ids` (one IN read) / the values of the first-writer write of
+  // `claim`.
   cql::PendingResult start_identity_read(ShardId shard, Epoch epoch, const DispatchId& id);
-  Result<cql::PendingResult> start_identity_write(ShardId shard, Epoch epoch, const IdentityClaim& claim);
+  cql::PendingResult start_identity_reads(ShardId shard, Epoch epoch, std::span<const IdentityClaim> claims);
+  Result<cql::Values> identity_write_values(ShardId shard, Epoch epoch, const IdentityClaim& claim);
 
   Result<MailboxEntry> decode_entry(const UserId& user, const cql::Row& row) const;
   Status register_buckets(const ProofMap& proofs, int64_t now);
@@ -83,8 +92,8 @@ class ScyllaFrontierBackend : public StoreBackend {
 
   LedgerCache cache_;
   cql::Prepared frontier_read_, frontier_list_, frontier_write_, identity_read_, identity_write_,
-      entry_write_, entry_read_, proof_write_, proof_read_, ledger_read_, ledger_add_, ledger_create_,
-      ledger_sweep_, ledger_user_write_, ledger_users_read_;
+      identity_read_many_, entry_write_, entry_read_, proof_write_, proof_read_, ledger_read_, ledger_add_,
+      ledger_create_, ledger_sweep_, ledger_user_write_, ledger_users_read_;
 };
 
 }  // namespace qim::scylla

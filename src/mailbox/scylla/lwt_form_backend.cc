@@ -164,7 +164,7 @@ Status ScyllaLwtFormBackend::write_frontier(ShardId shard, Epoch epoch, MailboxS
 }
 
 // Monotonic max by compare-and-set, one entry's proof at a time.
-Status ScyllaLwtFormBackend::write_proofs(Epoch, const ProofMap& proofs, std::vector<cql::PendingResult>&) {
+Status ScyllaLwtFormBackend::write_proofs(Epoch, const ProofMap& proofs, cql::BatchWriter&) {
   for (const auto& [key, seq] : proofs) {
     counters_.lwts++;
     QIM_ASSIGN_OR_RETURN(cql::Rows raised, lift(session_.execute(proof_raise_,

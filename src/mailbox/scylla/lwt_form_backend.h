@@ -29,7 +29,7 @@ class ScyllaLwtFormBackend final : public ScyllaFrontierBackend {
 
  protected:
   const char* identity_table() const override { return "lwt_dispatch"; }
-  Status write_proofs(Epoch epoch, const ProofMap& proofs, std::vector<cql::PendingResult>& pending) override;
+  Status write_proofs(Epoch epoch, const ProofMap& proofs, cql::BatchWriter& writes) override;
 
  private:
   cql::Prepared identity_claim_, lanes_read_, lane_init_, lane_advance_, lane_source_, proof_raise_,

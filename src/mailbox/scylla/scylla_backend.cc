@@ -34,6 +34,7 @@ Result<std::unique_ptr<StoreBackend>> open_scylla_backend(const BackendContext& 
   config.keyspace = options.cql_keyspace;
   config.replication_factor = options.cql_replication_factor;
   config.lwt_form = options.backend == "scylla-lwt";
+  config.batch_rows = options.cql_batch_rows;
   return open_scylla_backend(context, config);
 }
 

@@ -23,6 +23,9 @@ struct ScyllaConfig {
   cql::Consistency consistency = cql::Consistency::kQuorum;  // every plain read and write
   uint32_t request_timeout_ms = 5000;
   bool lwt_form = false;  // "scylla-lwt"
+  // The page's identity writes, entries and proofs go as UNLOGGED batches of at most this many rows
+  // (and 16 KiB); 1 sends each row alone.
+  uint32_t batch_rows = 32;
 };
 
 // Connects, creates the schema if missing, prepares the statements. Transport if no host answers;

@@ -29,6 +29,13 @@ TEST(StoreOptions, DefaultsToTheEmbeddedStore) {
   EXPECT_FALSE(o->page_max.has_value());
   EXPECT_EQ(o->fence_check_ms, 1000);
   EXPECT_EQ(o->fence_check_pages, 256u);
+  EXPECT_EQ(o->cql_batch_rows, 32u);
+}
+
+TEST(StoreOptions, CqlBatchRowsIsRead) {
+  auto o = store_options_from_env(env_of({{"QIM_CQL_BATCH_ROWS", "1"}}));
+  ASSERT_TRUE(o.ok()) << o.error().to_string();
+  EXPECT_EQ(o->cql_batch_rows, 1u);
 }
 
 TEST(StoreOptions, FenceCheckBoundsAreRead) {
@@ -48,6 +55,8 @@ TEST(StoreOptions, BadValuesAreConfigErrorsNamingTheVariable) {
       {"QIM_MAILBOX_RETENTION_MS", "-5"},
       {"QIM_CQL_KEYSPACE", "bad-name"},
       {"QIM_CQL_RF", "9"},
+      {"QIM_CQL_BATCH_ROWS", "0"},
+      {"QIM_CQL_BATCH_ROWS", "257"},
       {"QIM_MAILBOX_REDIS_PREFIX", "a b"},
       {"QIM_MAILBOX_FENCE_CHECK_MS", "0"},
       {"QIM_MAILBOX_FENCE_CHECK_MS", "1s"},
