@@ -6,6 +6,7 @@
 #include "mailbox/scylla/cql/batch_writer.h"
 #include "mailbox/scylla/cql_cells.h"
 #include "mailbox/scylla/cql_status.h"
+#include "mailbox/scylla/message_values.h"
 
 namespace qim {
 
@@ -36,14 +37,9 @@ int64_t i64(uint64_t v) {
 }
 
 Values message_values(const Message& m) {
-  return Values()
-      .bigint(i64(m.id.value))
-      .text(m.conversation.str())
-      .text(m.sender.str())
-      .text(m.sender_device.str())
-      .text(m.client_msg_id)
-      .bigint(m.server_time_ms)
-      .blob(std::string_view(m.body));
+  Values values;
+  scylla::bind_message_columns(values, m);
+  return values;
 }
 
 Values index_values(const Message& m) {

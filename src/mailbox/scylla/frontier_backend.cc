@@ -8,6 +8,7 @@
 #include "mailbox/dispatch.h"
 #include "mailbox/scylla/cql_cells.h"
 #include "mailbox/scylla/cql_status.h"
+#include "mailbox/scylla/message_values.h"
 #include "mailbox/scylla/write_timestamps.h"
 
 namespace qim::scylla {
@@ -303,18 +304,10 @@ Status ScyllaFrontierBackend::write_entries(ShardId, Epoch epoch, std::span<cons
   for (const auto& e : entries) {
     const Message& m = e.message;
     counters_.inserts++;
-    writes.add(entry_write_, Values()
-                                 .text(e.user.str())
-                                 .int32(i32(e.seq.epoch().value))
-                                 .bigint(i64(e.seq.offset().value))
-                                 .bigint(i64(m.id.value))
-                                 .text(m.conversation.str())
-                                 .text(m.sender.str())
-                                 .text(m.sender_device.str())
-                                 .text(m.client_msg_id)
-                                 .bigint(m.server_time_ms)
-                                 .blob(m.body)
-                                 .int32(ttl));
+    Values values;
+    values.text(e.user.str()).int32(i32(e.seq.epoch().value)).bigint(i64(e.seq.offset().value));
+    bind_message_columns(values, m).int32(ttl);
+    writes.add(entry_write_, std::move(values));
     auto& proof = proofs[{e.user.str(), day_bucket_of(m.server_time_ms).value}];
     proof = std::max(proof, e.seq);
   }
