@@ -158,47 +158,33 @@ class CqlPendingWrite final : public PendingWrite {
 std::vector<ClaimAnswer> ScyllaFrontierBackend::claim_identities(ShardId shard, Epoch epoch,
                                                                  std::span<const IdentityClaim> claims) {
   const size_t per_read = std::max<size_t>(config_.batch_rows, 1);
+  auto group_of = [&](size_t r) {
+    return claims.subspan(r * per_read, std::min(per_read, claims.size() - r * per_read));
+  };
   std::vector<cql::PendingResult> reads;
-  for (size_t at = 0; at < claims.size(); at += per_read) {
-    const auto group = claims.subspan(at, std::min(per_read, claims.size() - at));
-    reads.push_back(group.size() == 1 ? start_identity_read(shard, epoch, group[0].identity->id)
-                                      : start_identity_reads(shard, epoch, group));
-  }
+  for (size_t r = 0; r * per_read < claims.size(); ++r)
+    reads.push_back(start_identity_reads(shard, epoch, group_of(r)));
   std::vector<ClaimAnswer> out;
   out.reserve(claims.size());
   cql::BatchWriter writes(session_, plain_options(), batch_limits());
   std::vector<size_t> write_of(claims.size(), SIZE_MAX);  // the request carrying each claim's write
   for (size_t r = 0; r < reads.size(); ++r) {
-    const auto group = claims.subspan(r * per_read, std::min(per_read, claims.size() - r * per_read));
+    const auto group = group_of(r);
     const cql::Result<cql::Rows>& rows = reads[r].get();
-    // An IN read answers the rows it found, in no promised order: index them by id.
-    std::map<std::string, size_t> row_of;
-    std::optional<Error> failed;
-    if (!rows.ok()) {
-      failed = to_error(rows.error(), "read dispatch identity");
-    } else if (group.size() > 1) {
-      const auto id_col = rows->column_index("dispatch_id");
-      for (size_t i = 0; i < rows->size() && id_col; ++i) {
-        auto id = (*rows)[i].get_text(*id_col);
-        if (id.ok()) row_of.emplace(std::string(*id), i);
-      }
-      if (!id_col)
-        failed = Error(Errc::kCorruptEntry, std::string(identity_table()) + " read lacks dispatch_id");
-    }
+    auto row_of =
+        rows.ok()
+            ? rows_of_claims(*rows, group)
+            : Result<std::vector<std::optional<size_t>>>(to_error(rows.error(), "read dispatch identity"));
     for (size_t k = 0; k < group.size(); ++k) {
       const IdentityClaim& claim = group[k];
-      if (failed) {
-        out.push_back(ClaimAnswer{*failed, nullptr});
+      if (!row_of.ok()) {
+        out.push_back(ClaimAnswer{row_of.error(), nullptr});
         continue;
       }
-      if (group.size() == 1) {
-        out.push_back(ClaimAnswer{identity_from_rows(*rows, claim.identity->id, identity_table()), nullptr});
-      } else if (auto found = row_of.find(claim.identity->id.str()); found != row_of.end()) {
-        out.push_back(ClaimAnswer{
-            identity_from_row(*rows, found->second, claim.identity->id, identity_table()), nullptr});
-      } else {
-        out.push_back(ClaimAnswer{std::optional<StoredIdentity>(), nullptr});
-      }
+      const std::optional<size_t> row = (*row_of)[k];
+      out.push_back(ClaimAnswer{row ? identity_from_row(*rows, *row, claim.identity->id, identity_table())
+                                    : Result<std::optional<StoredIdentity>>(std::optional<StoredIdentity>()),
+                                nullptr});
       if (!out.back().stored.ok() || out.back().stored->has_value()) continue;
       auto values = identity_write_values(shard, epoch, claim);
       if (!values.ok()) {
@@ -235,6 +221,24 @@ cql::PendingResult ScyllaFrontierBackend::start_identity_reads(ShardId shard, Ep
   return session_.execute_async(identity_read_many_,
                                 Values().int32(i32(shard.value)).int32(i32(epoch.value)).text_list(ids),
                                 plain_options());
+}
+
+Result<std::vector<std::optional<size_t>>> ScyllaFrontierBackend::rows_of_claims(
+    const cql::Rows& rows, std::span<const IdentityClaim> claims) const {
+  const auto id_col = rows.column_index("dispatch_id");
+  if (!id_col) return Error(Errc::kCorruptEntry, std::string(identity_table()) + " read lacks dispatch_id");
+  std::map<std::string_view, size_t> index;  // id -> row; views into `rows`
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto id = rows[i].get_text(*id_col);
+    if (id.ok()) index.emplace(*id, i);
+  }
+  std::vector<std::optional<size_t>> out;
+  out.reserve(claims.size());
+  for (const IdentityClaim& c : claims) {
+    auto found = index.find(c.identity->id.str());
+    out.push_back(found == index.end() ? std::nullopt : std::optional<size_t>(found->second));
+  }
+  return out;
 }
 
 Result<Values> ScyllaFrontierBackend::identity_write_values(ShardId shard, Epoch epoch,

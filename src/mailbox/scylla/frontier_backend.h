@@ -83,6 +83,10 @@ class ScyllaFrontierBackend : public StoreBackend {
   // `claim`.
   cql::PendingResult start_identity_read(ShardId shard, Epoch epoch, const DispatchId& id);
   cql::PendingResult start_identity_reads(ShardId shard, Epoch epoch, std::span<const IdentityClaim> claims);
+  // The row of each claim's id in the answer of its IN read (rows come in no promised order), nullopt
+  // where none; CorruptEntry if the answer lacks the id column.
+  Result<std::vector<std::optional<size_t>>> rows_of_claims(const cql::Rows& rows,
+                                                            std::span<const IdentityClaim> claims) const;
   Result<cql::Values> identity_write_values(ShardId shard, Epoch epoch, const IdentityClaim& claim);
 
   Result<MailboxEntry> decode_entry(const UserId& user, const cql::Row& row) const;

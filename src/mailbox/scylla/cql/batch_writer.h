@@ -1,12 +1,12 @@
 #pragma once
 // BatchWriter: independent writes grouped into UNLOGGED batches, each sent as soon as it is full.
 //
-// Why: on this deployment the engine's per-request work (decoding, dispatching and answering a request)
-// was most of Cassandra's CPU at about ten requests a message (docs/benchmarks.md); a batch of rows is one
-// request. An UNLOGGED batch promises no more than the same writes sent one by one: each row is applied
-// on its own, and a failed batch may have applied some of its rows. So it is only for writes that are
-// idempotent and may land in any order, which is what the mailbox's page writes and the history's rows
-// are (a failed page is replayed whole).
+// Why: a page's rows sent one by one cost the engine one request each (about ten a message on the
+// distributed deployment); a batch of rows is one request. An UNLOGGED batch promises no more than the
+// same writes sent one by one: each row is applied on its own, and a failed batch may have applied some
+// of its rows. So it is only for writes that are idempotent and may land in any order, which is what the
+// mailbox's page writes and the history's rows are (a failed page is replayed whole). Decision 42 has
+// what it saved and what it did not.
 //
 // A statement whose values alone exceed `max_bytes` is sent alone, not batched: engines refuse batches
 // above a size (Cassandra's batch_size_fail_threshold, 50 KiB by default), a single statement never.
@@ -35,13 +35,10 @@ class BatchWriter {
   // Adds one write; sends the batch it completes. Returns the index, in finish()'s answer, of the request
   // that carries it: the write is done once that request's result is OK.
   size_t add(const Prepared& statement, Values values);
-  // A request the caller sent itself (an LWT cannot share a batch with plain writes), waited for with
-  // the batches.
-  void add_pending(PendingResult pending) { pending_.push_back(std::move(pending)); }
   // Sends what is left; every request sent, in the order sent. wait_all() them.
   std::vector<PendingResult> finish();
 
-  // Requests sent so far (batches and lone statements), for the callers' counters.
+  // Requests sent so far (batches and lone statements).
   size_t requests() const noexcept { return requests_; }
 
  private:
