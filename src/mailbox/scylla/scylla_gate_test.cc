@@ -205,8 +205,10 @@ TEST_F(ScyllaGate, GcAlwaysReturnsZero) {
 }
 
 // ADR-0022 section 3: identity rows live 31 days and a replay older than that is materialised again. The
-// first observation (offset 400) is written as the store writes it, but with a TTL of 1 s, and its
-// expiry awaited. A replay then begins Fresh at its own offset, and because the expired cell keeps its
+// first observation (offset 400) is written as the store writes it, but with a TTL of 3 s, and its
+// expiry awaited. (Not 1 s: the server stamps expiry as whole seconds, now_in_sec + TTL, so a TTL of 1 s
+// lives anywhere from 0 to 1 s, and on a three-node ring the quorum read that checks the row was written
+// came back after it had already expired.) A replay then begins Fresh at its own offset, and because the expired cell keeps its
 // timestamp 2^48-1-400 until it is purged (gc_grace_seconds after expiry), it also shadows the replay's
 // claim (timestamp 2^48-1-450 is lower): the next replay, by a fresh store, is Fresh again, and the
 // message is shown once per replay. This is why the Outbox retention must keep replays inside the TTL.
@@ -219,7 +221,7 @@ TEST_F(ScyllaGate, ExpiredIdentityIsFreshAgainAndShadowsLaterClaims) {
       is_ok(raw("INSERT INTO " + table("mailbox_dispatch") +
                     " (shard, epoch, dispatch_id, digest, manifest, canonical_offset) VALUES (?, 1, ?, "
                     "?, ?, 400) USING TIMESTAMP " +
-                    std::to_string(kMaxOffset - 400) + " AND TTL 1",
+                    std::to_string(kMaxOffset - 400) + " AND TTL 3",
                 cql::Values()
                     .int32(shard_value())
                     .text(r.identity.id.str())
