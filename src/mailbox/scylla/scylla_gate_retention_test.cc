@@ -32,8 +32,10 @@ TEST_F(ScyllaGate, HotPathHasNoLwtOnceTheLedgerCacheIsWarm) {
 }
 
 // Entries live retention + slack in real time on the server; the bucket bookkeeping follows the clock.
+// The TTL is 3 s: the server stamps expiry in whole seconds, so a cell lives between TTL - 1 and TTL
+// seconds, and the first read must come before it can have expired even on a slow three-node ring.
 TEST_F(ScyllaGate, RetentionTtlWidensGapButOnlyTheSweepMovesTheTrim) {
-  context_.retention_ms = 1000;
+  context_.retention_ms = 2000;
   context_.entry_ttl_slack_ms = 1000;
   ASSERT_TRUE(is_ok(open()));
   const UserId u = user(0);
@@ -45,8 +47,13 @@ TEST_F(ScyllaGate, RetentionTtlWidensGapButOnlyTheSweepMovesTheTrim) {
   auto fresh = test::read_all(*store_, u);
   ASSERT_TRUE(is_ok(fresh));
   ASSERT_EQ(fresh->size(), 3u);
-  std::this_thread::sleep_for(std::chrono::milliseconds(3500));  // the server's TTL, not a timing assertion
+  // Await the server's expiry (a condition, not a duration): every entry goes, none is left behind.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   auto gone = store_->read_mailbox(MailboxQuery{u, {}, 10});
+  for (; is_ok(gone) && !gone->entries.empty(); gone = store_->read_mailbox(MailboxQuery{u, {}, 10})) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the entries did not expire";
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   ASSERT_TRUE(is_ok(gone));
   EXPECT_TRUE(gone->entries.empty());
   EXPECT_EQ(gone->trim, MailboxSeq{});  // TTL alone never moves the trim
