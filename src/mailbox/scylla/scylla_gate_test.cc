@@ -208,10 +208,11 @@ TEST_F(ScyllaGate, GcAlwaysReturnsZero) {
 // first observation (offset 400) is written as the store writes it, but with a TTL of 3 s, and its
 // expiry awaited. (Not 1 s: the server stamps expiry as whole seconds, now_in_sec + TTL, so a TTL of 1 s
 // lives anywhere from 0 to 1 s, and on a three-node ring the quorum read that checks the row was written
-// came back after it had already expired.) A replay then begins Fresh at its own offset, and because the expired cell keeps its
-// timestamp 2^48-1-400 until it is purged (gc_grace_seconds after expiry), it also shadows the replay's
-// claim (timestamp 2^48-1-450 is lower): the next replay, by a fresh store, is Fresh again, and the
-// message is shown once per replay. This is why the Outbox retention must keep replays inside the TTL.
+// came back after it had already expired.) A replay then begins Fresh at its own offset, and because the
+// expired cell keeps its timestamp 2^48-1-400 until it is purged (gc_grace_seconds after expiry), it also
+// shadows the replay's claim (timestamp 2^48-1-450 is lower): the next replay, by a fresh store, is Fresh
+// again, and the message is shown once per replay. This is why the Outbox retention must keep replays inside
+// the TTL.
 TEST_F(ScyllaGate, ExpiredIdentityIsFreshAgainAndShadowsLaterClaims) {
   const UserId u = user(0);
   ASSERT_TRUE(is_ok(materialise(record(900), 390, {})));
