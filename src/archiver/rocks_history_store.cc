@@ -44,14 +44,33 @@ Status RocksHistoryStore::append(const Message& message) {
 
 Status RocksHistoryStore::append_all(std::span<const Message> messages) {
   for (const Message& m : messages) QIM_RETURN_IF_ERROR(validate_history_message(m));
-  rocksdb::WriteBatch batch;
+  // The rows go into the batch in key order: the messages (by id, so one Outbox partition's are
+  // consecutive keys), then the conversation index rows. RocksDB inserts each row of a batch starting
+  // from where the one before it went in the memtable's skip list, so rows in key order land next to each
+  // other; interleaved, every row searched the list from the top, a third of the archiver's CPU at 8,000
+  // msg/s (docs/benchmarks.md, "Rows in key order").
+  std::vector<const Message*> by_id;
+  std::vector<std::string> index_rows;
+  by_id.reserve(messages.size());
+  index_rows.reserve(messages.size());
   for (const Message& m : messages) {
+    by_id.push_back(&m);
     std::string index = index_prefix(m.conversation);
     put_be64(index, m.id.value);
-    QIM_RETURN_IF_ERROR(rocks(batch.Put(message_key(m.id), encode_message(m)), "batch"));
-    QIM_RETURN_IF_ERROR(rocks(batch.Put(index, rocksdb::Slice()), "batch"));
+    index_rows.push_back(std::move(index));
   }
-  QIM_RETURN_IF_ERROR(rocks(db_->Write(rocksdb::WriteOptions(), &batch), "append"));
+  std::stable_sort(by_id.begin(), by_id.end(),
+                   [](const Message* a, const Message* b) { return a->id < b->id; });
+  std::sort(index_rows.begin(), index_rows.end());
+  rocksdb::WriteBatch batch;
+  for (const Message* m : by_id) {
+    QIM_RETURN_IF_ERROR(rocks(batch.Put(message_key(m->id), encode_message(*m)), "batch"));
+  }
+  for (const std::string& index : index_rows)
+    QIM_RETURN_IF_ERROR(rocks(batch.Put(index, rocksdb::Slice()), "batch"));
+  rocksdb::WriteOptions write;
+  write.memtable_insert_hint_per_batch = true;  // the same when RocksDB inserts batches in parallel
+  QIM_RETURN_IF_ERROR(rocks(db_->Write(write, &batch), "append"));
   counters_.inserts += 2 * messages.size();
   return {};
 }

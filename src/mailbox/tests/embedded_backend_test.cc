@@ -196,6 +196,53 @@ TEST_F(EmbeddedBackendTest, FrontierNeverMovesBack) {
   EXPECT_FALSE(none->has_value());
 }
 
+// A page's rows are put in key order and a user's proofs of one day as one merge of their highest seq
+// (write_entries): whatever the order the page lists them in, a fresh backend on the same directory reads
+// every entry, in seq order, and the proof of the page's last entry; and the counters say what was
+// written: one row per entry, one per user and day.
+TEST_F(EmbeddedBackendTest, PageRowsInAnyOrderReadBackWithOneProofPerUserAndDay) {
+  const UserId a = user(2, 0), b = user(2, 1);
+  const DayBucket day = day_bucket_of(kStartMs);
+  std::vector<MailboxEntry> page;
+  for (uint64_t offset : {7, 3, 9, 5})
+    page.push_back({a, seq_of(1, offset), make_message(offset, b, kStartMs)});
+  page.push_back({b, seq_of(1, 4), make_message(4, a, kStartMs)});
+  page.push_back({a, seq_of(1, 8), make_message(8, b, kStartMs + kDayMs)});  // the next day's bucket
+  {
+    auto backend = open_embedded_backend(context(), options_.data_dir);
+    ASSERT_TRUE(is_ok(backend));
+    // The three buckets registered first, so the page below writes entries and proofs only.
+    const std::vector<MailboxEntry> first = {{a, seq_of(1, 1), make_message(1, b, kStartMs)},
+                                             {b, seq_of(1, 2), make_message(2, a, kStartMs)},
+                                             {a, seq_of(1, 6), make_message(6, b, kStartMs + kDayMs)}};
+    ASSERT_TRUE(is_ok((*backend)->write_entries(ShardId{2}, kEpoch, first)));
+    const OpCounts before = (*backend)->counters().snapshot();
+    ASSERT_TRUE(is_ok((*backend)->write_entries(ShardId{2}, kEpoch, page)));
+    EXPECT_EQ(((*backend)->counters().snapshot() - before).inserts, 6u + 3u)
+        << "6 entries; proofs for (a, day), (b, day), (a, next day)";
+  }
+  auto fresh = open_embedded_backend(context(), options_.data_dir);
+  ASSERT_TRUE(is_ok(fresh));
+  auto entries = (*fresh)->read_entries(a, MailboxSeq{}, seq_of(1, 1000), 100);
+  ASSERT_TRUE(is_ok(entries));
+  std::vector<uint64_t> offsets;
+  for (const auto& e : *entries) {
+    offsets.push_back(e.seq.offset().value);
+    EXPECT_EQ(e.message.id.value, e.seq.offset().value) << "each entry keeps its own message";
+  }
+  EXPECT_EQ(offsets, (std::vector<uint64_t>{1, 3, 5, 6, 7, 8, 9}));
+  auto proof_a = (*fresh)->read_bucket_proof(a, day);
+  ASSERT_TRUE(is_ok(proof_a));
+  EXPECT_EQ(*proof_a, std::optional(seq_of(1, 9)))
+      << "the page's highest seq of a's day, listed before the last";
+  auto proof_a_next = (*fresh)->read_bucket_proof(a, DayBucket{day.value + 1});
+  ASSERT_TRUE(is_ok(proof_a_next));
+  EXPECT_EQ(*proof_a_next, std::optional(seq_of(1, 8)));
+  auto proof_b = (*fresh)->read_bucket_proof(b, day);
+  ASSERT_TRUE(is_ok(proof_b));
+  EXPECT_EQ(*proof_b, std::optional(seq_of(1, 4)));
+}
+
 TEST_F(EmbeddedBackendTest, BucketProofIsTheMaxOverEpochs) {
   auto backend = open_embedded_backend(context(), options_.data_dir);
   ASSERT_TRUE(is_ok(backend));
