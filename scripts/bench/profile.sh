@@ -39,4 +39,20 @@ perf report -i "$out/perf.data" --no-children -g none --sort dso --stdio 2>/dev/
 perf report -i "$out/perf.data" --no-children -g none --sort comm --stdio 2>/dev/null | tidy |
   awk '{ share = $1; sub(/%$/, "", share); $1 = ""; sub(/^ /, ""); sub(/[0-9]+$/, "N"); by[$0] += share }
        END { for (role in by) printf "%6.2f%% %s\n", by[role], role }' | sort -rn >"$out/top-threads.txt"
-echo "profile: $out/top-symbols.txt, $out/top-dsos.txt, $out/top-threads.txt, $out/load.md (perf.data kept for perf report -i)"
+# Per role, what its samples were in (inclusive: the sample's stack holds the function) and what they
+# were on (self), from the call graphs. perf's --comms would split a role by its threads' names, and the
+# kernel cuts names at 15 characters (qim-archiver-p1 stands for p1 and p10-p15).
+perf script -i "$out/perf.data" -F comm,ip,sym 2>/dev/null | awk '
+  function flush() { if (role == "") return; samples[role]++; if (first != "") self[role SUBSEP first]++
+                     for (f in seen) inc[role SUBSEP f]++; delete seen; role = ""; first = "" }
+  /^\t/ { f = $0; sub(/^\t *[0-9a-f]+ /, "", f); if (f == "" || f == "[unknown]") next
+          if (first == "") first = f; seen[f] = 1; next }
+  NF > 0 { flush(); role = $1; sub(/[0-9]+$/, "N", role) }
+  END { flush(); for (k in inc) { split(k, p, SUBSEP); printf "%s\t1\tinclusive\t%.1f\t%s\n", p[1], 100 * inc[k] / samples[p[1]], p[2] }
+        for (k in self) { split(k, p, SUBSEP); printf "%s\t2\tself\t%.1f\t%s\n", p[1], 100 * self[k] / samples[p[1]], p[2] }
+        for (r in samples) printf "%s\t0\tsamples\t%d\t-\n", r, samples[r] }' |
+  sort -t$'\t' -k1,1 -k2,2n -k4,4nr |
+  awk -F'\t' '$3 == "samples" { print "== " $1 ": " $4 " samples"; next }
+               { key = $1 SUBSEP $3; if (++n[key] <= ($3 == "self" ? 12 : 25)) printf "%-9s %5.1f%% %s\n", $3, $4, substr($5, 1, 140) }' \
+  >"$out/top-by-role.txt"
+echo "profile: $out/top-symbols.txt, $out/top-dsos.txt, $out/top-threads.txt, $out/top-by-role.txt, $out/load.md (perf.data kept for perf report -i)"
