@@ -27,6 +27,13 @@ namespace {
 
 using embedded::rocks_status;
 
+// Sorts (key, row) pairs by key, keeping the given order of equal keys (a later put of a key wins):
+// rows put into a batch in key order land next to each other in the memtable (see write_entries).
+template <typename Row>
+void sort_by_key(std::vector<std::pair<std::string, Row>>& rows) {
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+}
+
 enum Family : size_t {
   kDefault,
   kIdentity,
@@ -165,8 +172,7 @@ class EmbeddedBackend final : public StoreBackend {
       out.push_back(ClaimAnswer{std::move(stored), nullptr});
     }
     if (claimed.empty()) return out;
-    std::stable_sort(rows.begin(), rows.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    sort_by_key(rows);
     rocksdb::WriteBatch batch;
     for (const auto& [key, value] : rows) {
       if (Status b = rocks_status(batch.Put(handles_[kIdentity], key, value), "batch identity"); !b.ok()) {
@@ -209,7 +215,7 @@ class EmbeddedBackend final : public StoreBackend {
       if (!fresh) proof->second = std::max(proof->second, e.seq.raw());
       buckets.emplace(e.user.str(), day.value);
     }
-    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    sort_by_key(rows);
     rocksdb::WriteBatch batch;
     for (const auto& [key, e] : rows) {
       QIM_RETURN_IF_ERROR(rocks_status(

@@ -198,8 +198,8 @@ TEST_F(EmbeddedBackendTest, FrontierNeverMovesBack) {
 
 // A page's rows are put in key order and a user's proofs of one day as one merge of their highest seq
 // (write_entries): whatever the order the page lists them in, a fresh backend on the same directory reads
-// every entry, in seq order, and the proof of the page's last entry; and the counters say what was
-// written: one row per entry, one per user and day.
+// every entry, in seq order, and as each user's proof of a day the highest seq of that day; and the
+// counters say what was written: one row per entry, one per user and day.
 TEST_F(EmbeddedBackendTest, PageRowsInAnyOrderReadBackWithOneProofPerUserAndDay) {
   const UserId a = user(2, 0), b = user(2, 1);
   const DayBucket day = day_bucket_of(kStartMs);
