@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "core/big_endian.h"
+#include "core/mailbox_seq.h"
+#include "mailbox/embedded/insert_hint.h"
 #include "mailbox/message_codec.h"
 
 namespace qim {
@@ -33,6 +35,12 @@ std::string index_prefix(const ConversationId& conversation) {
 Result<std::unique_ptr<RocksHistoryStore>> RocksHistoryStore::open(const std::string& dir) {
   rocksdb::Options options;
   options.create_if_missing = true;
+  // Both kinds of row end with the message id, whose low 6 bytes are the Outbox offset: without them,
+  // a key names an Outbox partition (message rows) or a conversation (index rows: a conversation has
+  // one Outbox partition), whose rows arrive in offset order, so each such group keeps its own insert hint
+  // (insert_hint.h).
+  options.memtable_insert_with_hint_prefix_extractor =
+      std::make_shared<embedded::InsertHintGroups>("qim.HistoryHint", kOffsetBits / 8);
   rocksdb::DB* raw = nullptr;
   QIM_RETURN_IF_ERROR(rocks(rocksdb::DB::Open(options, dir, &raw), "open " + dir));
   return std::unique_ptr<RocksHistoryStore>(new RocksHistoryStore(std::unique_ptr<rocksdb::DB>(raw)));

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "mailbox/embedded/expiry_filter.h"
+#include "mailbox/embedded/insert_hint.h"
 #include "mailbox/embedded/max_merge.h"
 #include "mailbox/embedded/rocks_error.h"
 #include "mailbox/embedded/rows.h"
@@ -72,6 +73,8 @@ class EmbeddedBackend final : public StoreBackend {
       : context_(std::move(context)),
         dir_(std::move(dir)),
         max_merge_(std::make_shared<embedded::MaxU64Merge>()),
+        same_key_hint_(std::make_shared<embedded::InsertHintGroups>("qim.SameKeyHint", 0)),
+        user_hint_(std::make_shared<embedded::InsertHintGroups>("qim.UserHint", sizeof(uint64_t))),
         expiry_filter_(context_.clock) {
     // Durability: the WAL is always on; only the frontier write (and the rare sweep) is synced.
     // RocksDB appends every column family to one write-ahead log in commit order, and a synced write
@@ -110,10 +113,14 @@ class EmbeddedBackend final : public StoreBackend {
     // the CPU the leader needs. No measurable change either way (docs/benchmarks.md, "Embedded against
     // the relay: fewer syncs"); the published figures were taken with it.
     db_options.enable_write_thread_adaptive_yield = false;
+    // Insert hints (insert_hint.h): a frontier or proof row is merged again and again under the same
+    // key, and a user's entries arrive in seq order.
     rocksdb::ColumnFamilyOptions merged;
     merged.merge_operator = max_merge_;
+    merged.memtable_insert_with_hint_prefix_extractor = same_key_hint_;
     rocksdb::ColumnFamilyOptions entries;
     entries.compaction_filter = &expiry_filter_;
+    entries.memtable_insert_with_hint_prefix_extractor = user_hint_;
     // Nearly every claim reads an identity that is not there (a record seen for the first time), and
     // the rows live 31 days, so the family only grows: Bloom filters in its memtables and table files
     // answer such a miss without searching the skip list or reading a block of every level.
@@ -464,6 +471,8 @@ class EmbeddedBackend final : public StoreBackend {
   std::string dir_;
   // The merge operator and filter are used by RocksDB until the database is closed (destructor body).
   std::shared_ptr<rocksdb::MergeOperator> max_merge_;
+  std::shared_ptr<const rocksdb::SliceTransform> same_key_hint_;  // frontier and proof rows
+  std::shared_ptr<const rocksdb::SliceTransform> user_hint_;      // entries: the key without its seq
   embedded::EntryExpiryFilter expiry_filter_;
   rocksdb::WriteOptions write_;           // WAL on, not synced: made durable by the next frontier write
   rocksdb::WriteOptions frontier_write_;  // WAL on, synced
