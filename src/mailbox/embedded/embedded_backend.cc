@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <shared_mutex>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "mailbox/embedded/max_merge.h"
 #include "mailbox/embedded/rocks_error.h"
 #include "mailbox/embedded/rows.h"
+#include "mailbox/embedded/wal_sync.h"
 #include "mailbox/store_options.h"
 
 namespace qim {
@@ -69,24 +71,25 @@ bool starts_with(const rocksdb::Slice& s, std::string_view prefix) {
 
 class EmbeddedBackend final : public StoreBackend {
  public:
-  EmbeddedBackend(BackendContext context, std::string dir)
+  EmbeddedBackend(BackendContext context, std::string dir, rocksdb::Env* env)
       : context_(std::move(context)),
         dir_(std::move(dir)),
+        env_(env),
         max_merge_(std::make_shared<embedded::MaxU64Merge>()),
         same_key_hint_(std::make_shared<embedded::InsertHintGroups>("qim.SameKeyHint", 0)),
         user_hint_(std::make_shared<embedded::InsertHintGroups>("qim.UserHint", sizeof(uint64_t))),
         expiry_filter_(context_.clock) {
     // Durability: the WAL is always on; only the frontier write (and the rare sweep) is synced.
-    // RocksDB appends every column family to one write-ahead log in commit order, and a synced write
-    // fsyncs every log record before it. The frontier write is the contract's commit point (clients see
+    // RocksDB appends every column family to one write-ahead log in commit order, and a sync covers
+    // every log record before it. The frontier write is the contract's commit point (clients see
     // nothing above it) and comes after the entries, proofs, ledger rows and identities it covers, so
-    // syncing it alone makes all of them durable before any becomes visible. Unsynced writes reach the
-    // log (the OS page cache) at once, so a process crash loses nothing; a power loss can only lose
-    // writes above the last frontier, which are replayed because the frontier has not moved.
+    // syncing after it makes all of them durable; no reader of the store sees the frontier before that
+    // sync (write_frontier). Unsynced writes reach the log (the OS page cache) at once, so a process
+    // crash loses nothing; a power loss can only lose writes above the last frontier, which are
+    // replayed because the frontier has not moved.
     // Measured with qim-store-bench (one-to-one, 1 shard, this 2-core machine shared with other
     // builds, so wide ranges): syncing every batch too gave 0.7-0.8k records/s at page limit 64 (an
     // fsync per identity claim) against 12k-43k with the frontier alone, for no durability gained.
-    frontier_write_.sync = true;
     // A batch written alongside others (RocksDB then inserts the batches in parallel) keeps where its
     // previous row went in each memtable, as a serial insert does: see write_entries.
     write_.memtable_insert_hint_per_batch = true;
@@ -107,6 +110,7 @@ class EmbeddedBackend final : public StoreBackend {
     rocksdb::DBOptions db_options;
     db_options.create_if_missing = true;
     db_options.create_missing_column_families = true;
+    if (env_ != nullptr) db_options.env = env_;
     db_options.max_background_jobs = 2;
     db_options.keep_log_file_num = 4;
     // Writers wait for the write group's leader without spinning first: on 2 cores the spin only takes
@@ -142,6 +146,7 @@ class EmbeddedBackend final : public StoreBackend {
         rocks_status(rocksdb::DB::Open(db_options, dir_, families, &handles, &db), "open " + dir_));
     db_.reset(db);
     std::copy(handles.begin(), handles.end(), handles_.begin());
+    syncer_ = std::make_unique<embedded::WalSyncer>(*db_);
     return {};
   }
 
@@ -245,6 +250,8 @@ class EmbeddedBackend final : public StoreBackend {
 
   Result<std::optional<MailboxSeq>> read_frontier(ShardId shard) override {
     counters_.reads++;
+    std::shared_lock lock(frontier_mu_[stripe_of(shard)]);  // not while a frontier write is unsynced
+    QIM_RETURN_IF_ERROR(syncer_->failure());
     // The highest epoch's row is the last key of the shard's prefix.
     const std::string prefix = embedded::frontier_prefix(shard);
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator({}, handles_[kFrontier]));
@@ -257,6 +264,8 @@ class EmbeddedBackend final : public StoreBackend {
 
   Result<std::vector<MailboxSeq>> read_frontiers(ShardId shard) override {
     counters_.reads++;
+    std::shared_lock lock(frontier_mu_[stripe_of(shard)]);  // as read_frontier
+    QIM_RETURN_IF_ERROR(syncer_->failure());
     // The shard's rows are the keys of its prefix, in ascending epoch order (big-endian epoch).
     const std::string prefix = embedded::frontier_prefix(shard);
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator({}, handles_[kFrontier]));
@@ -273,11 +282,19 @@ class EmbeddedBackend final : public StoreBackend {
   // A blind max-merge, like a CQL cell written USING TIMESTAMP offset: a lower write never moves the
   // row back. expected_previous is not checked here: ContractStore checks the chain against its cached
   // frontier and RocksDB's directory lock guarantees no other writer.
+  //
+  // The merge goes in unsynced and the log is synced after it by the WalSyncer (wal_sync.h: a synced
+  // RocksDB write would hold every other shard's writes in RocksDB's queue for its fsync). Until that
+  // sync returns, the write holds the stripe's frontier lock, so no reader sees a frontier a power loss
+  // could take back; readers of other stripes, and entry and claim writes, go on meanwhile.
   Status write_frontier(ShardId shard, Epoch epoch, MailboxSeq, MailboxSeq next) override {
     counters_.updates++;
-    return rocks_status(db_->Merge(frontier_write_, handles_[kFrontier], embedded::frontier_key(shard, epoch),
-                                   embedded::u64_value(next.offset().value)),
-                        "write frontier");
+    std::unique_lock lock(frontier_mu_[stripe_of(shard)]);
+    QIM_RETURN_IF_ERROR(
+        rocks_status(db_->Merge(write_, handles_[kFrontier], embedded::frontier_key(shard, epoch),
+                                embedded::u64_value(next.offset().value)),
+                     "write frontier"));
+    return syncer_->sync_published();
   }
 
   Result<std::vector<MailboxEntry>> read_entries(const UserId& user, MailboxSeq after, MailboxSeq upto,
@@ -469,14 +486,14 @@ class EmbeddedBackend final : public StoreBackend {
 
   BackendContext context_;
   std::string dir_;
+  rocksdb::Env* env_;  // null: RocksDB's default
   // The merge operator and filter are used by RocksDB until the database is closed (destructor body).
   std::shared_ptr<rocksdb::MergeOperator> max_merge_;
   std::shared_ptr<const rocksdb::SliceTransform> same_key_hint_;  // frontier and proof rows
   std::shared_ptr<const rocksdb::SliceTransform> user_hint_;      // entries: the key without its seq
   embedded::EntryExpiryFilter expiry_filter_;
-  rocksdb::WriteOptions write_;           // WAL on, not synced: made durable by the next frontier write
-  rocksdb::WriteOptions frontier_write_;  // WAL on, synced
-  rocksdb::WriteOptions sweep_write_;     // WAL on, synced
+  rocksdb::WriteOptions write_;        // WAL on, not synced: made durable by the next frontier's sync
+  rocksdb::WriteOptions sweep_write_;  // WAL on, synced
   std::unique_ptr<rocksdb::DB> db_;
   std::array<rocksdb::ColumnFamilyHandle*, kFamilyCount> handles_{};  // in the order of Family
   OpCounters counters_;
@@ -484,14 +501,22 @@ class EmbeddedBackend final : public StoreBackend {
   const uint32_t stripe_count_ = std::min(context_.shards.shard_count(), kMaxStripes);
   std::array<std::mutex, kMaxStripes> identity_mu_;
   std::array<LedgerStripe, kMaxStripes> ledgers_;
+  // Held shared by frontier reads, exclusively by a frontier write until its sync returned.
+  std::array<std::shared_mutex, kMaxStripes> frontier_mu_;
+  std::unique_ptr<embedded::WalSyncer> syncer_;  // over db_, from open() on
 };
 
 }  // namespace
 
 Result<std::unique_ptr<StoreBackend>> open_embedded_backend(const BackendContext& context,
                                                             const std::string& dir) {
+  return open_embedded_backend_on(context, dir, nullptr);
+}
+
+Result<std::unique_ptr<StoreBackend>> open_embedded_backend_on(const BackendContext& context,
+                                                               const std::string& dir, rocksdb::Env* env) {
   if (dir.empty()) return Error(Errc::kConfig, "embedded store: empty data directory");
-  auto backend = std::make_unique<EmbeddedBackend>(context, dir);
+  auto backend = std::make_unique<EmbeddedBackend>(context, dir, env);
   QIM_RETURN_IF_ERROR(backend->open());
   return std::unique_ptr<StoreBackend>(std::move(backend));
 }

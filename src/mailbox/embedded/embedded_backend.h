@@ -1,8 +1,11 @@
 #pragma once
 // The embedded backend: the mailbox store on local disk, in one RocksDB database (the default backend;
 // SYSTEM.md section 1). Data survives a restart: every write goes through the write-ahead log, and a
-// frontier write is synced before it returns, which makes every write before it durable too.
-// RocksDB locks the directory, so one process owns it: that is the single owner the contract assumes.
+// frontier write returns only once the log is synced through it, which makes every write before it
+// durable too; no reader of the store sees that frontier before (decision 45: the sync is shared by the
+// shards and runs outside RocksDB's write queue). RocksDB locks the directory, so one process owns it:
+// that is the single owner the contract assumes. The operators' read-only reader (audit_reader.h)
+// may see a frontier whose sync has not returned yet.
 
 #include <memory>
 #include <string>
@@ -10,12 +13,21 @@
 #include "core/status.h"
 #include "mailbox/store_backend.h"
 
+namespace rocksdb {
+class Env;
+}
+
 namespace qim {
 
 // Opens (creating if missing) the store in `dir`. Io naming the directory if it cannot be created,
 // opened or is locked by another process; CorruptEntry if RocksDB finds it damaged.
 Result<std::unique_ptr<StoreBackend>> open_embedded_backend(const BackendContext& context,
                                                             const std::string& dir);
+
+// Test hook: open_embedded_backend with RocksDB's file access through `env` (which must outlive the
+// backend), so tests can hold or fail the write-ahead log's syncs.
+Result<std::unique_ptr<StoreBackend>> open_embedded_backend_on(const BackendContext& context,
+                                                               const std::string& dir, rocksdb::Env* env);
 
 // Test hook: deletes the proof rows of (user, bucket) of every epoch, so tests can check that a missing
 // proof fails closed. InvalidArgument if `backend` is not an embedded backend.
