@@ -66,12 +66,33 @@ class WalSyncGate : public rocksdb::FileSystemWrapper {
     std::lock_guard lock(mu_);
     return syncs_;
   }
+  // Operations (a frontier write is one merge) appended to the log so far.
+  int appends() {
+    std::lock_guard lock(mu_);
+    return appends_;
+  }
+  // Blocks until `n` operations have been appended in all, or `limit` passed.
+  void await_appends(int n, std::chrono::milliseconds limit) {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, limit, [&] { return appends_ >= n; });
+  }
 
  private:
   class WalFile : public rocksdb::FSWritableFileOwnerWrapper {
    public:
     WalFile(std::unique_ptr<rocksdb::FSWritableFile> file, WalSyncGate& gate)
         : FSWritableFileOwnerWrapper(std::move(file)), gate_(gate) {}
+    rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& options,
+                             rocksdb::IODebugContext* dbg) override {
+      gate_.appended(data);
+      return target()->Append(data, options, dbg);
+    }
+    rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& options,
+                             const rocksdb::DataVerificationInfo& info,
+                             rocksdb::IODebugContext* dbg) override {
+      gate_.appended(data);
+      return target()->Append(data, options, info, dbg);
+    }
     rocksdb::IOStatus Sync(const rocksdb::IOOptions& options, rocksdb::IODebugContext* dbg) override {
       if (rocksdb::IOStatus s = gate_.enter(); !s.ok()) return s;
       return target()->Sync(options, dbg);
@@ -84,6 +105,19 @@ class WalSyncGate : public rocksdb::FileSystemWrapper {
    private:
     WalSyncGate& gate_;
   };
+
+  // A small write is one log record per append: a 7-byte record header, then the write batch, whose
+  // 12-byte header ends with its count of operations (little-endian). Writes RocksDB groups share a record,
+  // so the counts, not the appends, say how many writes reached the log.
+  void appended(const rocksdb::Slice& data) {
+    constexpr size_t kCountAt = 7 + 8;
+    if (data.size() < kCountAt + 4) return;
+    uint32_t count = 0;
+    for (size_t i = 0; i < 4; ++i) count |= uint32_t{static_cast<uint8_t>(data[kCountAt + i])} << (8 * i);
+    std::lock_guard lock(mu_);
+    appends_ += static_cast<int>(count);
+    cv_.notify_all();
+  }
 
   rocksdb::IOStatus enter() {
     std::unique_lock lock(mu_);
@@ -102,6 +136,7 @@ class WalSyncGate : public rocksdb::FileSystemWrapper {
   bool failing_ = false;
   int held_ = 0;
   int syncs_ = 0;
+  int appends_ = 0;
 };
 
 class EmbeddedFrontierSyncTest : public ::testing::Test {
@@ -179,13 +214,16 @@ TEST_F(EmbeddedFrontierSyncTest, FrontierWritesWaitingTogetherShareASync) {
                           [&] { return b->write_frontier(ShardId{0}, kEpoch, MailboxSeq{}, seq_of(1, 5)); });
   gate_->await_held();
   const int before = gate_->syncs();
+  const int appended = gate_->appends();
   std::vector<std::future<Status>> others;
   for (uint32_t s = 1; s < kShards; ++s) {
     others.push_back(std::async(std::launch::async, [&, s] {
       return b->write_frontier(ShardId{s}, kEpoch, MailboxSeq{}, seq_of(1, 100 + s));
     }));
   }
-  // Each of them has merged its row and waits for the sync after the held one (none returns before it).
+  // Each of them has merged its row (one operation each in the log) and waits for the sync after the
+  // held one (none returns before it); the pause lets the last to append reach the syncer.
+  gate_->await_appends(appended + static_cast<int>(kShards) - 1, 5s);
   std::this_thread::sleep_for(300ms);
   for (auto& f : others) EXPECT_EQ(f.wait_for(0ms), std::future_status::timeout);
   gate_->release();
