@@ -24,12 +24,27 @@ size_t utf8_sequence_length(std::string_view s, size_t i) {
   return n;
 }
 
+// Printable ASCII but the quote and the backslash: copied as it is.
+constexpr bool is_plain(uint8_t u) {
+  return u >= 0x20 && u < 0x7F && u != '"' && u != '\\';
+}
+
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view value) {
   static constexpr char kHex[] = "0123456789abcdef";
+  // Nearly every byte of a body or a name is plain: such runs are appended whole, into room made once
+  // (byte by byte, the escaper and the string's growth were 3% of `qim up`'s CPU at 8,000 msg/s).
+  out.reserve(out.size() + value.size() + 2);
   out.push_back('"');
   for (size_t i = 0; i < value.size();) {
+    size_t run = i;
+    while (run < value.size() && is_plain(static_cast<uint8_t>(value[run]))) ++run;
+    if (run > i) {
+      out.append(value.data() + i, run - i);
+      i = run;
+      if (i == value.size()) break;
+    }
     char c = value[i];
     auto u = static_cast<uint8_t>(c);
     if (u >= 0x80) {
@@ -65,14 +80,10 @@ void append_json_string(std::string& out, std::string_view value) {
       case '\f':
         out.append("\\f");
         break;
-      default:
-        if (u < 0x20 || u == 0x7F) {
-          out.append("\\u00");
-          out.push_back(kHex[u >> 4]);
-          out.push_back(kHex[u & 0xF]);
-        } else {
-          out.push_back(c);
-        }
+      default:  // the other control characters and DEL: the plain bytes never get here
+        out.append("\\u00");
+        out.push_back(kHex[u >> 4]);
+        out.push_back(kHex[u & 0xF]);
     }
     ++i;
   }

@@ -30,6 +30,12 @@ class JsonWriter {
   JsonWriter& field(std::string_view name, int64_t value) { return key(name).int64(value); }
   JsonWriter& field(std::string_view name, bool value) { return key(name).boolean(value); }
 
+  // Room for `bytes` of output in one allocation, for a frame whose size the encoder can estimate.
+  JsonWriter& reserve(size_t bytes) {
+    out_.reserve(bytes);
+    return *this;
+  }
+
   std::string take() { return std::move(out_); }
   const std::string& text() const { return out_; }
 

@@ -7,9 +7,9 @@ namespace qim {
 
 namespace {
 
-JsonWriter start(std::string_view type, std::string_view ref) {
+JsonWriter start(std::string_view type, std::string_view ref, size_t estimate = 256) {
   JsonWriter w;
-  w.begin_object().field("type", type);
+  w.reserve(estimate).begin_object().field("type", type);
   if (!ref.empty()) w.field("ref", ref);
   return w;
 }
@@ -22,6 +22,17 @@ void write_message_fields(JsonWriter& w, const Message& m) {
   w.field("client_msg_id", m.client_msg_id);
   w.field("server_time", m.server_time_ms);
   w.field("body", m.body);
+}
+
+// An entry's JSON without its strings' escapes: the fixed keys and numbers take under 200 bytes.
+size_t estimate_entries(std::span<const MailboxEntry> entries) {
+  size_t n = 0;
+  for (const auto& e : entries) {
+    const Message& m = e.message;
+    n += 200 + m.conversation.str().size() + m.sender.str().size() + m.sender_device.str().size() +
+         m.client_msg_id.size() + m.body.size();
+  }
+  return n;
 }
 
 void write_entries(JsonWriter& w, std::span<const MailboxEntry> entries) {
@@ -56,7 +67,7 @@ std::string encode_send_ack(std::string_view ref, const SendAck& ack) {
 }
 
 std::string encode_deliver(std::span<const MailboxEntry> entries, MailboxSeq from, MailboxSeq frontier) {
-  auto w = start("DELIVER", {});
+  auto w = start("DELIVER", {}, 96 + estimate_entries(entries));
   write_entries(w, entries);
   w.key("from").uint64_as_string(from.raw());
   w.key("frontier").uint64_as_string(frontier.raw());
@@ -68,7 +79,7 @@ std::string encode_sync_needed(std::string_view reason) {
 }
 
 std::string encode_sync_page(std::string_view ref, const MailboxPage& page) {
-  auto w = start("SYNC_PAGE", ref);
+  auto w = start("SYNC_PAGE", ref, 160 + ref.size() + estimate_entries(page.entries));
   write_entries(w, page.entries);
   w.key("frontier").uint64_as_string(page.frontier.raw());
   w.key("trim").uint64_as_string(page.trim.raw());

@@ -24,6 +24,30 @@ TEST(JsonWriter, EscapesQuotesBackslashesAndControlCharacters) {
   EXPECT_EQ(roundtrip_string("héllo 你好 🎉"), "héllo 你好 🎉");
 }
 
+// The plain runs are copied whole: the escapes between them, at either end and next to each other must
+// come out exactly where the bytes were.
+TEST(JsonWriter, EscapesBetweenPlainRunsExactly) {
+  auto encoded = [](std::string_view in) {
+    std::string out = "prefix:";
+    append_json_string(out, in);
+    return out;
+  };
+  EXPECT_EQ(encoded(""), R"(prefix:"")");
+  EXPECT_EQ(encoded("plain text only"), R"(prefix:"plain text only")");
+  EXPECT_EQ(encoded("\"lead"), R"(prefix:"\"lead")");
+  EXPECT_EQ(encoded("tail\\"), R"(prefix:"tail\\")");
+  // (Hex escapes end where the literal does: "\x01" "c" is two bytes.)
+  EXPECT_EQ(encoded("a\n\tb\x7F\x01"
+                    "c\xC3\xA9"
+                    "d\xFF"
+                    "e"),
+            R"(prefix:"a\n\tb\u007f\u0001c)"
+            "\xC3\xA9"
+            R"(d\ufffde")");
+  const std::string body(1000, 'x');
+  EXPECT_EQ(encoded(body + "\"" + body), "prefix:\"" + body + "\\\"" + body + "\"");
+}
+
 TEST(JsonWriter, InvalidUtf8BecomesReplacementCharacters) {
   EXPECT_EQ(roundtrip_string("a\xff"
                              "b"),
