@@ -13,6 +13,21 @@ TEST(Ids, ParsesBoundedNames) {
   EXPECT_NE(bad.error().message().find("user id"), std::string::npos);
 }
 
+// Exactly the 66 bytes of [A-Za-z0-9_.@-] make names: every other byte value, high bytes included, is
+// refused.
+TEST(Ids, TheNameAlphabetIsExactlyItsSixtySixBytes) {
+  const std::string alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.@-";
+  int allowed = 0;
+  for (int b = 0; b < 256; ++b) {
+    const char c = static_cast<char>(b);
+    const bool expected = alphabet.find(c) != std::string::npos;
+    EXPECT_EQ(is_name_char(c), expected) << "byte " << b;
+    EXPECT_EQ(UserId::parse(std::string("a") + c).ok(), expected) << "byte " << b;
+    allowed += is_name_char(c);
+  }
+  EXPECT_EQ(allowed, 66);
+}
+
 TEST(Ids, DirectConversationIsSymmetric) {
   auto a = *UserId::parse("alice");
   auto b = *UserId::parse("bob");

@@ -2,11 +2,6 @@
 
 namespace qim {
 
-bool is_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-         c == '@' || c == '-';
-}
-
 std::string shown_text(std::string_view text, size_t max) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;

@@ -14,8 +14,25 @@ namespace qim {
 // The name alphabet, [A-Za-z0-9_.@-]. It has no ':' on purpose: ':' separates the members of a
 // conversation id ("d:<a>:<b>", core/conversation.h), so a name that held one would make two pairs of
 // users spell the same conversation (docs/decisions.md, "Names cannot hold ':'").
-bool is_name_char(char c);
 inline constexpr std::string_view kNameAlphabet = "[A-Za-z0-9_.@-]";
+
+namespace name_detail {
+// Every name of every record is checked when it is decoded, byte by byte: a table, inlined.
+struct NameChars {
+  bool allowed[256] = {};
+  constexpr NameChars() {
+    for (int c = 'a'; c <= 'z'; ++c) allowed[c] = true;
+    for (int c = 'A'; c <= 'Z'; ++c) allowed[c] = true;
+    for (int c = '0'; c <= '9'; ++c) allowed[c] = true;
+    for (char c : std::string_view("_.@-")) allowed[static_cast<unsigned char>(c)] = true;
+  }
+};
+inline constexpr NameChars kNameChars;
+}  // namespace name_detail
+
+constexpr bool is_name_char(char c) {
+  return name_detail::kNameChars.allowed[static_cast<unsigned char>(c)];
+}
 
 // `text` shown in an error message: at most `max` bytes, anything outside printable ASCII as \xHH.
 std::string shown_text(std::string_view text, size_t max = 64);
