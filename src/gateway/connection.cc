@@ -467,7 +467,7 @@ void Connection::send_error(const std::string& ref, WireCode code, std::string_v
 
 void Connection::push(std::shared_ptr<const std::string> frame) {
   net::post(ws_.get_executor(), [self = shared_from_this(), frame = std::move(frame)] {
-    if (self->accepted_) self->enqueue(frame);
+    if (self->accepted_) self->enqueue(frame, OutboundFrames::Kind::kPush);
   });
 }
 
@@ -477,47 +477,40 @@ void Connection::shutdown(std::string reason) {
   });
 }
 
-void Connection::enqueue(std::shared_ptr<const std::string> frame) {
+void Connection::enqueue(std::shared_ptr<const std::string> frame, OutboundFrames::Kind kind) {
   if (close_) return;  // closing: nothing more is sent
   // One frame is always taken (a full SYNC_PAGE may alone exceed the byte bound); a queue is bounded.
-  if (!out_.empty() && (out_.size() >= ctx_.options.max_outbound_frames ||
-                        out_bytes_ + frame->size() > ctx_.options.max_outbound_bytes)) {
+  if (out_.would_exceed(frame->size(), ctx_.options.max_outbound_frames, ctx_.options.max_outbound_bytes)) {
     // A consumer this slow would hold memory without bound. Drop what it has not received and close;
     // the mailbox still has everything, and the client resumes with SYNC from its cursor.
     ctx_.metrics.slow_consumer_closes.Increment();
-    out_.erase(writing_ ? out_.begin() + 1 : out_.begin(), out_.end());
-    out_bytes_ = out_.empty() ? 0 : out_.front()->size();
+    out_.drop_waiting();
     close_after_flush(websocket::close_code::try_again_later,
                       "slow consumer: over " + std::to_string(ctx_.options.max_outbound_frames) +
                           " frames or " + std::to_string(ctx_.options.max_outbound_bytes) +
                           " bytes queued; reconnect and SYNC");
     return;
   }
-  out_bytes_ += frame->size();
-  out_.push_back(std::move(frame));
-  if (!writing_) write_next();
+  out_.add(kind, std::move(frame));
+  if (!out_.writing()) write_next();
 }
 
 void Connection::write_next() {
-  if (out_.empty()) {
-    writing_ = false;
+  const OutboundFrames::Frame& next = out_.start_next();
+  if (next == nullptr) {
     if (close_) {
       ws_.async_close(*close_, [self = shared_from_this()](beast::error_code) {});
     }
     return;
   }
-  writing_ = true;
   ws_.text(true);
-  ws_.async_write(net::buffer(*out_.front()), [self = shared_from_this()](beast::error_code ec, size_t) {
+  ws_.async_write(net::buffer(*next), [self = shared_from_this()](beast::error_code ec, size_t) {
     if (ec) {
       self->out_.clear();
-      self->out_bytes_ = 0;
-      self->writing_ = false;
       self->input_closed_ = true;
       return;
     }
-    self->out_bytes_ -= self->out_.front()->size();
-    self->out_.pop_front();
+    self->out_.written();
     self->write_next();
   });
 }
@@ -528,7 +521,7 @@ void Connection::close_after_flush(websocket::close_code code, std::string reaso
   // A close reason travels in a control frame: at most 123 bytes.
   if (reason.size() > 123) reason.resize(123);
   close_ = websocket::close_reason(code, reason);
-  if (!writing_) write_next();
+  if (!out_.writing()) write_next();
 }
 
 }  // namespace qim

@@ -1,8 +1,9 @@
 #pragma once
 // One client's WebSocket connection. Everything it does runs on its own strand: reading frames, answering
-// them, and writing its outbound queue one frame at a time. Blocking reads (SYNC, HISTORY) run on the
-// gateway's pool and post their answer back; SEND acknowledgements come back from the log's callback the
-// same way, so every write happens on the strand.
+// them, and writing its outbound queue one frame at a time, answers before the pushes still waiting
+// (outbound_frames.h). Blocking reads (SYNC, HISTORY) run on the gateway's pool and post their answer back;
+// SEND acknowledgements come back from the log's callback the same way, so every write happens on the
+// strand.
 //
 // Bounds: frame size (read piece by piece up to max_frame_bytes: a larger frame closes with 1009 and a
 // reason), frame rate (token bucket: a frame over it gets RATE_LIMITED with its ref), outbound queue (over it
@@ -22,6 +23,7 @@
 
 #include "auth/token.h"
 #include "gateway/close_reason_stream.h"
+#include "gateway/outbound_frames.h"
 #include "gateway/protocol/client_frame.h"
 #include "gateway/send_dedup.h"
 #include "gateway/token_bucket.h"
@@ -76,7 +78,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void send_error(const std::string& ref, WireCode code, std::string_view message);
   // UNAUTHENTICATED naming what came instead of AUTH, then a close (1008).
   void refuse_before_auth(const std::string& ref, std::string_view what);
-  void enqueue(std::shared_ptr<const std::string> frame);
+  // Queues a frame; answers (the default) go out before the pushes still waiting (outbound_frames.h).
+  void enqueue(std::shared_ptr<const std::string> frame,
+               OutboundFrames::Kind kind = OutboundFrames::Kind::kAnswer);
   void write_next();
   void close_after_flush(boost::beast::websocket::close_code code, std::string reason);
 
@@ -89,11 +93,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   TokenBucket bucket_;
   std::optional<Principal> principal_;
 
-  std::deque<std::shared_ptr<const std::string>> out_;
-  size_t out_bytes_ = 0;
-  bool counted_ = false;   // holds a slot of max_connections
-  bool accepted_ = false;  // the WebSocket handshake completed
-  bool writing_ = false;
+  OutboundFrames out_;
+  bool counted_ = false;       // holds a slot of max_connections
+  bool accepted_ = false;      // the WebSocket handshake completed
   bool input_closed_ = false;  // no more frames are processed
   std::optional<boost::beast::websocket::close_reason> close_;
 };
