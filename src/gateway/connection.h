@@ -16,7 +16,6 @@
 #include <boost/beast/websocket.hpp>
 
 #include <chrono>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>

@@ -35,9 +35,8 @@ void OutboundFrames::drop_waiting() {
 }
 
 void OutboundFrames::clear() {
-  drop_waiting();
   writing_.reset();
-  bytes_ = 0;
+  drop_waiting();  // with nothing being written, that leaves no bytes counted
 }
 
 }  // namespace qim
