@@ -122,8 +122,15 @@ std::string targets_markdown(const std::vector<LadderRow>& rows) {
   };
   auto within_slo = [](const LadderRow& r) { return r.slo; };
   std::optional<double> embedded_share;
-  if (auto e = highest(rows, "embedded", within_slo), relay = highest(rows, "relay", within_slo); e && relay)
+  std::string share_what = "embedded: highest rate within the SLO ÷ the relay's";
+  if (auto e = highest(rows, "embedded", within_slo), relay = highest(rows, "relay", within_slo); e && relay) {
     embedded_share = *e / *relay;
+    // A relay within the SLO at its last step has a higher ceiling than the ladder shows: say so, since
+    // the share is then an upper bound.
+    const auto relay_top = highest(rows, "relay", [](const LadderRow&) { return true; });
+    share_what += " (" + fixed(*e, 0) + " ÷ " + fixed(*relay, 0) +
+                  (relay_top && *relay_top == *relay ? " msg/s, the relay's last step: capped)" : " msg/s)");
+  }
   std::optional<double> p64_over_p1;
   std::string common = "no such step";
   if (auto rate = highest_common_delivered(rows, "scylla-p64", "scylla-p1")) {
@@ -137,7 +144,7 @@ std::string targets_markdown(const std::vector<LadderRow>& rows) {
       a && b)
     over_lwt = *a / *b;
   const std::vector<Target> targets = {
-      {"embedded: highest rate within the SLO ÷ the relay's", embedded_share, 3, true, 1.0 / 3, ">= 0.333"},
+      {share_what, embedded_share, 3, true, 1.0 / 3, ">= 0.333"},
       {"embedded: e2e P50 at 2,000 msg/s (ms)",
        value("embedded", 2000, [](const LadderRow& r) { return std::optional<double>(r.e2e_p50); }), 1, false,
        5, "<= 5"},

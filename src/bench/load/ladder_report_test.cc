@@ -102,9 +102,17 @@ TEST(LadderReport, JudgesIssueTensTargetsOnTheRunAlone) {
   ASSERT_TRUE(rows.ok()) << rows.error().to_string();
   const std::string md = ladder_markdown(*rows);
   const std::string targets = md.substr(md.find("**Issue 10's targets"));
-  EXPECT_NE(targets.find("highest rate within the SLO ÷ the relay's | 0.800 | >= 0.333 | met |"),
+  EXPECT_NE(targets.find("highest rate within the SLO ÷ the relay's (8000 ÷ 10000 msg/s, the relay's last "
+                         "step: capped) | 0.800 | >= 0.333 | met |"),
             std::string::npos)
       << targets;
+  // A relay past the SLO at its last step is not capped: its ceiling is measured.
+  auto relay12000 = step("relay", 12000, 120000, 120000, 400);
+  auto uncapped = parse_ladder_csv(csv({relay8000, relay10000, relay12000}) + csv({embedded2000}));
+  ASSERT_TRUE(uncapped.ok());
+  const std::string measured = ladder_markdown(*uncapped);
+  EXPECT_NE(measured.find("the relay's (2000 ÷ 10000 msg/s) | 0.200 | >= 0.333 | not met |"), std::string::npos)
+      << measured;
   EXPECT_NE(targets.find("e2e P50 at 2,000 msg/s (ms) | 6.0 | <= 5 | not met |"), std::string::npos);
   EXPECT_NE(targets.find("at 8,000 msg/s (µs) | 75 | <= 100 | met |"), std::string::npos);
   EXPECT_NE(targets.find("page 64: highest rate within the SLO (msg/s) | 2000 | >= 2000 | met |"),
