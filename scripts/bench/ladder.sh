@@ -22,8 +22,9 @@
 #
 # Environment (all optional):
 #   QIM_LADDER_RATES            offered rates of every configuration, msg/s (default: embedded
-#                               "200 2000 4000 6000 8000 10000", the seed's, issue 10's CPU target and the
-#                               steps between; the relay the same and on to 15000 and 20000; distributed
+#                               "200 2000 4000 6000 8000 10000 12000 15000", the seed's, issue 10's CPU target
+#                               and the steps between; the relay the same without 12000 and on to 20000,
+#                               30000 and 40000; distributed
 #                               "200 1000 1500 2000"; scylla-lwt
 #                               "20 40 80 200", form A's rows in the seed and the steps between)
 #   QIM_LADDER_RATES_<config>   the rates of one configuration, '-' as '_' (QIM_LADDER_RATES_scylla_p1)
@@ -80,15 +81,16 @@ source scripts/bench/lib.sh
 # The rates of a configuration: its own variable, else QIM_LADDER_RATES, else the defaults: the seed's
 # 200 / 2,000 / 10,000 for relay and embedded, with 4,000, 6,000 and 8,000 between (issue 10 sets the
 # embedded CPU target at 8,000; a share of the relay's highest rate needs steps finer than 2,000 -> 8,000),
-# and the relay on to 15,000 and 20,000, so that its ceiling is measured rather than capped by the last
-# step (it passed 10,000 in every run); 200 / 1,000 / 1,500 / 2,000 for the distributed deployment (all of it on this machine's 2 cores
+# and on to 12,000 and 15,000 for embedded and to 15,000, 20,000, 30,000 and 40,000 for the relay, so that
+# their ceilings are measured rather than capped by the last step (the relay passed 10,000 in every run
+# and 30,000 on 2026-12-04, embedded 12,000 that day with decision 48); 200 / 1,000 / 1,500 / 2,000 for the distributed deployment (all of it on this machine's 2 cores
 # saturates below 2,000; a 10,000 step there leaves 200,000 messages to drain before the deployment can
 # stop); 20 / 40 / 80 / 200 for form A (the seed's rows and the steps between).
 rates_of() {
   local var="QIM_LADDER_RATES_${1//-/_}" default
   case $1 in
-    relay) default="200 2000 4000 6000 8000 10000 15000 20000" ;;
-    embedded) default="200 2000 4000 6000 8000 10000" ;;
+    relay) default="200 2000 4000 6000 8000 10000 15000 20000 30000 40000" ;;
+    embedded) default="200 2000 4000 6000 8000 10000 12000 15000" ;;
     scylla-lwt) default="20 40 80 200" ;;
     *) default="200 1000 1500 2000" ;;
   esac
