@@ -121,6 +121,11 @@ Result<AppConfig> app_config_from_env(const EnvLookup& getenv) {
     QIM_ASSIGN_OR_RETURN(uint64_t n, parse_uint("QIM_OUTBOX_PARTITIONS", *v, 1, 4096));
     c.outbox_partitions = static_cast<uint32_t>(n);
   }
+  if (auto v = getenv("QIM_CPU_PLACEMENT")) {
+    auto placement = parse_cpu_placement(*v);
+    if (!placement.ok()) return config_error("QIM_CPU_PLACEMENT", *v, placement.error().message());
+    c.cpu_placement = *std::move(placement);
+  }
   // "auto" (or empty): shards from leases where a node runs alone (node/lease/lease_config.h); `qim up`
   // owns every shard.
   if (auto v = getenv("QIM_OWNED_SHARDS"); v && !v->empty() && *v != "auto") {

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "archiver/open_history_store.h"
+#include "core/cpu_placement.h"
 #include "core/sharding.h"
 #include "log/open_log.h"
 #include "mailbox/store_options.h"
@@ -48,6 +49,7 @@ struct AppConfig {
   HistoryOptions history;  // where the archiver writes and the gateway reads HISTORY
   uint32_t shards = 16;
   uint32_t outbox_partitions = 16;
+  CpuPlacementSetting cpu_placement;  // QIM_CPU_PLACEMENT: auto, off or PIPELINE:GATEWAY CPU lists
   std::vector<ShardId> owned_shards;  // default: every shard
   Epoch epoch{1};
   std::string delivery_mode = "hybrid";

@@ -26,6 +26,7 @@ TEST(AppConfigTest, ReadsOurVariables) {
                                     {"QIM_OWNED_SHARDS", "0-3"},
                                     {"QIM_EPOCH", "7"},
                                     {"QIM_OUTBOX_PARTITIONS", "4"},
+                                    {"QIM_CPU_PLACEMENT", "1:0"},
                                     {"QIM_DELIVERY_MODE", "pull"}}))
                .value();
   EXPECT_EQ(c.log.data_dir, "/tmp/x");
@@ -34,6 +35,8 @@ TEST(AppConfigTest, ReadsOurVariables) {
   EXPECT_EQ(c.owned_shards.size(), 4u);
   EXPECT_EQ(c.epoch, Epoch{7});
   EXPECT_EQ(c.outbox_partitions, 4u);
+  EXPECT_EQ(c.cpu_placement.pipeline, std::vector<int>{1});
+  EXPECT_EQ(c.cpu_placement.gateway, std::vector<int>{0});
   EXPECT_EQ(c.delivery_mode, "pull");
 }
 
@@ -44,6 +47,7 @@ TEST(AppConfigTest, EveryBadValueNamesItsVariable) {
                                                   {"QIM_LOG_BACKEND", "nfs"},
                                                   {"QIM_DELIVERY_MODE", "fast"},
                                                   {"QIM_OUTBOX_PARTITIONS", "x"},
+                                                  {"QIM_CPU_PLACEMENT", "1-0:2"},
                                                   {"QIM_LOG_LEVEL", "loud"},
                                                   {"QIM_DRAIN_TIMEOUT_MS", "-1"},
                                                   {"QIM_FANOUT_CHUNK_ENTRIES", "0"},

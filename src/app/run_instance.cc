@@ -12,6 +12,7 @@
 #include "app/instance_files.h"
 #include "app/pipeline.h"
 #include "app/role_admin.h"
+#include "core/cpu_placement.h"
 #include "delivery/redis/gateway_routing.h"
 #include "delivery/redis/redis_send_dedup.h"
 #include "delivery/redis/routed_notifier.h"
@@ -142,6 +143,23 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
+  // CPU placement (core/cpu_placement.h, decision 48): this thread is confined to the pipeline's CPUs
+  // before any stage starts, so every thread started from here on runs there; the gateway's I/O threads
+  // move themselves to theirs.
+  const bool pipeline_roles = instance.roles.fanout || instance.roles.node || instance.roles.archiver;
+  auto cpus = allowed_cpus();
+  if (!cpus.ok()) return refuse(log, instance.name, cpus.error());
+  auto placement = plan_cpu_placement(cfg.cpu_placement, *cpus, instance.gateway, pipeline_roles);
+  if (!placement.ok()) {
+    return refuse(log, instance.name,
+                  Error(Errc::kConfig, "QIM_CPU_PLACEMENT: " + placement.error().message()));
+  }
+  if (Status s = pin_current_thread(placement->pipeline); !s.ok())
+    return refuse(log, instance.name, s.error());
+  log.info("cpu placement ({}): pipeline on {}, gateway I/O on {}", placement->why,
+           placement->pipeline.empty() ? "any CPU" : "CPU " + format_cpu_list(placement->pipeline),
+           placement->gateway.empty() ? "any CPU" : "CPU " + format_cpu_list(placement->gateway));
+
   auto opened = Pipeline::open(cfg, instance.roles, spdlog::default_logger());
   if (!opened.ok()) return refuse(log, instance.name, opened.error());
   std::unique_ptr<Pipeline> pipeline = std::move(opened).value();
@@ -193,6 +211,7 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   if (instance.gateway) {
     auto options = gateway_options_from_env(env);
     if (!options.ok()) return refuse(log, instance.name, options.error());
+    options->io_cpus = placement->gateway;
     gateway_options = *options;
     GatewayDeps deps;
     if (routing_options) {

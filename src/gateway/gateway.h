@@ -33,6 +33,9 @@ struct GatewayOptions {
   uint32_t max_frames_per_second = 200;      // per connection; over it frames are refused
   uint32_t max_connections = 10'000;
   uint32_t threads = 1;
+  // The CPUs the I/O threads run on (QIM_CPU_PLACEMENT, core/cpu_placement.h); empty: wherever the thread
+  // that starts the gateway may run.
+  std::vector<int> io_cpus;
   std::string data_dir;  // unused: the send-dedup table is rebuilt from the Outbox instead (protocol.md)
   // Added with the implementation (defaults keep earlier callers unchanged):
   std::string delivery_mode = "hybrid";  // QIM_DELIVERY_MODE: hybrid (push + SYNC), push, pull

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "core/cpu_placement.h"
 #include "core/thread_name.h"
 #include "gateway/admin_server.h"
 #include "gateway/connection.h"
@@ -97,6 +98,8 @@ class GatewayServer final : public Gateway {
     for (uint32_t i = 0; i < options_.threads; ++i) {
       threads_.emplace_back([this, i] {
         set_thread_name("gateway-io" + std::to_string(i));
+        if (Status s = pin_current_thread(options_.io_cpus); !s.ok())
+          spdlog::warn("gateway: I/O thread {} runs unplaced: {}", i, s.error().to_string());
         io_.run();
       });
     }
