@@ -123,7 +123,8 @@ std::string targets_markdown(const std::vector<LadderRow>& rows) {
   auto within_slo = [](const LadderRow& r) { return r.slo; };
   std::optional<double> embedded_share;
   std::string share_what = "embedded: highest rate within the SLO ÷ the relay's";
-  if (auto e = highest(rows, "embedded", within_slo), relay = highest(rows, "relay", within_slo); e && relay) {
+  if (auto e = highest(rows, "embedded", within_slo), relay = highest(rows, "relay", within_slo);
+      e && relay) {
     embedded_share = *e / *relay;
     // A relay within the SLO at its last step has a higher ceiling than the ladder shows: say so, since
     // the share is then an upper bound.

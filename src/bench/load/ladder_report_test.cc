@@ -111,7 +111,8 @@ TEST(LadderReport, JudgesIssueTensTargetsOnTheRunAlone) {
   auto uncapped = parse_ladder_csv(csv({relay8000, relay10000, relay12000}) + csv({embedded2000}));
   ASSERT_TRUE(uncapped.ok());
   const std::string measured = ladder_markdown(*uncapped);
-  EXPECT_NE(measured.find("the relay's (2000 ÷ 10000 msg/s) | 0.200 | >= 0.333 | not met |"), std::string::npos)
+  EXPECT_NE(measured.find("the relay's (2000 ÷ 10000 msg/s) | 0.200 | >= 0.333 | not met |"),
+            std::string::npos)
       << measured;
   EXPECT_NE(targets.find("e2e P50 at 2,000 msg/s (ms) | 6.0 | <= 5 | not met |"), std::string::npos);
   EXPECT_NE(targets.find("at 8,000 msg/s (µs) | 75 | <= 100 | met |"), std::string::npos);
