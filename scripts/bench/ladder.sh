@@ -83,7 +83,8 @@ source scripts/bench/lib.sh
 # embedded CPU target at 8,000; a share of the relay's highest rate needs steps finer than 2,000 -> 8,000),
 # and on to 12,000 and 15,000 for embedded and to 15,000, 20,000, 30,000 and 40,000 for the relay, so that
 # their ceilings are measured rather than capped by the last step (the relay passed 10,000 in every run
-# and 30,000 on 2026-12-04, embedded 12,000 that day with decision 48); 200 / 1,000 / 1,500 / 2,000 for the distributed deployment (all of it on this machine's 2 cores
+# and 30,000 on 2026-12-04, embedded 12,000 that day with decision 48); 200 / 1,000 / 1,500 / 2,000 for
+# the distributed deployment (all of it on this machine's 2 cores
 # saturates below 2,000; a 10,000 step there leaves 200,000 messages to drain before the deployment can
 # stop); 20 / 40 / 80 / 200 for form A (the seed's rows and the steps between).
 rates_of() {

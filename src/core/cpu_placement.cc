@@ -140,14 +140,6 @@ Status pin_current_thread(const std::vector<int>& cpus) {
   return {};
 }
 
-Result<std::vector<int>> current_thread_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (int e = pthread_getaffinity_np(pthread_self(), sizeof(set), &set); e != 0)
-    return Error(Errc::kIo, std::string("pthread_getaffinity_np: ") + std::strerror(e));
-  return cpus_of(set);
-}
-
 std::string format_cpu_list(const std::vector<int>& cpus) {
   std::string out;
   for (size_t i = 0; i < cpus.size();) {

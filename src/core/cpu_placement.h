@@ -41,7 +41,8 @@ struct CpuPlacement {
 Result<std::vector<int>> parse_cpu_list(const std::string& text);
 // "auto", "off" or "P:G". InvalidArgument naming the problem.
 Result<CpuPlacementSetting> parse_cpu_placement(const std::string& text);
-// The CPUs this process may run on, ascending. Io if the kernel does not say.
+// The CPUs the calling thread may run on, ascending: the process's, before any placement. Io if the kernel
+// does not say.
 Result<std::vector<int>> allowed_cpus();
 // The placement for a process that runs the gateway (`gateway`) and pipeline stages (`pipeline`) on
 // `allowed` CPUs. InvalidArgument if an explicit list names a CPU outside `allowed`.
@@ -50,8 +51,6 @@ Result<CpuPlacement> plan_cpu_placement(const CpuPlacementSetting& setting, cons
 // Confines the calling thread (and the threads it starts afterwards, which inherit it) to `cpus`; nothing
 // for an empty list. Io naming the CPUs if the kernel refuses.
 Status pin_current_thread(const std::vector<int>& cpus);
-// The calling thread's CPUs, ascending (for tests and logs). Io if the kernel does not say.
-Result<std::vector<int>> current_thread_cpus();
 // "0-3,6".
 std::string format_cpu_list(const std::vector<int>& cpus);
 
