@@ -22,7 +22,8 @@
 # QIM_CASSANDRA_HEAP (single 768m, cluster 512m a node), QIM_CASSANDRA_WAIT_TIMEOUT (180 s),
 # QIM_CASSANDRA_START_ORDER (cluster: parallel (default), seed-first or sequential),
 # QIM_CASSANDRA_ADDRESS_PREFIX, QIM_CASSANDRA_JMX_PORT (see above), QIM_CASSANDRA_JIT (full: C1 and C2,
-# the default for single; c1: C1 only, the default for cluster: faster start-up, slower steady state).
+# the default for single; c1: C1 only, the default for cluster: faster start-up, slower steady state),
+# QIM_CASSANDRA_TIMER_SLACK_US (1000; 0 keeps the kernel's 50: see README.md, "Timer slack").
 set -euo pipefail
 QIM_ENGINE=cassandra
 # shellcheck source=common.sh
@@ -41,6 +42,12 @@ prefix=${QIM_CASSANDRA_ADDRESS_PREFIX:-127.0.0.}
 jmx_base=${QIM_CASSANDRA_JMX_PORT:-7199}
 [[ $jmx_base =~ ^[0-9]+$ ]] || qim_die "QIM_CASSANDRA_JMX_PORT=$jmx_base is not a port"
 seed="${prefix}1"
+# Cassandra's request workers (SEPWorker) wait for work in parks of 10 µs upwards: with the kernel's 50 µs
+# timer slack each of them is a wake-up, 20,000 a second a pool under light load, on a machine whose cores
+# QIM shares. A 1 ms slack lets those parks run long; a worker handed work is still woken at once
+# (README.md, "Timer slack"; docs/decisions.md 49).
+slack_us=${QIM_CASSANDRA_TIMER_SLACK_US:-1000}
+[[ $slack_us =~ ^[0-9]+$ ]] || qim_die "QIM_CASSANDRA_TIMER_SLACK_US=$slack_us: use a number of microseconds (0: the kernel's default)"
 
 # Four tokens a node, spread evenly over the Murmur3 ring and interleaved between the three nodes.
 tokens_of() {
@@ -164,8 +171,8 @@ start_node() {
   # shellcheck disable=SC2206 # word splitting wanted: QIM_CASSANDRA_JVM_OPTS is a list of JVM options
   [[ -z ${QIM_CASSANDRA_JVM_OPTS:-} ]] || extra_jvm_opts=($QIM_CASSANDRA_JVM_OPTS)
   jamm=$(compgen -G "$lib/jamm-*.jar" | head -n 1) || qim_die "no jamm jar in $lib (incomplete download? delete $home)"
-  qim_log "starting $mode node $n on $addr:9042 (heap $heap, JIT $jit, JMX 127.0.0.1:$jmx, dir $dir)"
-  qim_spawn "$pidfile" "$logfile" "$QIM_JAVA" \
+  qim_log "starting $mode node $n on $addr:9042 (heap $heap, JIT $jit, timer slack ${slack_us} µs, JMX 127.0.0.1:$jmx, dir $dir)"
+  qim_spawn --timer-slack-ns $((slack_us * 1000)) "$pidfile" "$logfile" "$QIM_JAVA" \
     -ea -da:net.openhft... -XX:+UseThreadPriorities -Xss256k -XX:+UseTLAB -XX:+ResizeTLAB \
     -XX:+PerfDisableSharedMem -Djava.net.preferIPv4Stack=true \
     -XX:+HeapDumpOnOutOfMemoryError -XX:HeapDumpPath="$dir" -XX:+CrashOnOutOfMemoryError -XX:ErrorFile="$dir/hs_err_%p.log" \

@@ -95,17 +95,29 @@ qim_close_fds() {
   done
 }
 
-# qim_spawn PIDFILE LOGFILE CMD...: starts CMD detached (own session, stdin from /dev/null, stdout and
-# stderr appended to LOGFILE) and records its pid.
+# qim_spawn [--timer-slack-ns N] PIDFILE LOGFILE CMD...: starts CMD detached (own session, stdin from
+# /dev/null, stdout and stderr appended to LOGFILE) and records its pid.
 # The pid is written by the process itself just before it becomes CMD, so it is right whether or not
-# setsid had to fork.
+# setsid had to fork. --timer-slack-ns N (N > 0) sets the timer slack CMD and all its threads inherit
+# (prctl PR_SET_TIMERSLACK through /proc/self/timerslack_ns; kept across exec): their timed sleeps may
+# then end up to N ns late, and a wake-up by another thread is not delayed. 0 keeps the kernel's default.
 qim_spawn() {
+  local slack=0
+  if [[ $1 == --timer-slack-ns ]]; then
+    slack=$2
+    shift 2
+    [[ $slack =~ ^[0-9]+$ ]] || qim_die "qim_spawn: --timer-slack-ns '$slack' is not a number of nanoseconds"
+  fi
   local pidfile=$1 logfile=$2
   shift 2
   rm -f "$pidfile"
   (
     qim_close_fds
-    exec setsid bash -c 'printf "%s\n" "$$" >"$0"; exec "$@"' "$pidfile" "$@"
+    # shellcheck disable=SC2016 # expanded by the inner bash
+    exec setsid bash -c 'printf "%s\n" "$$" >"$0"
+      if (($1 > 0)); then echo "$1" >"/proc/$$/timerslack_ns" || echo "warning: timer slack $1 ns not set" >&2; fi
+      shift
+      exec "$@"' "$pidfile" "$slack" "$@"
   ) </dev/null >>"$logfile" 2>&1 &
   local i
   for i in $(seq 50); do [[ -s $pidfile ]] && return 0; sleep 0.1; done
