@@ -5,8 +5,21 @@
 
 namespace qim {
 
+namespace {
+
+std::string embedded_log_dir(const LogOptions& options, const std::string& name) {
+  return options.data_dir + "/" + name + "-log";
+}
+
+}  // namespace
+
 bool log_is_single_process(const LogOptions& options) {
   return options.backend != "kafka";
+}
+
+Result<std::optional<uint32_t>> existing_log_partitions(const LogOptions& options, const std::string& name) {
+  if (options.backend != "embedded") return std::optional<uint32_t>();
+  return embedded_log_partitions(embedded_log_dir(options, name));
 }
 
 Result<std::unique_ptr<Log>> open_log(const LogOptions& options, const std::string& name, uint32_t partitions,
@@ -15,10 +28,11 @@ Result<std::unique_ptr<Log>> open_log(const LogOptions& options, const std::stri
                                       std::optional<int64_t> retention_ms) {
   if (options.backend == "embedded") {
     EmbeddedLogOptions o;
-    o.dir = options.data_dir + "/" + name + "-log";
+    o.dir = embedded_log_dir(options, name);
     o.name = name;
     o.partitions = partitions;
     o.segment_bytes = options.segment_bytes;
+    o.batch_interval = options.batch_interval;
     o.clock = std::move(clock);
     o.retention_ms = retention_ms;
     o.logger = std::move(logger);

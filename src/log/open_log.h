@@ -17,9 +17,12 @@
 namespace qim {
 
 struct LogOptions {
-  std::string backend = "embedded";                              // QIM_LOG_BACKEND: embedded | kafka
-  std::string data_dir = "qim-data";                             // embedded: <data_dir>/<name>-log
-  uint64_t segment_bytes = 64ull << 20;                          // QIM_LOG_SEGMENT_BYTES (embedded)
+  std::string backend = "embedded";      // QIM_LOG_BACKEND: embedded | kafka
+  std::string data_dir = "qim-data";     // embedded: <data_dir>/<name>-log
+  uint64_t segment_bytes = 64ull << 20;  // QIM_LOG_SEGMENT_BYTES (embedded)
+  // QIM_LOG_BATCH_INTERVAL_US (embedded): the least time between two writer batches of a log
+  // (EmbeddedLogOptions::batch_interval, decision 50).
+  std::chrono::microseconds batch_interval{2000};
   std::vector<std::string> kafka_brokers = {"127.0.0.1:19092"};  // QIM_KAFKA_BROKERS (kafka)
   std::string kafka_topic_prefix = "qim.";                       // QIM_KAFKA_TOPIC_PREFIX (kafka)
   // kafka: QIM_KAFKA_APPEND_TIMEOUT_MS, QIM_KAFKA_LINGER_MS, QIM_KAFKA_FETCH_WAIT_MS (kafka_defaults.h)
@@ -31,6 +34,11 @@ struct LogOptions {
 
 // True if every role using logs of this backend must share one process.
 bool log_is_single_process(const LogOptions& options);
+
+// The partition count the existing log `name` was created with: for the embedded log, what its directory
+// under data_dir says (nullopt if there is none yet, CorruptEntry or Io if it cannot be read); nullopt
+// for Kafka, whose topics are not looked up here.
+Result<std::optional<uint32_t>> existing_log_partitions(const LogOptions& options, const std::string& name);
 
 // Opens (creating if needed) the log `name` ("outbox", "mailbox") with `partitions` partitions. Config for
 // an unknown or unbuilt backend, or a partition count that differs from the existing log's; Io or

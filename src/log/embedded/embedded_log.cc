@@ -22,20 +22,11 @@ constexpr const char* kMetaHeader = "qim-embedded-log v1";
 constexpr size_t kReadMaxBytes = 8 << 20;
 
 Status check_meta(const EmbeddedLogOptions& o) {
-  const std::string path = o.dir + "/META";
   std::ostringstream want;
   want << kMetaHeader << "\nname " << o.name << "\npartitions " << o.partitions << "\n";
-  auto have = embedded_log::read_whole_file(path);
-  if (!have.ok()) {
-    if (have.code() != Errc::kNotFound) return have.error();
-    return embedded_log::write_file_atomically(path, want.str());
-  }
-  std::istringstream in(*have);
-  std::string header, key, name;
-  uint32_t partitions = 0;
-  std::getline(in, header);
-  in >> key >> name >> key >> partitions;
-  if (header != kMetaHeader || !in) return Error(Errc::kCorruptEntry, path + " does not parse");
+  QIM_ASSIGN_OR_RETURN(std::optional<uint32_t> created, embedded_log_partitions(o.dir));
+  if (!created) return embedded_log::write_file_atomically(o.dir + "/META", want.str());
+  const uint32_t partitions = *created;
   if (partitions != o.partitions) {
     return Error(Errc::kConfig, "the " + o.name + " log in " + o.dir + " was created with " +
                                     std::to_string(partitions) + " partitions, not " +
@@ -46,6 +37,25 @@ Status check_meta(const EmbeddedLogOptions& o) {
 }
 
 }  // namespace
+
+Result<std::optional<uint32_t>> embedded_log_partitions(const std::string& dir) {
+  const std::string path = dir + "/META";
+  auto have = embedded_log::read_whole_file(path);
+  if (!have.ok()) {
+    if (have.code() == Errc::kNotFound) return std::optional<uint32_t>();
+    return have.error();
+  }
+  std::istringstream in(*have);
+  std::string header, key, name;
+  uint32_t partitions = 0;
+  std::getline(in, header);
+  in >> key >> name >> key >> partitions;
+  if (header != kMetaHeader || !in || partitions == 0) {
+    return Error(Errc::kCorruptEntry,
+                 path + " does not parse (expected '" + kMetaHeader + "', a name and a partition count)");
+  }
+  return std::optional(partitions);
+}
 
 Result<std::unique_ptr<EmbeddedLog>> EmbeddedLog::open(EmbeddedLogOptions options) {
   if (options.dir.empty()) return Error(Errc::kConfig, "embedded log: empty directory");
@@ -135,7 +145,7 @@ void EmbeddedLog::append(uint32_t partition_id, std::string key, std::string val
     std::lock_guard lock(queue_mu_);
     if (!closing_) {
       queue_.push_back(std::move(p));
-      queue_cv_.notify_one();
+      if (writer_idle_) queue_cv_.notify_one();
       return;
     }
   }
@@ -144,10 +154,19 @@ void EmbeddedLog::append(uint32_t partition_id, std::string key, std::string val
 
 void EmbeddedLog::writer_loop() {
   std::vector<Pending> batch;
+  // When the last batch started; the next one starts no sooner than batch_interval after it.
+  auto last_start = std::chrono::steady_clock::time_point::min();
   while (true) {
     {
       std::unique_lock lock(queue_mu_);
+      writer_idle_ = true;
       queue_cv_.wait(lock, [&] { return closing_ || !queue_.empty(); });
+      writer_idle_ = false;
+      if (options_.batch_interval.count() > 0 && !closing_) {
+        // Appends arriving meanwhile join this batch without waking the writer; close() cuts the wait.
+        const auto due = last_start + options_.batch_interval;
+        if (std::chrono::steady_clock::now() < due) queue_cv_.wait_until(lock, due, [&] { return closing_; });
+      }
       if (queue_.empty()) {  // closing and drained: the segments take over from the journal
         if (Status s = checkpoint(); !s.ok()) {
           options_.logger->warn("{} log: checkpoint at close failed (the next open replays the journal): {}",
@@ -156,6 +175,7 @@ void EmbeddedLog::writer_loop() {
         return;
       }
       batch.swap(queue_);
+      last_start = std::chrono::steady_clock::now();
     }
     const int64_t now = options_.clock->now_ms();
     std::map<uint32_t, std::vector<Pending*>> by_partition;  // call order kept within a partition

@@ -51,6 +51,12 @@ struct EmbeddedLogOptions {
   // of it is made durable by a checkpoint instead. At least embedded_log::kMinJournalBytes.
   uint64_t journal_bytes = 8ull << 20;
   std::chrono::milliseconds retention_check_interval{60'000};
+  // The least time between the starts of two writer batches (group commit delay, decision 50). An append
+  // that finds the writer idle and the last batch older than this is written at once; appends that arrive
+  // sooner wait together until the interval has passed and go into one batch: one journal write and
+  // fdatasync, one publish, and one wake-up of each reader for all of them. 0: a batch starts as soon as
+  // an append arrives.
+  std::chrono::microseconds batch_interval{0};
   std::shared_ptr<spdlog::logger> logger;  // recovery and failures; silent if null
 };
 
@@ -64,6 +70,10 @@ struct EmbeddedLogStats {
   uint64_t records_deleted = 0;   // records in them
   double mean_batch() const { return batches ? static_cast<double>(appends) / batches : 0.0; }
 };
+
+// The partition count the embedded log in `dir` was created with (its META); nullopt if no log was
+// created there. CorruptEntry naming the file if META does not parse; Io if it cannot be read.
+Result<std::optional<uint32_t>> embedded_log_partitions(const std::string& dir);
 
 class EmbeddedLog final : public Log {
  public:
@@ -170,6 +180,9 @@ class EmbeddedLog final : public Log {
   std::condition_variable queue_cv_;
   std::vector<Pending> queue_;  // guarded by queue_mu_
   bool closing_ = false;        // guarded by queue_mu_
+  // Guarded by queue_mu_: the writer waits for the queue to fill (an append must wake it). While it waits
+  // out the batch interval appends do not wake it: they would only put it back to sleep.
+  bool writer_idle_ = false;
   std::atomic<bool> closed_for_readers_{false};
   std::thread writer_;
   std::thread retention_;  // runs enforce_retention() every retention_check_interval

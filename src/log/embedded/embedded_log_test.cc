@@ -253,6 +253,48 @@ TEST_F(EmbeddedLogTest, AppendsQueuedDuringAWriteShareOneGroupCommit) {
   }
 }
 
+TEST_F(EmbeddedLogTest, AppendsWithinTheBatchIntervalShareOneBatch) {
+  EmbeddedLogOptions o;
+  o.dir = dir_.sub("log");
+  o.partitions = 2;
+  o.batch_interval = 2s;
+  auto log = EmbeddedLog::open(o).value();
+  ASSERT_TRUE(log->append_sync(0, "", "first").ok());  // the writer was idle: a batch of its own, now
+  ASSERT_EQ(log->stats().batches, 1u);
+  // Three appends 20 ms apart, each finding the writer idle (without the interval each would be a
+  // batch of its own), all before the interval since the first batch has passed: one batch.
+  std::latch done(3);
+  for (int i = 0; i < 3; ++i) {
+    log->append(i % 2, "", "v" + std::to_string(i), [&](Result<Offset> r) {
+      EXPECT_TRUE(r.ok());
+      done.count_down();
+    });
+    std::this_thread::sleep_for(20ms);
+  }
+  done.wait();
+  EXPECT_EQ(log->stats().batches, 2u);
+  EXPECT_EQ(log->stats().appends, 4u);
+  EXPECT_EQ(values(*log->read(0, Offset{0}, 10, 0ms)), (std::vector<std::string>{"first", "v0", "v2"}));
+  EXPECT_EQ(values(*log->read(1, Offset{0}, 10, 0ms)), (std::vector<std::string>{"v1"}));
+}
+
+TEST_F(EmbeddedLogTest, CloseWritesTheAppendsWaitingOutTheBatchInterval) {
+  EmbeddedLogOptions o;
+  o.dir = dir_.sub("log");
+  o.batch_interval = 60s;
+  auto log = EmbeddedLog::open(o).value();
+  ASSERT_TRUE(log->append_sync(0, "", "a").ok());
+  std::promise<Result<Offset>> second;
+  log->append(0, "", "b", [&](Result<Offset> r) { second.set_value(std::move(r)); });
+  log->close();  // does not wait the minute out: the waiting append is written and acknowledged
+  auto r = second.get_future().get();
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(r->value, 1u);
+  log.reset();
+  auto reopened = EmbeddedLog::open(o).value();
+  EXPECT_EQ(values(*reopened->read(0, Offset{0}, 10, 0ms)), (std::vector<std::string>{"a", "b"}));
+}
+
 TEST_F(EmbeddedLogTest, ConcurrentWritersAndReadersSeeEveryRecordOnce) {
   auto log = open(1, 8192).value();
   constexpr int kWriters = 4, kEach = 500;
