@@ -45,6 +45,26 @@ class OffsetClock final : public Clock {
   int64_t offset_ms_;
 };
 
+// Decision 51: where the logs are embedded and a count is not given, a data directory keeps the count it
+// was created with, and a new one gets kEmbeddedShards / kEmbeddedOutboxPartitions. A count given by
+// the variable is used as is (the log refuses to open if it differs from the one on disk).
+Status resolve_log_partitions(AppConfig& c, const EnvLookup& getenv) {
+  if (c.log.backend != "embedded") return {};
+  auto resolve = [&](const char* variable, const char* log, uint32_t fresh, uint32_t& count) -> Status {
+    if (getenv(variable)) return {};
+    auto existing = existing_log_partitions(c.log, log);
+    if (!existing.ok()) {
+      return Error(Errc::kConfig, std::string(variable) + " is not set and the " + log +
+                                      " log's partition count cannot be read: " + existing.error().message());
+    }
+    count = existing->value_or(fresh);
+    return {};
+  };
+  QIM_RETURN_IF_ERROR(resolve("QIM_SHARDS", "mailbox", kEmbeddedShards, c.shards));
+  c.store.shard_count = c.shards;
+  return resolve("QIM_OUTBOX_PARTITIONS", "outbox", kEmbeddedOutboxPartitions, c.outbox_partitions);
+}
+
 }  // namespace
 
 EnvLookup with_overrides(EnvLookup base, std::map<std::string, std::string> overrides) {
@@ -74,6 +94,10 @@ Result<AppConfig> app_config_from_env(const EnvLookup& getenv) {
   if (auto v = getenv("QIM_LOG_SEGMENT_BYTES")) {
     QIM_ASSIGN_OR_RETURN(c.log.segment_bytes,
                          parse_uint("QIM_LOG_SEGMENT_BYTES", *v, 1 << 16, uint64_t{1} << 34));
+  }
+  if (auto v = getenv("QIM_LOG_BATCH_INTERVAL_US")) {
+    QIM_ASSIGN_OR_RETURN(uint64_t us, parse_uint("QIM_LOG_BATCH_INTERVAL_US", *v, 0, 100'000));
+    c.log.batch_interval = std::chrono::microseconds(us);
   }
   if (auto v = getenv("QIM_KAFKA_BROKERS")) {
     c.log.kafka_brokers.clear();
@@ -121,6 +145,7 @@ Result<AppConfig> app_config_from_env(const EnvLookup& getenv) {
     QIM_ASSIGN_OR_RETURN(uint64_t n, parse_uint("QIM_OUTBOX_PARTITIONS", *v, 1, 4096));
     c.outbox_partitions = static_cast<uint32_t>(n);
   }
+  QIM_RETURN_IF_ERROR(resolve_log_partitions(c, getenv));
   if (auto v = getenv("QIM_CPU_PLACEMENT")) {
     auto placement = parse_cpu_placement(*v);
     if (!placement.ok()) return config_error("QIM_CPU_PLACEMENT", *v, placement.error().message());

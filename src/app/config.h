@@ -9,8 +9,10 @@
 //   QIM_KAFKA_TOPIC_PREFIX    qim.         topics are <prefix>outbox and <prefix>mailbox (kafka)
 //   QIM_KAFKA_APPEND_TIMEOUT_MS  5000      how long an append may wait for its acknowledgement (kafka)
 //   QIM_KAFKA_REPLICATION_FACTOR 1         replicas of the topics QIM creates (kafka)
-//   QIM_SHARDS                16           mailbox shards = mailbox-log partitions
-//   QIM_OUTBOX_PARTITIONS     16           Outbox partitions
+//   QIM_LOG_BATCH_INTERVAL_US 2000         least time between two writer batches of an embedded log
+//   QIM_SHARDS                16           mailbox shards = mailbox-log partitions; with the embedded
+//                                          logs: what the data directory was created with, else 4
+//   QIM_OUTBOX_PARTITIONS     16           Outbox partitions; embedded logs: as QIM_SHARDS
 //   QIM_OWNED_SHARDS          all          shards this MailboxNode owns, e.g. "0-15" or "0-3,8"
 //   QIM_EPOCH                 1            ownership epoch of the owned shards, 1..65535
 //   QIM_DELIVERY_MODE         hybrid       hybrid | push | pull (pull: the node notifies nobody)
@@ -41,6 +43,11 @@
 #include "mailbox/store_options.h"
 
 namespace qim {
+
+// The counts a new data directory of the embedded logs gets when none is given (decision 51): `qim up`
+// runs its pipeline on one CPU (decision 48), where a thread per shard or partition only adds wake-ups.
+inline constexpr uint32_t kEmbeddedShards = 4;
+inline constexpr uint32_t kEmbeddedOutboxPartitions = 4;
 
 struct AppConfig {
   std::string data_dir = "qim-data";

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include "log/embedded/embedded_log.h"
+#include "log/testing/temp_dir.h"
+
 namespace qim {
 namespace {
 
@@ -15,9 +20,48 @@ TEST(AppConfigTest, DefaultsOwnEveryShardAtEpochOne) {
   EXPECT_EQ(c.store.data_dir, "qim-data/mailbox");
   EXPECT_EQ(c.store.backend, "embedded");
   EXPECT_EQ(c.log.backend, "embedded");
-  EXPECT_EQ(c.owned_shards.size(), 16u);
+  // A data directory that does not exist yet gets the embedded counts (decision 51).
+  EXPECT_EQ(c.shards, kEmbeddedShards);
+  EXPECT_EQ(c.store.shard_count, kEmbeddedShards);
+  EXPECT_EQ(c.outbox_partitions, kEmbeddedOutboxPartitions);
+  EXPECT_EQ(c.owned_shards.size(), kEmbeddedShards);
+  EXPECT_EQ(c.log.batch_interval, std::chrono::microseconds(2000));
   EXPECT_EQ(c.epoch, Epoch{1});
   EXPECT_EQ(c.delivery_mode, "hybrid");
+}
+
+TEST(AppConfigTest, KafkaLogsKeepSixteenShards) {
+  auto c = app_config_from_env(env({{"QIM_LOG_BACKEND", "kafka"}})).value();
+  EXPECT_EQ(c.shards, 16u);
+  EXPECT_EQ(c.store.shard_count, 16u);
+  EXPECT_EQ(c.outbox_partitions, 16u);
+}
+
+TEST(AppConfigTest, AnEmbeddedDataDirectoryKeepsTheCountsItWasCreatedWith) {
+  testing::TempDir dir;
+  for (auto [name, partitions] : {std::pair{"mailbox", 16u}, std::pair{"outbox", 8u}}) {
+    EmbeddedLogOptions o;
+    o.dir = dir.sub(std::string(name) + "-log");
+    o.name = name;
+    o.partitions = partitions;
+    ASSERT_TRUE(EmbeddedLog::open(o).ok());
+  }
+  auto c = app_config_from_env(env({{"QIM_DATA_DIR", dir.path()}})).value();
+  EXPECT_EQ(c.shards, 16u);
+  EXPECT_EQ(c.store.shard_count, 16u);
+  EXPECT_EQ(c.owned_shards.size(), 16u);
+  EXPECT_EQ(c.outbox_partitions, 8u);
+  // A count given is taken as is: opening the log then refuses it if it differs.
+  c = app_config_from_env(env({{"QIM_DATA_DIR", dir.path()}, {"QIM_SHARDS", "4"}})).value();
+  EXPECT_EQ(c.shards, 4u);
+  EXPECT_EQ(c.outbox_partitions, 8u);
+  // A log whose partition count cannot be read stops the start, naming the variable and the file.
+  std::ofstream(dir.sub("mailbox-log/META"), std::ios::trunc) << "garbage\n";
+  auto bad = app_config_from_env(env({{"QIM_DATA_DIR", dir.path()}}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.code(), Errc::kConfig);
+  EXPECT_NE(bad.error().message().find("QIM_SHARDS"), std::string::npos) << bad.error().message();
+  EXPECT_NE(bad.error().message().find("mailbox-log/META"), std::string::npos) << bad.error().message();
 }
 
 TEST(AppConfigTest, ReadsOurVariables) {
@@ -27,6 +71,7 @@ TEST(AppConfigTest, ReadsOurVariables) {
                                     {"QIM_EPOCH", "7"},
                                     {"QIM_OUTBOX_PARTITIONS", "4"},
                                     {"QIM_CPU_PLACEMENT", "1:0"},
+                                    {"QIM_LOG_BATCH_INTERVAL_US", "0"},
                                     {"QIM_DELIVERY_MODE", "pull"}}))
                .value();
   EXPECT_EQ(c.log.data_dir, "/tmp/x");
@@ -37,6 +82,7 @@ TEST(AppConfigTest, ReadsOurVariables) {
   EXPECT_EQ(c.outbox_partitions, 4u);
   EXPECT_EQ(c.cpu_placement.pipeline, std::vector<int>{1});
   EXPECT_EQ(c.cpu_placement.gateway, std::vector<int>{0});
+  EXPECT_EQ(c.log.batch_interval, std::chrono::microseconds(0));
   EXPECT_EQ(c.delivery_mode, "pull");
 }
 
@@ -47,6 +93,7 @@ TEST(AppConfigTest, EveryBadValueNamesItsVariable) {
                                                   {"QIM_LOG_BACKEND", "nfs"},
                                                   {"QIM_DELIVERY_MODE", "fast"},
                                                   {"QIM_OUTBOX_PARTITIONS", "x"},
+                                                  {"QIM_LOG_BATCH_INTERVAL_US", "100001"},
                                                   {"QIM_CPU_PLACEMENT", "1-0:2"},
                                                   {"QIM_LOG_LEVEL", "loud"},
                                                   {"QIM_DRAIN_TIMEOUT_MS", "-1"},

@@ -50,8 +50,8 @@ Result<std::string> load_or_create_dev_secret(const std::string& data_dir) {
 Status write_running_file(const std::string& data_dir, const RunningInstance& r) {
   return embedded_log::write_file_atomically(
       running_path(data_dir),
-      fmt::format("{{\"pid\":{},\"gateway_port\":{},\"admin_port\":{},\"epoch\":{}}}\n", r.pid,
-                  r.gateway_port, r.admin_port, r.epoch));
+      fmt::format("{{\"pid\":{},\"gateway_port\":{},\"admin_port\":{},\"epoch\":{},\"shards\":{}}}\n", r.pid,
+                  r.gateway_port, r.admin_port, r.epoch, r.shards));
 }
 
 void remove_running_file(const std::string& data_dir) {
@@ -66,7 +66,7 @@ Result<std::optional<RunningInstance>> read_running_file(const std::string& data
     return text.error();
   }
   static const std::regex kShape(
-      R"(\{"pid":(\d+),"gateway_port":(\d+),"admin_port":(\d+),"epoch":(\d+)\}\s*)");  // NOLINT: const
+      R"(\{"pid":(\d+),"gateway_port":(\d+),"admin_port":(\d+),"epoch":(\d+)(?:,"shards":(\d+))?\}\s*)");  // NOLINT: const
   std::smatch m;
   if (!std::regex_match(*text, m, kShape)) {
     return Error(Errc::kCorruptEntry, running_path(data_dir) + " does not parse");
@@ -76,6 +76,7 @@ Result<std::optional<RunningInstance>> read_running_file(const std::string& data
   r.gateway_port = static_cast<uint16_t>(std::stoul(m[2]));
   r.admin_port = static_cast<uint16_t>(std::stoul(m[3]));
   r.epoch = static_cast<uint32_t>(std::stoul(m[4]));
+  if (m[5].matched) r.shards = static_cast<uint32_t>(std::stoul(m[5]));  // absent in a file of an older qim
   return std::optional(r);
 }
 

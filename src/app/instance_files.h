@@ -23,6 +23,7 @@ struct RunningInstance {
   uint16_t gateway_port = 0;
   uint16_t admin_port = 0;
   uint32_t epoch = 0;
+  uint32_t shards = 0;  // the deployment's shard count (QIM_SHARDS as resolved); 0 if the file had none
 };
 Status write_running_file(const std::string& data_dir, const RunningInstance& instance);
 void remove_running_file(const std::string& data_dir);

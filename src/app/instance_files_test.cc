@@ -26,13 +26,22 @@ TEST(InstanceFilesTest, TheDevSecretIsCreatedOnceAndKeptPrivate) {
 TEST(InstanceFilesTest, RunningFileRoundTripsAndIsRemoved) {
   testing::TempDir dir;
   EXPECT_FALSE(read_running_file(dir.path())->has_value());
-  ASSERT_TRUE(write_running_file(dir.path(), RunningInstance{4242, 7400, 7401, 3}).ok());
+  ASSERT_TRUE(write_running_file(dir.path(), RunningInstance{4242, 7400, 7401, 3, 4}).ok());
   auto r = read_running_file(dir.path()).value();
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->pid, 4242);
   EXPECT_EQ(r->gateway_port, 7400);
   EXPECT_EQ(r->admin_port, 7401);
   EXPECT_EQ(r->epoch, 3u);
+  EXPECT_EQ(r->shards, 4u);
+  // A file an older qim left (no shard count) still parses.
+  std::ofstream(dir.sub("running.json"), std::ios::trunc)
+      << R"({"pid":7,"gateway_port":1,"admin_port":2,"epoch":1})"
+      << "\n";
+  r = read_running_file(dir.path()).value();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->pid, 7);
+  EXPECT_EQ(r->shards, 0u);
   remove_running_file(dir.path());
   EXPECT_FALSE(read_running_file(dir.path())->has_value());
   std::ofstream(dir.sub("running.json")) << "{\"pid\":";

@@ -280,7 +280,7 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     }
   }
   RunningInstance running{::getpid(), gateway ? gateway->port() : uint16_t{0},
-                          gateway ? gateway->admin_port() : admin->port(), cfg.epoch.value};
+                          gateway ? gateway->admin_port() : admin->port(), cfg.epoch.value, cfg.shards};
   if (Status s = write_running_file(cfg.data_dir, running); !s.ok()) {
     log.warn("cannot write {}/running.json (operator commands will not find this instance): {}", cfg.data_dir,
              s.error().to_string());

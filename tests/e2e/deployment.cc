@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 
@@ -24,11 +25,11 @@ class SingleDeployment final : public Deployment {
   SingleDeployment(std::string binary, std::string dir, Env env)
       : process_(std::move(binary), std::move(dir), std::move(env)) {}
 
-  Status start(const Env& extra) override { return process_.start(extra); }
+  Status start(const Env& extra) override { return started(process_.start(extra)); }
   int stop(std::chrono::seconds timeout) override { return process_.stop(timeout); }
   void kill() override { process_.kill(); }
   void kill_nodes() override { process_.kill(); }
-  Status start_nodes(const Env& extra) override { return process_.start(extra); }
+  Status start_nodes(const Env& extra) override { return started(process_.start(extra)); }
   int run_expecting_exit(const Env& extra, std::chrono::seconds timeout) override {
     return process_.run_expecting_exit(extra, timeout);
   }
@@ -39,12 +40,13 @@ class SingleDeployment final : public Deployment {
   }
   Status start_process(const std::string& name, const Env& extra) override {
     if (name != "qim") return Error(Errc::kInvalidArgument, "no process '" + name + "' (only 'qim')");
-    return process_.start(extra);
+    return started(process_.start(extra));
   }
   Result<uint16_t> admin_port_of(const std::string& name) const override {
     if (name != "qim") return Error(Errc::kInvalidArgument, "no process '" + name + "' (only 'qim')");
     return process_.admin_port();
   }
+  uint32_t shard_count() const override { return shards_; }
   Result<int> wait_process_exit(const std::string& name, std::chrono::seconds timeout) override {
     if (name != "qim") return Error(Errc::kInvalidArgument, "no process '" + name + "' (only 'qim')");
     return process_.wait_for_exit(timeout);
@@ -59,14 +61,26 @@ class SingleDeployment final : public Deployment {
   void keep_data_if(std::function<bool()> keep) override { process_.keep_data_if(std::move(keep)); }
 
  private:
+  // After a start: the shard count the process wrote into its running.json.
+  Status started(Status st) {
+    if (!st.ok()) return st;
+    std::ifstream in(process_.data_dir() + "/running.json");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto at = text.find("\"shards\":");
+    if (at == std::string::npos) return Error(Errc::kCorruptEntry, "no shard count in running.json: " + text);
+    shards_ = static_cast<uint32_t>(std::strtoul(text.c_str() + at + 9, nullptr, 10));
+    return {};
+  }
+
   QimProcess process_;
+  uint32_t shards_ = 0;
 };
 
 class DistributedDeployment final : public Deployment {
  public:
   DistributedDeployment(std::string binary, std::string root, Env env, const std::string& id, uint32_t shards,
                         Ownership ownership)
-      : root_(std::move(root)), env_(std::move(env)) {
+      : root_(std::move(root)), env_(std::move(env)), shards_(shards) {
     env_["QIM_LOG_BACKEND"] = "kafka";
     env_["QIM_SHARDS"] = std::to_string(shards);
     auto add = [&](std::vector<std::unique_ptr<QimProcess>>& into, const std::string& command,
@@ -185,6 +199,7 @@ class DistributedDeployment final : public Deployment {
     return out;
   }
   uint16_t fanout_admin_port() const override { return others_.back()->admin_port(); }
+  uint32_t shard_count() const override { return shards_; }
   const std::string& data_dir() const override { return operator_env_.at("QIM_DATA_DIR"); }
   Env& operator_env() override { return operator_env_; }
   std::string log_tail(size_t bytes) const override {
@@ -217,6 +232,7 @@ class DistributedDeployment final : public Deployment {
 
   std::string root_;
   Env env_;
+  uint32_t shards_;
   Env operator_env_;
   std::function<bool()> keep_;
   std::map<const QimProcess*, std::string> names_;

@@ -155,7 +155,7 @@ TEST(E2E, S13_Retention) {
 #ifdef QIM_E2E_HAVE_EMBEDDED
   if (embedded) {  // c's proof row is lost: its mailbox must fail closed rather than skip the bucket
     BackendContext context;
-    context.shards = *ShardMap::create(16);
+    context.shards = *ShardMap::create(qim->shard_count());  // as the process last started it
     context.clock = std::make_shared<SystemClock>();
     auto backend = open_embedded_backend(context, qim->data_dir() + "/mailbox");
     ASSERT_TRUE(backend.ok()) << backend.error().to_string();
@@ -264,7 +264,7 @@ TEST(E2E, S11b_ReplayRefusedBeforeTheOutboxRetentionHorizon) {
 TEST(E2E, S14_BurstInPages) {
   auto& qim = shared_qim();
   const auto b = user("s14", "b");
-  const uint32_t shard = ShardMap::create(16)->shard_of(*UserId::parse(b)).value;
+  const uint32_t shard = ShardMap::create(qim.shard_count())->shard_of(*UserId::parse(b)).value;
   const std::string label = "{shard=\"" + std::to_string(shard) + "\"}";
   const double pages0 = metric(qim, "qim_node_pages_total" + label);
   const double paged0 = metric(qim, "qim_node_paged_records_total" + label);

@@ -161,8 +161,9 @@ int main(int argc, char** argv) {
       "--group-verify", g.verify,
       "group mode: members not listening whose mailbox is read afterwards through a fresh connection "
       "(default: all)");
-  app.add_option("--shards", g.shards,
-                 "group mode: the deployment's QIM_SHARDS (default: the variable, else 16)")
+  app.add_option(
+         "--shards", g.shards,
+         "group mode: the deployment's QIM_SHARDS (default: the variable, else running.json's, else 16)")
       ->check(CLI::Range(1, 4096));
   app.add_option("--chunk-entries", g.chunk_entries,
                  "group mode: the deployment's QIM_FANOUT_CHUNK_ENTRIES (default: the variable, else 256)")
@@ -180,6 +181,11 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (int64_t p = json_int(text, "gateway_port"); p > 0) ports.push_back(static_cast<uint16_t>(p));
+    // The deployment's shard count, unless --shards or QIM_SHARDS says it: an embedded data directory's
+    // count is whatever it was created with (decision 51).
+    if (int64_t n = json_int(text, "shards");
+        n > 0 && app.count("--shards") == 0 && !std::getenv("QIM_SHARDS"))
+      g.shards = static_cast<uint32_t>(n);
     const int64_t admin = json_int(text, "admin_port");
     if (admin > 0) admin_ports.push_back(static_cast<uint16_t>(admin));
     auto path = std::filesystem::path(dir).lexically_normal();
