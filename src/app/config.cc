@@ -1,5 +1,7 @@
 #include "app/config.h"
 
+#include <algorithm>
+
 #include <charconv>
 
 #include "node/mailbox_node.h"
@@ -46,7 +48,7 @@ class OffsetClock final : public Clock {
 };
 
 // Decision 51: where the logs are embedded and a count is not given, a data directory keeps the count it
-// was created with, and a new one gets kEmbeddedShards / kEmbeddedOutboxPartitions. A count given by
+// was created with, and a new one gets embedded_default_partitions() of the CPUs. A count given by
 // the variable is used as is (the log refuses to open if it differs from the one on disk).
 Status resolve_log_partitions(AppConfig& c, const EnvLookup& getenv) {
   if (c.log.backend != "embedded") return {};
@@ -60,12 +62,18 @@ Status resolve_log_partitions(AppConfig& c, const EnvLookup& getenv) {
     count = existing->value_or(fresh);
     return {};
   };
-  QIM_RETURN_IF_ERROR(resolve("QIM_SHARDS", "mailbox", kEmbeddedShards, c.shards));
+  auto cpus = allowed_cpus();
+  const uint32_t fresh = embedded_default_partitions(cpus.ok() ? cpus->size() : 0);
+  QIM_RETURN_IF_ERROR(resolve("QIM_SHARDS", "mailbox", fresh, c.shards));
   c.store.shard_count = c.shards;
-  return resolve("QIM_OUTBOX_PARTITIONS", "outbox", kEmbeddedOutboxPartitions, c.outbox_partitions);
+  return resolve("QIM_OUTBOX_PARTITIONS", "outbox", fresh, c.outbox_partitions);
 }
 
 }  // namespace
+
+uint32_t embedded_default_partitions(size_t cpus) {
+  return static_cast<uint32_t>(std::clamp<size_t>(cpus, 2, 16));
+}
 
 EnvLookup with_overrides(EnvLookup base, std::map<std::string, std::string> overrides) {
   return [base = std::move(base), overrides = std::move(overrides)](const std::string& name) {

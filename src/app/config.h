@@ -9,9 +9,10 @@
 //   QIM_KAFKA_TOPIC_PREFIX    qim.         topics are <prefix>outbox and <prefix>mailbox (kafka)
 //   QIM_KAFKA_APPEND_TIMEOUT_MS  5000      how long an append may wait for its acknowledgement (kafka)
 //   QIM_KAFKA_REPLICATION_FACTOR 1         replicas of the topics QIM creates (kafka)
-//   QIM_LOG_BATCH_INTERVAL_US 2000         least time between two writer batches of an embedded log
+//   QIM_LOG_BATCH_INTERVAL_US 3000         least time between two writer batches of an embedded log
 //   QIM_SHARDS                16           mailbox shards = mailbox-log partitions; with the embedded
-//                                          logs: what the data directory was created with, else 4
+//                                          logs: what the data directory was created with, else one
+//                                          per CPU (2..16, embedded_default_partitions)
 //   QIM_OUTBOX_PARTITIONS     16           Outbox partitions; embedded logs: as QIM_SHARDS
 //   QIM_OWNED_SHARDS          all          shards this MailboxNode owns, e.g. "0-15" or "0-3,8"
 //   QIM_EPOCH                 1            ownership epoch of the owned shards, 1..65535
@@ -44,10 +45,10 @@
 
 namespace qim {
 
-// The counts a new data directory of the embedded logs gets when none is given (decision 51): `qim up`
-// runs its pipeline on one CPU (decision 48), where a thread per shard or partition only adds wake-ups.
-inline constexpr uint32_t kEmbeddedShards = 4;
-inline constexpr uint32_t kEmbeddedOutboxPartitions = 4;
+// The shard and Outbox partition count a new data directory of the embedded logs gets when none is given
+// (decision 51): one per CPU the process may use, at least 2, at most 16 (the distributed default). Each
+// is a thread at each stage, and a thread with nothing to share a CPU with only adds wake-ups.
+uint32_t embedded_default_partitions(size_t cpus);
 
 struct AppConfig {
   std::string data_dir = "qim-data";

@@ -20,14 +20,23 @@ TEST(AppConfigTest, DefaultsOwnEveryShardAtEpochOne) {
   EXPECT_EQ(c.store.data_dir, "qim-data/mailbox");
   EXPECT_EQ(c.store.backend, "embedded");
   EXPECT_EQ(c.log.backend, "embedded");
-  // A data directory that does not exist yet gets the embedded counts (decision 51).
-  EXPECT_EQ(c.shards, kEmbeddedShards);
-  EXPECT_EQ(c.store.shard_count, kEmbeddedShards);
-  EXPECT_EQ(c.outbox_partitions, kEmbeddedOutboxPartitions);
-  EXPECT_EQ(c.owned_shards.size(), kEmbeddedShards);
-  EXPECT_EQ(c.log.batch_interval, std::chrono::microseconds(2000));
+  // A data directory that does not exist yet gets one shard and Outbox partition per CPU (decision 51).
+  const uint32_t fresh = embedded_default_partitions(allowed_cpus().value().size());
+  EXPECT_EQ(c.shards, fresh);
+  EXPECT_EQ(c.store.shard_count, fresh);
+  EXPECT_EQ(c.outbox_partitions, fresh);
+  EXPECT_EQ(c.owned_shards.size(), fresh);
+  EXPECT_EQ(c.log.batch_interval, std::chrono::microseconds(3000));
   EXPECT_EQ(c.epoch, Epoch{1});
   EXPECT_EQ(c.delivery_mode, "hybrid");
+}
+
+TEST(AppConfigTest, ANewEmbeddedDataDirectoryGetsAShardPerCpuFromTwoToSixteen) {
+  EXPECT_EQ(embedded_default_partitions(0), 2u);  // the kernel did not say
+  EXPECT_EQ(embedded_default_partitions(1), 2u);
+  EXPECT_EQ(embedded_default_partitions(2), 2u);
+  EXPECT_EQ(embedded_default_partitions(8), 8u);
+  EXPECT_EQ(embedded_default_partitions(64), 16u);
 }
 
 TEST(AppConfigTest, KafkaLogsKeepSixteenShards) {

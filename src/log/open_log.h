@@ -22,7 +22,7 @@ struct LogOptions {
   uint64_t segment_bytes = 64ull << 20;  // QIM_LOG_SEGMENT_BYTES (embedded)
   // QIM_LOG_BATCH_INTERVAL_US (embedded): the least time between two writer batches of a log
   // (EmbeddedLogOptions::batch_interval, decision 50).
-  std::chrono::microseconds batch_interval{2000};
+  std::chrono::microseconds batch_interval{3000};
   std::vector<std::string> kafka_brokers = {"127.0.0.1:19092"};  // QIM_KAFKA_BROKERS (kafka)
   std::string kafka_topic_prefix = "qim.";                       // QIM_KAFKA_TOPIC_PREFIX (kafka)
   // kafka: QIM_KAFKA_APPEND_TIMEOUT_MS, QIM_KAFKA_LINGER_MS, QIM_KAFKA_FETCH_WAIT_MS (kafka_defaults.h)

@@ -55,7 +55,7 @@ class Deployment {
   // The admin port of the process that runs fanout (POST /admin/fanout/replay).
   virtual uint16_t fanout_admin_port() const = 0;
   // The deployment's shard count: what the running processes resolved (an embedded `qim up` keeps what its
-  // data directory was created with, a new one 4: decision 51); 0 before the first start.
+  // data directory was created with, a new one gets one per CPU: decision 51); 0 before the first start.
   virtual uint32_t shard_count() const = 0;
   // The data directory operator commands (`qim token`, `qim replay-fanout`) are pointed at.
   virtual const std::string& data_dir() const = 0;

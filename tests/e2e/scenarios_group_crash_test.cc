@@ -31,7 +31,7 @@ size_t copies_of(const std::vector<Entry>& entries, const std::string& cmid) {
 TEST(E2E, G06_ANodeKilledBetweenChunksOfAGroupMessageShowsItOnceAfterItsRestart) {
   auto qim = new_deployment("g06-crash");
   // 4 recipients a chunk: 150 members make records of 2 or more chunks on every shard (2 to 4 over the
-  // distributed deployment's 16 shards, about 10 over a new embedded data directory's 4). Given
+  // distributed deployment's 16 shards, more over a new embedded data directory's one per CPU). Given
   // to every start (fanout is in `qim up`, and a process's variables are those of its start).
   const Env chunks = {{"QIM_FANOUT_CHUNK_ENTRIES", "4"}};
   Env crash = chunks;
