@@ -22,7 +22,7 @@
 #
 # Environment (all optional):
 #   QIM_LADDER_RATES            offered rates of every configuration, msg/s (default: embedded
-#                               "200 2000 4000 6000 8000 10000 12000 13500 15000 17500 20000", the seed's,
+#                               "200 2000 4000 6000 8000 10000 12000 13500 15000 17500 20000 25000", the seed's,
 #                               issue 10's CPU target and the steps between; the relay the same to 10000,
 #                               then 15000 20000 30000 40000 50000; scylla page 64 "200 1000 1500 2000
 #                               3000 4000"; the other distributed "200 1000 1500 2000"; scylla-lwt
@@ -92,7 +92,7 @@ rates_of() {
   local var="QIM_LADDER_RATES_${1//-/_}" default
   case $1 in
     relay) default="200 2000 4000 6000 8000 10000 15000 20000 30000 40000 50000" ;;
-    embedded) default="200 2000 4000 6000 8000 10000 12000 13500 15000 17500 20000" ;;
+    embedded) default="200 2000 4000 6000 8000 10000 12000 13500 15000 17500 20000 25000" ;;
     scylla-p64) default="200 1000 1500 2000 3000 4000" ;;
     scylla-lwt) default="20 40 80 200" ;;
     *) default="200 1000 1500 2000" ;;
