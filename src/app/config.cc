@@ -1,7 +1,6 @@
 #include "app/config.h"
 
 #include <algorithm>
-
 #include <charconv>
 
 #include "node/mailbox_node.h"

@@ -47,7 +47,8 @@ namespace qim {
 
 // The shard and Outbox partition count a new data directory of the embedded logs gets when none is given
 // (decision 51): one per CPU the process may use, at least 2, at most 16 (the distributed default). Each
-// is a thread at each stage, and a thread with nothing to share a CPU with only adds wake-ups.
+// is a thread at its stage (a shard worker; a fanout and an archiver thread), and threads beyond the CPUs
+// that run them only add wake-ups.
 uint32_t embedded_default_partitions(size_t cpus);
 
 struct AppConfig {
