@@ -47,7 +47,8 @@ class OffsetClock final : public Clock {
 };
 
 // Decision 51: where the logs are embedded and a count is not given, a data directory keeps the count it
-// was created with, and a new one gets embedded_default_partitions() of the CPUs. A count given by
+// was created with, and a new one gets embedded_default_partitions() of the CPUs when the store is local
+// too (embedded, memory), 16 with a remote one. A count given by
 // the variable is used as is (the log refuses to open if it differs from the one on disk).
 Status resolve_log_partitions(AppConfig& c, const EnvLookup& getenv) {
   if (c.log.backend != "embedded") return {};
@@ -61,8 +62,11 @@ Status resolve_log_partitions(AppConfig& c, const EnvLookup& getenv) {
     count = existing->value_or(fresh);
     return {};
   };
+  // A shard worker of a remote store spends its page waiting on round trips, which more shards overlap:
+  // there a new data directory keeps the distributed default.
+  const bool local_store = c.store.backend == "embedded" || c.store.backend == "memory";
   auto cpus = allowed_cpus();
-  const uint32_t fresh = embedded_default_partitions(cpus.ok() ? cpus->size() : 0);
+  const uint32_t fresh = local_store ? embedded_default_partitions(cpus.ok() ? cpus->size() : 0) : c.shards;
   QIM_RETURN_IF_ERROR(resolve("QIM_SHARDS", "mailbox", fresh, c.shards));
   c.store.shard_count = c.shards;
   return resolve("QIM_OUTBOX_PARTITIONS", "outbox", fresh, c.outbox_partitions);

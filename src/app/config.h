@@ -12,7 +12,7 @@
 //   QIM_LOG_BATCH_INTERVAL_US 3000         least time between two writer batches of an embedded log
 //   QIM_SHARDS                16           mailbox shards = mailbox-log partitions; with the embedded
 //                                          logs: what the data directory was created with, else one
-//                                          per CPU (2..16, embedded_default_partitions)
+//                                          per CPU (2..16) with a local store, 16 with a remote one
 //   QIM_OUTBOX_PARTITIONS     16           Outbox partitions; embedded logs: as QIM_SHARDS
 //   QIM_OWNED_SHARDS          all          shards this MailboxNode owns, e.g. "0-15" or "0-3,8"
 //   QIM_EPOCH                 1            ownership epoch of the owned shards, 1..65535
@@ -45,8 +45,9 @@
 
 namespace qim {
 
-// The shard and Outbox partition count a new data directory of the embedded logs gets when none is given
-// (decision 51): one per CPU the process may use, at least 2, at most 16 (the distributed default). Each
+// The shard and Outbox partition count a new data directory of the embedded logs and a local store
+// (embedded, memory) gets when none is given (decision 51): one per CPU the process may use, at least 2,
+// at most 16 (the distributed default, which a remote store keeps). Each
 // is a thread at its stage (a shard worker; a fanout and an archiver thread), and threads beyond the CPUs
 // that run them only add wake-ups.
 uint32_t embedded_default_partitions(size_t cpus);

@@ -39,6 +39,15 @@ TEST(AppConfigTest, ANewEmbeddedDataDirectoryGetsAShardPerCpuFromTwoToSixteen) {
   EXPECT_EQ(embedded_default_partitions(64), 16u);
 }
 
+TEST(AppConfigTest, ARemoteStoreKeepsSixteenShardsOnEmbeddedLogs) {
+  for (const char* store : {"redis", "scylla", "scylla-lwt"}) {
+    auto c = app_config_from_env(env({{"QIM_MAILBOX_STORE_BACKEND", store}})).value();
+    EXPECT_EQ(c.shards, 16u) << store;
+    EXPECT_EQ(c.store.shard_count, 16u) << store;
+    EXPECT_EQ(c.outbox_partitions, 16u) << store;
+  }
+}
+
 TEST(AppConfigTest, KafkaLogsKeepSixteenShards) {
   auto c = app_config_from_env(env({{"QIM_LOG_BACKEND", "kafka"}})).value();
   EXPECT_EQ(c.shards, 16u);
