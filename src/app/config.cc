@@ -52,24 +52,24 @@ class OffsetClock final : public Clock {
 // the variable is used as is (the log refuses to open if it differs from the one on disk).
 Status resolve_log_partitions(AppConfig& c, const EnvLookup& getenv) {
   if (c.log.backend != "embedded") return {};
-  auto resolve = [&](const char* variable, const char* log, uint32_t fresh, uint32_t& count) -> Status {
+  // A shard worker of a remote store spends its page waiting on round trips, which more shards overlap:
+  // there a new data directory keeps the distributed default (the count already in `c`).
+  const bool local_store = c.store.backend == "embedded" || c.store.backend == "memory";
+  auto cpus = allowed_cpus();
+  const uint32_t per_cpu = embedded_default_partitions(cpus.ok() ? cpus->size() : 0);
+  auto resolve = [&](const char* variable, const char* log, uint32_t& count) -> Status {
     if (getenv(variable)) return {};
     auto existing = existing_log_partitions(c.log, log);
     if (!existing.ok()) {
       return Error(Errc::kConfig, std::string(variable) + " is not set and the " + log +
                                       " log's partition count cannot be read: " + existing.error().message());
     }
-    count = existing->value_or(fresh);
+    count = existing->value_or(local_store ? per_cpu : count);
     return {};
   };
-  // A shard worker of a remote store spends its page waiting on round trips, which more shards overlap:
-  // there a new data directory keeps the distributed default.
-  const bool local_store = c.store.backend == "embedded" || c.store.backend == "memory";
-  auto cpus = allowed_cpus();
-  const uint32_t fresh = local_store ? embedded_default_partitions(cpus.ok() ? cpus->size() : 0) : c.shards;
-  QIM_RETURN_IF_ERROR(resolve("QIM_SHARDS", "mailbox", fresh, c.shards));
+  QIM_RETURN_IF_ERROR(resolve("QIM_SHARDS", "mailbox", c.shards));
   c.store.shard_count = c.shards;
-  return resolve("QIM_OUTBOX_PARTITIONS", "outbox", fresh, c.outbox_partitions);
+  return resolve("QIM_OUTBOX_PARTITIONS", "outbox", c.outbox_partitions);
 }
 
 }  // namespace
