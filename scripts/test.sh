@@ -32,6 +32,9 @@ setup() {
   engines=scripts/engines
   # The fault tests stop an engine and start it again through these scripts (tests/e2e/engine_control.h).
   export QIM_TEST_ENGINES_DIR=$PWD/$engines
+  # Client histories the e2e and fault tests record (docs/reliability.md), kept after the run so that
+  # `qim-history-check` can read them again.
+  export QIM_E2E_HISTORY_DIR=${QIM_E2E_HISTORY_DIR:-$PWD/build/histories}
   read -r -a redis_ports <<<"${QIM_TEST_REDIS_PORTS:-16379 16380 16381}"
   ((${#redis_ports[@]} == 3)) || { echo "test: QIM_TEST_REDIS_PORTS needs three ports"; exit 2; }
   smoke_redis_port=${QIM_TEST_SMOKE_REDIS_PORT:-16382}

@@ -23,6 +23,7 @@
 #include "e2e/e2e_env.h"
 #include "e2e/engine_control.h"
 #include "e2e/fault_support.h"
+#include "e2e/history_support.h"
 #include "e2e/scenario_helpers.h"
 
 namespace qim::e2e {
@@ -234,6 +235,16 @@ TEST(Faults, KafkaBrokerStoppedUnderLoadRefusesOrWaitsBoundedAndLosesNothingAckn
   // refused SEND the broker stored anyway (an append that timed out after reaching it) is then in the
   // Outbox twice, and must still show once (docs/decisions.md, decision 21).
   std::map<std::string, std::set<std::string>> retried;  // recipient -> client_msg_ids
+  // The run as a history for the checker (src/checker/checker.h), the load's outcomes first.
+  checker::HistoryRecorder h(history_path("faults-kafka-stopped"));
+  for (const auto& s : senders) {
+    for (const auto& o : s->outcomes()) {
+      const std::string label = s->name() + "/d1";
+      h.invoke(label, s->name(), conv(s->name(), o.recipient), o.cmid, "under load");
+      record_answer(h, label, s->name(), o.cmid, o.acked ? std::optional(o.message_id) : std::nullopt,
+                    o.error);
+    }
+  }
   for (size_t k = 0; k < senders.size(); ++k) {
     auto c = login_at(ports[k], senders[k]->name());
     ASSERT_TRUE(c);
@@ -248,6 +259,9 @@ TEST(Faults, KafkaBrokerStoppedUnderLoadRefusesOrWaitsBoundedAndLosesNothingAckn
         ack = c->send(o.recipient, o.cmid, "under load");
       }
       ASSERT_TRUE(ack.ok()) << o.cmid << " refused again after the restart: " << ack.error().to_string();
+      h.invoke(senders[k]->name() + "/retry", senders[k]->name(), conv(senders[k]->name(), o.recipient),
+               o.cmid, "under load");
+      h.ok(senders[k]->name() + "/retry", senders[k]->name(), o.cmid, ack->message_id);
       retried[o.recipient].insert(o.cmid);
     }
   }
@@ -270,6 +284,7 @@ TEST(Faults, KafkaBrokerStoppedUnderLoadRefusesOrWaitsBoundedAndLosesNothingAckn
       return found >= expected && again >= retried[r].size();
     });
     expect_strictly_increasing(entries);
+    h.final_mailbox(r, entries);
     std::map<uint64_t, size_t> copies;
     std::map<std::string, std::vector<uint64_t>> shown;  // sender -> acknowledged ids as the mailbox has them
     for (const auto& e : entries) {
@@ -292,6 +307,7 @@ TEST(Faults, KafkaBrokerStoppedUnderLoadRefusesOrWaitsBoundedAndLosesNothingAckn
               << " retried, " << entries.size() << " in the mailbox\n";
   }
 
+  expect_history_ok(h);
   EXPECT_EQ(not_serving(*qim, 30s), std::vector<std::string>{}) << "a process died\n" << qim->log_tail();
   EXPECT_EQ(qim->stop(), 0) << qim->log_tail();
 }

@@ -13,6 +13,7 @@
 
 #include "e2e/e2e_env.h"
 #include "e2e/fault_support.h"
+#include "e2e/history_support.h"
 #include "e2e/scenario_helpers.h"
 
 namespace qim::e2e {
@@ -80,7 +81,8 @@ TEST(Faults, KilledGatewaysClientsResumeOnTheOtherFromTheirCursor) {
 // Injected: SIGKILL of mailbox-1 in the middle of a load spread over every shard (nodes on leases,
 // QIM_SHARD_LEASE_TTL_MS=6000). Checked: mailbox-2 takes mailbox-1's shards (all 16 listed on its
 // /admin/pipeline); every acknowledged message shows exactly once in its recipient's mailbox, in order,
-// at or below the frontier (the frontier stays contiguous: a SYNC from 0 returns all of them).
+// at or below the frontier (the frontier stays contiguous: a SYNC from 0 returns all of them); the
+// recorded history passes the checker (src/checker/checker.h) with every mailbox read at the end.
 TEST(Faults, KilledNodesShardsAreTakenOverAndNothingIsLostOrShownTwice) {
   QIM_NEEDS_DISTRIBUTED();
   auto qim = new_deployment("fault-node", Ownership::kLeases);
@@ -98,8 +100,10 @@ TEST(Faults, KilledNodesShardsAreTakenOverAndNothingIsLostOrShownTwice) {
   // Recipients on every shard, senders on both gateways.
   const auto by_shard = one_recipient_per_shard("fnode");
   ASSERT_EQ(by_shard.size(), 16u);
-  auto s1 = login_at(qim->gateway_ports()[0], user("fnode", "s1"));
-  auto s2 = login_at(qim->gateway_ports()[1], user("fnode", "s2"));
+  checker::HistoryRecorder h(history_path("faults-killed-node"));
+  const std::string s1_name = user("fnode", "s1"), s2_name = user("fnode", "s2");
+  auto s1 = login_at(qim->gateway_ports()[0], s1_name);
+  auto s2 = login_at(qim->gateway_ports()[1], s2_name);
   ASSERT_TRUE(s1 && s2);
   constexpr int kRounds = 12;  // 12 rounds x 16 recipients, the node killed after round 4
   std::map<std::string, std::vector<std::string>> sent;  // recipient -> client_msg_ids acknowledged
@@ -109,8 +113,9 @@ TEST(Faults, KilledNodesShardsAreTakenOverAndNothingIsLostOrShownTwice) {
     }
     for (const auto& [shard, r] : by_shard) {
       auto& sender = (shard % 2 == 0) ? s1 : s2;
+      const std::string& sender_name = (shard % 2 == 0) ? s1_name : s2_name;
       const std::string cmid = "n" + std::to_string(round) + "-" + std::to_string(shard);
-      auto ack = sender->send(r, cmid, "load");
+      auto ack = recorded_send(h, *sender, sender_name + "/d1", sender_name, r, cmid, "load");
       ASSERT_TRUE(ack.ok()) << ack.error().to_string();
       sent[r].push_back(cmid);
     }
@@ -131,7 +136,11 @@ TEST(Faults, KilledNodesShardsAreTakenOverAndNothingIsLostOrShownTwice) {
     auto page = c->sync(0, 500);
     ASSERT_TRUE(page.ok());
     EXPECT_GE(page->frontier, entries.back().seq) << r << ": an entry above the frontier was shown";
+    EXPECT_TRUE(record_final_mailbox(h, *c, r));
   }
+  EXPECT_TRUE(record_final_mailbox(h, *s1, s1_name));
+  EXPECT_TRUE(record_final_mailbox(h, *s2, s2_name));
+  expect_history_ok(h);
   EXPECT_EQ(qim->stop(), 0) << qim->log_tail();
 }
 

@@ -11,6 +11,7 @@
 
 #include "auth/token.h"
 #include "e2e/e2e_env.h"
+#include "e2e/history_support.h"
 #include "e2e/scenario_helpers.h"
 
 namespace qim::e2e {
@@ -138,9 +139,17 @@ TEST(E2E, S06_Order) {
   client::MailboxFollower follower(*bob_loop, {});
   follower.start();
   auto alice = login(qim, a);
-  for (int i = 0; i < 100; ++i)
+  // The run is also recorded as a history and judged by the checker (src/checker/checker.h).
+  checker::HistoryRecorder h(history_path("e2e-s06-" + deployment_under_test() + "-" + backend_under_test()));
+  for (int i = 0; i < 100; ++i) {
+    h.invoke(a + "/d1", a, conv(a, b), "m" + std::to_string(i), std::to_string(i));
     alice->send_text(client::send_frame(b, "m" + std::to_string(i), std::to_string(i)));
-  for (int i = 0; i < 100; ++i) ASSERT_TRUE(alice->wait_type("SEND_ACK", kWait).ok()) << i;
+  }
+  for (int i = 0; i < 100; ++i) {
+    auto ack = alice->wait_type("SEND_ACK", kWait);
+    ASSERT_TRUE(ack.ok()) << i;
+    h.ok(a + "/d1", a, ack->client_msg_id, ack->message_id);
+  }
   auto pushed = collect_delivered(*bob, 100, kWait);
   ASSERT_EQ(pushed.size(), 100u);
   auto synced = sync_all(*bob);
@@ -149,6 +158,10 @@ TEST(E2E, S06_Order) {
   auto shown = follow(follower, 100, kWait);
   ASSERT_EQ(shown.size(), 100u);
   EXPECT_TRUE(follow(follower, 1, kQuiet).empty()) << "the loop showed an entry twice";
+  h.shown(b + "/loop", b, shown);
+  EXPECT_TRUE(record_final_mailbox(h, *bob, b));
+  EXPECT_TRUE(record_final_mailbox(h, *alice, a));
+  expect_history_ok(h);
   for (const auto* list : {&pushed, &*synced, &shown}) {
     for (int i = 0; i < 100; ++i) EXPECT_EQ((*list)[i].body, std::to_string(i));
     expect_strictly_increasing(*list);
