@@ -64,7 +64,9 @@ export function renderList() {
     const top = el('span', 'row');
     top.append(el('span', 'name', title(c)), el('span', 'when', last?.server_time ? shortWhen(last.server_time) : ''));
     const bottom = el('span', 'row');
-    const preview = last ? (last.sender === state.me && !isGroupSystemEntry(last) ? `You: ${textOf(last)}` : textOf(last)) : 'No messages yet';
+    let preview = 'No messages yet';
+    if (last && isGroupSystemEntry(last)) preview = textOf(last);
+    else if (last) preview = last.sender === state.me ? `You: ${last.body}` : c.group ? `${last.sender}: ${last.body}` : last.body;
     const badge = el('span', 'unread', unread > 0 ? String(unread) : '');
     badge.dataset.testid = 'unread';
     bottom.append(el('span', 'preview', preview), badge);

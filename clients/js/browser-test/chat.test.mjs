@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { user } from '../test/qim.mjs';
 import {
+  DESKTOP,
+  PHONE,
   WAIT,
   bodies,
   clickListItem,
@@ -19,6 +21,7 @@ import {
   openChat,
   pages,
   removeProfiles,
+  screenshot,
   screenshots,
   send,
   signIn as signInAt,
@@ -124,14 +127,14 @@ test('a group of three chats: created on the page, unread counts, system entries
   const name = `trio-${process.pid}`;
   const contexts = [];
   try {
-    const open = async (who, n) => {
+    const open = async (who, n, viewport = DESKTOP) => {
       const ctx = await browser.createBrowserContext();
       contexts.push(ctx);
-      return signIn(ctx, who, n);
+      return signInAt(ctx, who, n, `http://127.0.0.1:${qim.port}`, viewport);
     };
     const a = await open('g-alice', alice);
     const b = await open('g-bob', bob);
-    const c = await open('g-carol', carol);
+    const c = await open('g-carol', carol, PHONE); // the group on a phone
 
     // Alice creates the group from the page; its chat opens with the three members.
     await a.click('[data-testid=new-group-toggle]');
@@ -163,6 +166,8 @@ test('a group of three chats: created on the page, unread counts, system entries
     const system = await c.$$eval('[data-testid=system]', (lis) => lis.map((li) => li.textContent));
     assert.ok(system.length >= 1 && system.every((text) => !text.startsWith('{')), JSON.stringify(system));
     assert.deepEqual(await membersOf(c), [`${alice}:owner`, `${bob}:member`, `${carol}:member`].sort());
+    await screenshot(c, 'web-phone-group');
+    await screenshot(a, 'web-desktop-group');
 
     // Alice removes Carol: Carol's page says she is out, Bob sees the removal, Carol gets nothing more.
     await clickListItem(a, `[data-testid=member][data-user="${carol}"] [data-testid=remove]`);
