@@ -1,268 +1,268 @@
 // The web chat page: plain DOM on the SDK (./sdk/ is the compiled clients/js, copied by its build).
-// State lives in memory per tab: every sign-in syncs the mailbox from 0 (what the server retains), which
-// rebuilds the conversation list; what was read is kept in localStorage, so unread counts survive a reload.
+// Sign-in gets a development token (session.js keeps it in sessionStorage, so a reload signs in again
+// with it and "Sign out" forgets it); every sign-in and reload syncs the mailbox from 0 (what the server
+// retains), which rebuilds the conversation list; unread counts derive from what was read (state.js).
 // Groups (`g:` conversations) come from GROUPS at sign-in and from their system entries; their member list
 // is read with GROUP_MEMBERS when one is shown and again after each membership change (group.js).
-import { QimClient, directConversation, isGroupConversation, isGroupSystemEntry, parseGroupEvent, peerOf } from './sdk/index.js';
-import { initGroups, onGroupEvent, renderGroupPanel } from './group.js';
+// Rendering is view.js; words for errors, days and times are text.js.
+import { QimClient, directConversation } from './sdk/index.js';
+import { initGroups, onGroupEvent } from './group.js';
+import {
+  SignInError,
+  dropToken,
+  fetchToken,
+  forgetSession,
+  rememberOpen,
+  rememberedOpen,
+  storedSession,
+  tabDevice,
+  tokenSource,
+} from './session.js';
+import { conversation, markRead, oldestId, readElsewhere, reset, state, upsert } from './state.js';
+import { USER_NAME, USER_NAME_RULE, human, technical } from './text.js';
+import { initView, render, renderChat, renderConnection, renderList } from './view.js';
 
 const $ = (id) => document.getElementById(id);
-const conversations = new Map(); // id -> { id, peer, messages: Map(message_id|client_msg_id -> msg), readSeq, unread, oldest, more }
-let client = null;
-let me = null;
-let open = null; // the conversation shown
+const PAGE = 20; // messages per HISTORY page
 
-function readKey(conv) {
-  return `qim.read.${me}.${conv}`;
+let errorTimer = null;
+/** Shows an error in words under the chat (the technical text in the console and the tooltip). */
+function showError(e, doing) {
+  console.warn(`qim: ${doing || 'error'}:`, e);
+  const p = $('chat-error');
+  p.textContent = typeof e === 'string' ? e : human(e, doing);
+  p.title = typeof e === 'string' ? '' : technical(e);
+  clearTimeout(errorTimer);
+  errorTimer = setTimeout(() => (p.textContent = ''), 10_000);
 }
 
-function conversation(id) {
-  let c = conversations.get(id);
-  if (!c) {
-    c = { id, peer: peerOf(id, me) ?? id, messages: new Map(), unread: 0, oldest: null, more: true, loaded: false };
-    // A group: its name (until known, its id), my role, its members (null until read), whether I am out.
-    if (isGroupConversation(id)) c.group = { name: null, role: null, members: null, left: false };
-    c.readSeq = BigInt(localStorage.getItem(readKey(id)) ?? '0');
-    conversations.set(id, c);
-  }
-  return c;
+function visible() {
+  return document.visibilityState !== 'hidden';
 }
 
-function markRead(c) {
-  let top = c.readSeq;
-  for (const m of c.messages.values()) if (m.seq && BigInt(m.seq) > top) top = BigInt(m.seq);
-  c.readSeq = top;
-  c.unread = 0;
-  localStorage.setItem(readKey(c.id), top.toString());
-}
-
-function title(c) {
-  return c.group ? (c.group.name ?? c.id) : c.peer;
-}
-
-// One message into its conversation; own messages are matched by client_msg_id (the send's local copy).
-// System entries by message id: all of one op's kind share their client_msg_id (`~group:<op>`).
-function upsert(c, m) {
-  const own = m.sender === me && !isGroupSystemEntry(m);
-  const key = own ? `c:${m.client_msg_id}` : `m:${m.message_id}`;
-  const had = c.messages.get(key);
-  c.messages.set(key, { ...had, ...m, state: m.state ?? had?.state });
-  return !had;
-}
-
-function renderList() {
-  const ul = $('conversations');
-  ul.replaceChildren();
-  const sorted = [...conversations.values()].sort((a, b) => lastTime(b) - lastTime(a));
-  for (const c of sorted) {
-    const li = document.createElement('li');
-    li.dataset.testid = 'conversation';
-    if (c.group) {
-      li.dataset.group = c.id;
-      li.dataset.name = title(c);
-      li.classList.add('group');
-    } else li.dataset.peer = c.peer;
-    if (open === c) li.classList.add('active');
-    const last = [...c.messages.values()].sort(order).at(-1);
-    const name = document.createElement('span');
-    name.textContent = title(c);
-    const preview = document.createElement('span');
-    preview.className = 'preview';
-    preview.textContent = last ? textOf(last) : '';
-    name.append(preview);
-    const badge = document.createElement('span');
-    badge.className = 'unread';
-    badge.dataset.testid = 'unread';
-    badge.textContent = c.unread > 0 ? String(c.unread) : '';
-    li.append(name, badge);
-    li.onclick = () => show(c);
-    ul.append(li);
-  }
-}
-
-function lastTime(c) {
-  let t = 0;
-  for (const m of c.messages.values()) t = Math.max(t, m.server_time ?? Date.now());
-  return t;
-}
-
-function order(a, b) {
-  return (a.server_time ?? Number.MAX_SAFE_INTEGER) - (b.server_time ?? Number.MAX_SAFE_INTEGER);
-}
-
-// What a message says: a system entry's text (its JSON body parsed), else the body.
-function textOf(m) {
-  return isGroupSystemEntry(m) ? parseGroupEvent(m).text : m.body;
-}
-
-const STATE_TEXT = { sending: 'sending…', sent: 'sent ✓', delivered: 'delivered ✓✓', failed: 'failed' };
-
-function renderChat() {
-  if (!open) return;
-  $('chat').hidden = false;
-  $('chat-title').textContent = title(open);
-  $('composer').hidden = open.group?.left === true;
-  renderGroupPanel(open);
-  $('older').hidden = !open.more;
-  const ol = $('messages');
-  const atBottom = ol.scrollHeight - ol.scrollTop - ol.clientHeight < 40;
-  ol.replaceChildren();
-  for (const m of [...open.messages.values()].sort(order)) {
-    const li = document.createElement('li');
-    if (isGroupSystemEntry(m)) {
-      li.dataset.testid = 'system';
-      li.className = 'system';
-      li.textContent = textOf(m);
-      ol.append(li);
-      continue;
-    }
-    li.dataset.testid = 'message';
-    const mine = m.sender === me;
-    if (mine) li.classList.add('mine');
-    li.textContent = m.body;
-    const meta = document.createElement('span');
-    meta.className = 'meta';
-    const when = m.server_time ? new Date(m.server_time).toLocaleTimeString() : '';
-    meta.textContent = mine ? `${when} · ${STATE_TEXT[m.state] ?? 'sent ✓'}` : `${m.sender} · ${when}`;
-    if (mine) {
-      meta.dataset.testid = 'delivery';
-      li.dataset.state = m.state ?? 'sent';
-    }
-    li.append(meta);
-    ol.append(li);
-  }
-  if (atBottom) ol.scrollTop = ol.scrollHeight;
-}
-
+// The first page of history (older than every message held), then "Load older" pages on.
 async function loadOlder(c) {
-  if (!c.more) return;
-  const page = await client.history(c.id, { before: c.oldest ?? undefined, limit: 20 });
-  for (const m of page.messages) upsert(c, { ...m, state: m.sender === me ? 'delivered' : undefined });
-  if (page.messages.length > 0) c.oldest = page.messages[page.messages.length - 1].message_id;
-  c.more = page.more;
+  if (c.loadingOlder || c.history === 'all') return;
+  c.loadingOlder = true;
+  if (c.history !== 'more') c.history = 'loading';
+  renderChat();
+  try {
+    const page = await state.client.history(c.id, { before: oldestId(c), limit: PAGE });
+    for (const m of page.messages) upsert(c, { ...m, state: m.sender === state.me ? 'delivered' : undefined });
+    // `more` is the server's: older ones exist. A page adds what is strictly older than what was held,
+    // so the button never shows for nothing and never loads nothing.
+    c.history = page.more && page.messages.length > 0 ? 'more' : 'all';
+    c.prepended = page.messages.length > 0;
+  } catch (e) {
+    c.history = c.history === 'loading' ? 'error' : c.history;
+    if (state.open === c) showError(e, 'history');
+  } finally {
+    c.loadingOlder = false;
+  }
+  if (state.open === c) renderChat();
 }
 
 async function show(c) {
-  open = c;
-  markRead(c);
-  renderList();
-  renderChat();
-  if (!c.loaded) {
-    c.loaded = true;
-    try {
-      await loadOlder(c);
-    } catch (e) {
-      $('chat-error').textContent = String(e.message ?? e);
-    }
-    renderChat();
+  if (state.open !== c) {
+    if (c) c.rendered = false;
+    $('chat-error').textContent = '';
   }
+  state.open = c;
+  rememberOpen(c?.id);
+  if (!c) return render();
+  if (visible()) markRead(c);
+  render();
+  if ((c.history === 'unknown' || c.history === 'error') && state.online) await loadOlder(c);
+  if (window.matchMedia('(min-width: 721px)').matches) $('body').focus({ preventScroll: true });
+}
+
+// One render for all the entries of a SYNC page or a push (the SDK emits them one by one, synchronously).
+let renderQueued = false;
+function schedule() {
+  if (renderQueued) return;
+  renderQueued = true;
+  queueMicrotask(() => {
+    renderQueued = false;
+    if (state.me !== null) render();
+  });
 }
 
 function onEntry(e) {
   const c = conversation(e.conversation);
   // Our own entry coming back through our mailbox: the fanout has delivered it to the mailboxes.
-  upsert(c, { ...e, state: e.sender === me ? 'delivered' : undefined });
-  // System entries are shown, not counted: unread counts what people said.
-  if (e.sender !== me && !isGroupSystemEntry(e) && BigInt(e.seq) > c.readSeq) {
-    if (open === c && document.visibilityState !== 'hidden') markRead(c);
-    else c.unread++;
-  }
-  renderList();
-  if (open === c) renderChat();
+  upsert(c, { ...e, state: e.sender === state.me ? 'delivered' : undefined });
+  if (state.open === c && visible()) markRead(c);
+  schedule();
 }
 
-async function sendMessage(c, body) {
-  const clientMsgId = crypto.randomUUID();
-  upsert(c, { sender: me, client_msg_id: clientMsgId, body, conversation: c.id, state: 'sending' });
-  renderChat();
+async function sendMessage(c, body, clientMsgId = crypto.randomUUID()) {
+  upsert(c, { sender: state.me, client_msg_id: clientMsgId, body, conversation: c.id, state: 'sending' });
+  render();
   try {
-    const ack = await client.send({ conversation: c.id, body, clientMsgId });
+    const ack = await state.client.send({ conversation: c.id, body, clientMsgId });
     const m = c.messages.get(`c:${clientMsgId}`);
     upsert(c, {
-      sender: me,
+      sender: state.me,
       client_msg_id: clientMsgId,
       message_id: ack.message_id,
       server_time: m?.server_time ?? ack.server_time,
       state: m?.state === 'delivered' ? 'delivered' : 'sent',
     });
   } catch (e) {
-    upsert(c, { sender: me, client_msg_id: clientMsgId, state: 'failed' });
-    $('chat-error').textContent = String(e.message ?? e);
+    if (e?.code !== undefined && !e.retryable) {
+      // Refused for what it is (too long, not allowed): trying again cannot help, so it goes back into
+      // the composer to be changed, with the reason.
+      c.messages.delete(`c:${clientMsgId}`);
+      if (state.open === c && $('body').value === '') $('body').value = body;
+    } else upsert(c, { sender: state.me, client_msg_id: clientMsgId, state: 'failed' }); // Retry may help
+    if (state.open === c) showError(e, 'send');
   }
-  renderList();
-  renderChat();
-}
-
-async function signIn(user) {
-  const device = sessionStorage.getItem('qim.device') ?? `web-${Math.random().toString(36).slice(2, 10)}`;
-  sessionStorage.setItem('qim.device', device);
-  const fetchToken = async () => {
-    const r = await fetch(`/dev/token?user=${encodeURIComponent(user)}&device=${encodeURIComponent(device)}`);
-    if (!r.ok) throw new Error(`token: ${r.status} ${(await r.text()).trim()}`);
-    return (await r.json()).token;
-  };
-  await fetchToken(); // fails early with a readable message (e.g. dev tokens off)
-  me = user;
-  const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-  client = new QimClient({ url: `${scheme}://${location.host}/`, token: fetchToken });
-  client.on('message', onEntry);
-  client.on('group', (g) => onGroupEvent(g));
-  client.on('state', (s) => {
-    $('state').textContent = s;
-    $('state').className = `state ${s}`;
-  });
-  client.on('error', (e) => console.warn('qim:', e.message));
-  initGroups({ client, me: () => me, conversation, show, render, current: () => open });
-  await client.start();
-  await loadGroups();
-  $('me').textContent = `${user} (${device})`;
-  $('signin').hidden = true;
-  $('app').hidden = false;
-}
-
-function render() {
-  renderList();
-  renderChat();
+  render();
 }
 
 // The groups I am in, into the list (also those without an entry above what the mailbox retains).
 async function loadGroups() {
-  for (const g of await client.groups()) {
-    const c = conversation(g.group);
-    c.group.name = g.name;
-    c.group.role = g.role;
+  try {
+    for (const g of await state.client.groups()) {
+      const c = conversation(g.group);
+      c.group.name = g.name;
+      c.group.role = g.role;
+    }
+  } catch (e) {
+    console.warn('qim: groups:', e);
   }
   renderList();
 }
 
+function onState(client, s) {
+  if (state.client !== client) return;
+  const was = state.online;
+  state.online = s === 'online';
+  if (state.online) state.wasOnline = true;
+  renderConnection(s);
+  // Back online: what the outage kept from loading is read now.
+  if (state.online && !was && state.open && (state.open.history === 'unknown' || state.open.history === 'error'))
+    void loadOlder(state.open);
+}
+
+/** Signs in as user@device with the stored token or a fresh one; the page shows the app at once. */
+function startSession(user, device, retried = false) {
+  state.me = user;
+  let refused = false;
+  const source = tokenSource(user, device, () => refused);
+  const client = new QimClient({
+    url: `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/`,
+    token: async () => {
+      const t = await source();
+      refused = false;
+      return t;
+    },
+  });
+  state.client = client;
+  client.on('message', (e) => state.client === client && onEntry(e));
+  client.on('group', (g) => state.client === client && onGroupEvent(g));
+  client.on('state', (s) => onState(client, s));
+  client.on('synced', () => {
+    if (state.client !== client || state.synced) return;
+    state.synced = true;
+    renderList();
+  });
+  client.on('error', (e) => {
+    if (e?.code === 'UNAUTHENTICATED') refused = true;
+    console.warn('qim:', technical(e));
+  });
+  initGroups({ client, me: () => state.me, conversation, show, render: schedule, current: () => state.open, showError });
+  $('me').textContent = user;
+  $('me').title = `${user} on device ${device}`;
+  $('signin').hidden = true;
+  $('app').hidden = false;
+  renderConnection('connecting');
+  const reopen = rememberedOpen();
+  void show(reopen ? conversation(reopen) : null);
+  client.start().then(
+    () => loadGroups(),
+    (e) => {
+      if (state.client !== client) return;
+      client.close();
+      if (e?.code === 'UNAUTHENTICATED' && !retried) {
+        dropToken(); // refused (expired, or another server's): a fresh one, once
+        startSession(user, device, true);
+        return;
+      }
+      signOut(human(e));
+    },
+  );
+}
+
+function signOut(message = '') {
+  state.client?.close();
+  forgetSession();
+  reset();
+  document.title = 'QIM chat';
+  $('offline').hidden = true;
+  $('chat-error').textContent = '';
+  $('new-group-box').open = false;
+  $('app').hidden = true;
+  $('signin').hidden = false;
+  $('signin-error').textContent = message;
+  $('user').focus();
+}
+
 $('signin').onsubmit = async (ev) => {
   ev.preventDefault();
+  const user = $('user').value.trim();
   $('signin-error').textContent = '';
+  if (!USER_NAME.test(user)) {
+    $('signin-error').textContent = `“${user}” is not a valid user name: use ${USER_NAME_RULE}.`;
+    return;
+  }
+  const button = $('signin-button');
+  button.disabled = true;
+  button.textContent = 'Signing in…';
   try {
-    await signIn($('user').value.trim());
+    const device = tabDevice();
+    await fetchToken(user, device); // fails early with a readable message (e.g. dev tokens off)
+    startSession(user, device);
   } catch (e) {
-    $('signin-error').textContent = String(e.message ?? e);
+    $('signin-error').textContent = e instanceof SignInError ? e.message : human(e);
+  } finally {
+    button.disabled = false;
+    button.textContent = 'Sign in';
   }
 };
+$('signout').onclick = () => signOut();
+$('back').onclick = () => void show(null);
 $('new-chat').onsubmit = (ev) => {
   ev.preventDefault();
   const peer = $('peer').value.trim();
+  if (!USER_NAME.test(peer)) {
+    showError(`“${peer}” is not a valid user name: use ${USER_NAME_RULE}.`);
+    return;
+  }
   $('peer').value = '';
-  void show(conversation(directConversation(me, peer)));
+  void show(conversation(directConversation(state.me, peer)));
 };
 $('composer').onsubmit = (ev) => {
   ev.preventDefault();
   const body = $('body').value;
+  if (!state.open || !body.trim() || !state.online) return;
   $('body').value = '';
-  if (open && body) void sendMessage(open, body);
+  void sendMessage(state.open, body);
 };
-$('older').onclick = async () => {
-  await loadOlder(open);
-  renderChat();
-};
+$('older').onclick = () => state.open && loadOlder(state.open);
 document.addEventListener('visibilitychange', () => {
-  if (open && document.visibilityState === 'visible') {
-    markRead(open);
+  if (state.open && visible()) {
+    markRead(state.open);
     renderList();
   }
 });
+window.addEventListener('storage', (ev) => {
+  if (readElsewhere(ev.key, ev.newValue)) renderList();
+});
+
+initView({ show, retry: (c, m) => sendMessage(c, m.body, m.client_msg_id) });
+
+// A reload: the tab's session signs in again by itself.
+const saved = storedSession();
+if (saved) startSession(saved.user, saved.device);
+else $('user').focus();

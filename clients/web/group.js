@@ -1,12 +1,14 @@
 // Groups on the web page: the create form, the member list of the group shown (with add, remove, leave
 // for those whose role allows it) and what a membership change does to the page. The server decides who
 // may do what (docs/protocol.md "Groups"); the page only hides buttons that would be refused.
+import { USER_NAME, USER_NAME_RULE, human } from './text.js';
+
 const $ = (id) => document.getElementById(id);
-let ctx = null; // { client, me(), conversation(id), show(c), render(), current() }
+let ctx = null; // { client, me(), conversation(id), show(c), render(), current(), showError(e, doing) }
 const loading = new Set(); // groups whose member list is being read
 
-function showError(e) {
-  $('chat-error').textContent = String(e?.message ?? e);
+function showError(e, doing) {
+  ctx.showError(e, doing);
 }
 
 function names(text) {
@@ -16,7 +18,7 @@ function names(text) {
     .filter((n) => n.length > 0);
 }
 
-/** Wires the forms once the client is online. */
+/** Wires the forms for a session (called at each sign-in). */
 export function initGroups(context) {
   ctx = context;
   $('new-group').onsubmit = async (ev) => {
@@ -24,6 +26,11 @@ export function initGroups(context) {
     const name = $('group-name').value.trim();
     const members = names($('group-members').value);
     $('group-error').textContent = '';
+    const bad = members.find((m) => !USER_NAME.test(m));
+    if (bad !== undefined) {
+      $('group-error').textContent = `“${bad}” is not a valid user name: use ${USER_NAME_RULE}.`;
+      return;
+    }
     try {
       const ok = await ctx.client.createGroup(name, members);
       $('group-name').value = '';
@@ -32,9 +39,11 @@ export function initGroups(context) {
       c.group.name = name;
       c.group.role = 'owner';
       c.group.left = false;
+      $('new-group-box').open = false;
       await ctx.show(c);
     } catch (e) {
-      $('group-error').textContent = String(e?.message ?? e);
+      console.warn('qim: create group:', e);
+      $('group-error').textContent = human(e, 'group');
     }
   };
   $('add-member').onsubmit = async (ev) => {
@@ -42,22 +51,24 @@ export function initGroups(context) {
     const c = ctx.current();
     const members = names($('new-member').value);
     if (!c?.group || members.length === 0) return;
+    const bad = members.find((m) => !USER_NAME.test(m));
+    if (bad !== undefined) return showError(`“${bad}” is not a valid user name: use ${USER_NAME_RULE}.`);
     $('new-member').value = '';
-    await change(c, () => ctx.client.addMembers(c.id, members));
+    await change(c, () => ctx.client.addMembers(c.id, members), 'add');
   };
   $('leave').onclick = async () => {
     const c = ctx.current();
-    if (c?.group) await change(c, () => ctx.client.leaveGroup(c.id));
+    if (c?.group) await change(c, () => ctx.client.leaveGroup(c.id), 'leave');
   };
 }
 
 // A membership op, then the member list read again (GROUP_OK: the change is applied when it comes).
-async function change(c, op) {
+async function change(c, op, doing) {
   $('chat-error').textContent = '';
   try {
     await op();
   } catch (e) {
-    showError(e);
+    showError(e, doing);
   }
   await refreshMembers(c);
 }
@@ -78,7 +89,7 @@ async function refreshMembers(c) {
       c.group.role = null;
     } else {
       c.group.members = []; // shown empty until the next change reads it again (no retry loop)
-      showError(e);
+      showError(e, 'members');
     }
   } finally {
     loading.delete(c.id);
@@ -128,8 +139,10 @@ export function renderGroupPanel(c) {
       const b = document.createElement('button');
       b.type = 'button';
       b.dataset.testid = 'remove';
-      b.textContent = 'remove';
-      b.onclick = () => change(c, () => ctx.client.removeMembers(c.id, [m.user]));
+      b.textContent = '×';
+      b.title = `Remove ${m.user}`;
+      b.setAttribute('aria-label', `Remove ${m.user}`);
+      b.onclick = () => change(c, () => ctx.client.removeMembers(c.id, [m.user]), 'remove');
       li.append(b);
     }
     ul.append(li);

@@ -1,125 +1,51 @@
-// The web chat page in a real browser: Debian's Chromium, headless, driven by puppeteer-core (nothing
-// downloads a browser). Two browser contexts sign in as two users, chat, one goes away (its page closed)
-// and comes back to find what was sent meanwhile, with the unread count. Against a real `qim up` serving
-// the page (QIM_WEB_DIR) and development tokens (QIM_WEB_DEV_TOKENS=1). A group of three chats: created
-// from the page, its members listed, unread counts, system entries shown as such, a member removed. Screenshots of every page are
+// The web chat page in a real browser (browser.mjs: Debian's Chromium, headless, puppeteer-core). Two
+// browser contexts sign in as two users, chat, one goes away (its page closed) and comes back to find what
+// was sent meanwhile, with the unread count. Against a real `qim up` serving the page (QIM_WEB_DIR) and
+// development tokens (QIM_WEB_DEV_TOKENS=1). A group of three chats: created from the page, its members
+// listed, unread counts, system entries shown as such, a member removed. Screenshots of every page are
 // saved on failure under QIM_BROWSER_ARTIFACTS (default: build/browser-artifacts), and the path printed.
+// The page's layout, session, offline and error states: page.test.mjs.
 import assert from 'node:assert/strict';
 import { createHash, X509Certificate } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import puppeteer from 'puppeteer-core';
-import { Qim, user } from '../test/qim.mjs';
-
-const here = dirname(fileURLToPath(import.meta.url));
-const WEB_DIR = resolve(here, '../../web');
-const CHROMIUM = process.env.QIM_CHROMIUM ?? '/usr/bin/chromium';
-const ARTIFACTS = process.env.QIM_BROWSER_ARTIFACTS ?? resolve(here, '../../../build/browser-artifacts');
-const WAIT = 20_000;
+import { user } from '../test/qim.mjs';
+import {
+  DESKTOP,
+  PHONE,
+  WAIT,
+  bodies,
+  clickListItem,
+  launch,
+  openChat,
+  pages,
+  removeProfiles,
+  screenshot,
+  screenshots,
+  send,
+  signIn as signInAt,
+  startQim,
+  unreadOf,
+  waitForBodies,
+} from './browser.mjs';
 
 let qim;
 let browser;
-const profiles = [];
-const pages = new Map(); // name -> page, for the screenshots
-
-// Debian's Chromium, headless, a fresh profile; `extra` flags (e.g. the certificate to trust).
-function launch(extra = []) {
-  const profile = mkdtempSync('/tmp/web-chromium-');
-  profiles.push(profile);
-  return puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    userDataDir: profile,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      ...extra,
-    ],
-  });
-}
 
 before(async () => {
-  assert.ok(existsSync(join(WEB_DIR, 'sdk', 'index.js')), 'run `npm run build` first (the page needs sdk/)');
-  qim = await new Qim({ env: { QIM_WEB_DIR: WEB_DIR, QIM_WEB_DEV_TOKENS: '1' } }).start();
+  qim = await startQim();
   browser = await launch();
 });
 
 after(async () => {
   await browser?.close();
   await qim?.destroy();
-  for (const p of profiles) rmSync(p, { recursive: true, force: true });
+  removeProfiles();
 });
 
-async function screenshots(name) {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  for (const [who, page] of pages) {
-    if (page.isClosed()) continue;
-    const file = join(ARTIFACTS, `${name}-${who}.png`);
-    await page.screenshot({ path: file, fullPage: true }).catch(() => {});
-    console.log(`browser test: screenshot saved to ${file}`);
-  }
-}
-
-async function signIn(context, who, name, origin = `http://127.0.0.1:${qim.port}`) {
-  const page = await context.newPage();
-  pages.set(who, page);
-  page.on('pageerror', (e) => console.log(`[${who}] page error: ${e.message}`));
-  await page.goto(`${origin}/`, { waitUntil: 'load' });
-  await page.type('#user', name);
-  await page.click('#signin button[type=submit]');
-  await page.waitForFunction(() => document.querySelector('[data-testid=state]')?.textContent === 'online', {
-    timeout: WAIT,
-  });
-  return page;
-}
-
-async function openChat(page, peer) {
-  await page.type('[data-testid=peer]', peer);
-  await page.click('[data-testid=open-chat]');
-  await page.waitForFunction((p) => document.querySelector('[data-testid=chat-title]')?.textContent === p, { timeout: WAIT }, peer);
-}
-
-// Clicks an element of a list the page re-renders as messages arrive (conversations, members): found and
-// clicked in one step in the page, so a re-render between puppeteer's lookup and its click ("Node is
-// detached from document") cannot happen.
-async function clickListItem(page, selector) {
-  await page.waitForSelector(selector, { timeout: WAIT });
-  await page.$eval(selector, (el) => el.click());
-}
-
-async function send(page, text) {
-  await page.type('[data-testid=body]', text);
-  await page.click('[data-testid=send]');
-}
-
-// The bodies shown in the chat view (without the meta line).
-function bodies(page) {
-  return page.$$eval('[data-testid=message]', (lis) => lis.map((li) => li.firstChild.textContent));
-}
-
-async function waitForBodies(page, expected) {
-  await page.waitForFunction(
-    (want) => {
-      const got = [...document.querySelectorAll('[data-testid=message]')].map((li) => li.firstChild.textContent);
-      return want.every((w) => got.includes(w));
-    },
-    { timeout: WAIT },
-    expected,
-  );
-}
-
-function unreadOf(page, peer) {
-  return page.$eval(
-    `[data-testid=conversation][data-peer="${peer}"] [data-testid=unread]`,
-    (b) => b.textContent,
-  );
+function signIn(context, who, name, origin = `http://127.0.0.1:${qim.port}`) {
+  return signInAt(context, who, name, origin);
 }
 
 test('two users chat in two browser contexts; one goes away and comes back to find the messages', async (t) => {
@@ -201,16 +127,17 @@ test('a group of three chats: created on the page, unread counts, system entries
   const name = `trio-${process.pid}`;
   const contexts = [];
   try {
-    const open = async (who, n) => {
+    const open = async (who, n, viewport = DESKTOP) => {
       const ctx = await browser.createBrowserContext();
       contexts.push(ctx);
-      return signIn(ctx, who, n);
+      return signInAt(ctx, who, n, `http://127.0.0.1:${qim.port}`, viewport);
     };
     const a = await open('g-alice', alice);
     const b = await open('g-bob', bob);
-    const c = await open('g-carol', carol);
+    const c = await open('g-carol', carol, PHONE); // the group on a phone
 
     // Alice creates the group from the page; its chat opens with the three members.
+    await a.click('[data-testid=new-group-toggle]');
     await a.type('[data-testid=group-name]', name);
     await a.type('[data-testid=group-members]', `${bob}, ${carol}`);
     await a.click('[data-testid=create-group]');
@@ -239,6 +166,8 @@ test('a group of three chats: created on the page, unread counts, system entries
     const system = await c.$$eval('[data-testid=system]', (lis) => lis.map((li) => li.textContent));
     assert.ok(system.length >= 1 && system.every((text) => !text.startsWith('{')), JSON.stringify(system));
     assert.deepEqual(await membersOf(c), [`${alice}:owner`, `${bob}:member`, `${carol}:member`].sort());
+    await screenshot(c, 'web-phone-group');
+    await screenshot(a, 'web-desktop-group');
 
     // Alice removes Carol: Carol's page says she is out, Bob sees the removal, Carol gets nothing more.
     await clickListItem(a, `[data-testid=member][data-user="${carol}"] [data-testid=remove]`);
@@ -259,7 +188,7 @@ test('a group of three chats: created on the page, unread counts, system entries
 });
 
 test('over https:// and wss:// with the development certificate', async (t) => {
-  const tls = await new Qim({ tls: true, env: { QIM_WEB_DIR: WEB_DIR, QIM_WEB_DEV_TOKENS: '1' } }).start();
+  const tls = await startQim({ tls: true });
   // Chromium trusts exactly this certificate's key (its SPKI hash), nothing else: no verification is off.
   const spki = new X509Certificate(readFileSync(join(tls.dir, 'tls', 'dev-cert.pem'))).publicKey.export({
     type: 'spki',
