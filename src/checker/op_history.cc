@@ -2,9 +2,9 @@
 
 #include <simdjson.h>
 
-#include <charconv>
 #include <chrono>
 
+#include "gateway/protocol/json_fields.h"
 #include "gateway/protocol/json_writer.h"
 
 namespace qim::checker {
@@ -23,24 +23,8 @@ int64_t now_ms() {
 using simdjson::dom::element;
 using simdjson::dom::object;
 
-std::string str(const object& o, std::string_view key) {
-  std::string_view s;
-  if (o.at_key(key).get_string().get(s) != simdjson::SUCCESS) return {};
-  return std::string(s);
-}
-
-// 64-bit ids are written as decimal strings (as in the protocol); a plain number is read too.
-std::optional<uint64_t> u64(const object& o, std::string_view key) {
-  element e;
-  if (o.at_key(key).get(e) != simdjson::SUCCESS || e.is_null()) return std::nullopt;
-  uint64_t v = 0;
-  if (e.get_uint64().get(v) == simdjson::SUCCESS) return v;
-  std::string_view s;
-  if (e.get_string().get(s) != simdjson::SUCCESS) return std::nullopt;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return v;
-}
+using json_fields::str;
+using json_fields::u64;
 
 }  // namespace
 

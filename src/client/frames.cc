@@ -2,8 +2,8 @@
 
 #include <simdjson.h>
 
-#include <charconv>
 
+#include "gateway/protocol/json_fields.h"
 #include "gateway/protocol/json_writer.h"
 
 namespace qim::client {
@@ -20,23 +20,8 @@ JsonWriter start(std::string_view type, std::string_view ref) {
   return w;
 }
 
-std::string str(const object& o, std::string_view key) {
-  std::string_view s;
-  if (o.at_key(key).get_string().get(s) != simdjson::SUCCESS) return {};
-  return std::string(s);
-}
-
-std::optional<uint64_t> u64(const object& o, std::string_view key) {
-  element e;
-  if (o.at_key(key).get(e) != simdjson::SUCCESS || e.is_null()) return std::nullopt;
-  uint64_t v = 0;
-  if (e.get_uint64().get(v) == simdjson::SUCCESS) return v;
-  std::string_view s;
-  if (e.get_string().get(s) != simdjson::SUCCESS) return std::nullopt;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return v;
-}
+using json_fields::str;
+using json_fields::u64;
 
 int64_t i64(const object& o, std::string_view key) {
   int64_t v = 0;
