@@ -10,6 +10,7 @@ packages=(
   libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev libhiredis-dev librdkafka-dev
   prometheus-cpp-dev libssl-dev zlib1g-dev
   redis-server redis-tools openjdk-17-jre-headless maven gnuplot-nox
+  spin
   nodejs chromium
 )
 

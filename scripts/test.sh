@@ -13,7 +13,7 @@
 # one), so M > 0 exactly when something failed, and the exit code is non-zero exactly then.
 #
 # Overrides, to run the script beside other copies on one machine or only some phases:
-#   QIM_TEST_PHASES="unit redis kafka pipeline cassandra cluster web"   the groups to run (default: all)
+#   QIM_TEST_PHASES="unit model redis kafka pipeline cassandra cluster web"   the groups to run (default: all)
 #   QIM_TEST_REDIS_PORTS="16379 16380 16381"   two mailbox instances and one routing; QIM_TEST_SMOKE_REDIS_PORT
 #   (16382); QIM_RUN_DIR, QIM_CASSANDRA_ADDRESS_PREFIX, QIM_CASSANDRA_JMX_PORT, QIM_KAFKA_PORT,
 #   QIM_KAFKA_CONTROLLER_PORT, QIM_KAFKA_HEAP: as the engine scripts; QIM_TEST_SKIP_BUILD=1 uses the build as
@@ -39,12 +39,12 @@ setup() {
   ((${#redis_ports[@]} == 3)) || { echo "test: QIM_TEST_REDIS_PORTS needs three ports"; exit 2; }
   smoke_redis_port=${QIM_TEST_SMOKE_REDIS_PORT:-16382}
   prefix=${QIM_CASSANDRA_ADDRESS_PREFIX:-127.0.0.}
-  phases=" ${QIM_TEST_PHASES:-unit redis kafka pipeline cassandra cluster web} "
+  phases=" ${QIM_TEST_PHASES:-unit model redis kafka pipeline cassandra cluster web} "
   [[ ${QIM_TEST_SKIP_CLUSTER:-0} != 1 ]] || phases=${phases/ cluster / }
   local p
   for p in $phases; do
-    [[ " unit redis kafka pipeline cassandra cluster web " == *" $p "* ]] ||
-      { echo "test: unknown phase group '$p' in QIM_TEST_PHASES (unit redis kafka pipeline cassandra cluster web)"; exit 2; }
+    [[ " unit model redis kafka pipeline cassandra cluster web " == *" $p "* ]] ||
+      { echo "test: unknown phase group '$p' in QIM_TEST_PHASES (unit model redis kafka pipeline cassandra cluster web)"; exit 2; }
   done
 
   work=$(mktemp -d "${TMPDIR:-/tmp}/qim-test.XXXXXX")
@@ -372,6 +372,9 @@ on_exit() {
 run_phases() {
   # 1. Unit tests and the contract suite on memory and embedded: no engine needed.
   if wanted unit; then ctest_phase "unit" "" -L unit; fi
+
+  # The delivery rules, model-checked with Spin (model/README.md): no engine, no build; about 30 s of CPU.
+  if wanted model; then smoke_phase "model" "" bash model/check.sh; fi
 
   # Kafka (KRaft, one broker) is started once and stays up through the Redis, Cassandra and cluster blocks,
   # whose distributed e2e and fault phases run on it.

@@ -45,7 +45,7 @@ seed="${prefix}1"
 # Cassandra's request workers (SEPWorker) wait for work in parks of 10 µs upwards: with the kernel's 50 µs
 # timer slack each of them is a wake-up, 20,000 a second a pool under light load, on a machine whose cores
 # QIM shares. A 1 ms slack lets those parks run long; a worker handed work is still woken at once
-# (README.md, "Timer slack"; docs/decisions.md 49).
+# (README.md, "Timer slack"; docs/adr/0049-cassandra-timer-slack.md).
 slack_us=${QIM_CASSANDRA_TIMER_SLACK_US:-1000}
 [[ $slack_us =~ ^[0-9]+$ ]] || qim_die "QIM_CASSANDRA_TIMER_SLACK_US=$slack_us: use a number of microseconds (0: the kernel's default)"
 

@@ -180,7 +180,7 @@ TEST(AppConfigTest, KafkaVariables) {
 }
 
 // History lives where the separate archiver and gateway processes can all reach it: by default where
-// the mailbox store does (docs/decisions.md, "History follows the store backend").
+// the mailbox store does (docs/adr/0017-history-follows-store-backend.md).
 TEST(AppConfigTest, HistoryBackendFollowsTheStoreUnlessSet) {
   const std::map<std::string, std::string> follows = {{"memory", "embedded"},
                                                       {"embedded", "embedded"},

@@ -2,7 +2,7 @@
 // Conversation history (ADR-0018 "tiered history"): the archiver writes two rows per message (the
 // message, and the conversation's index entry); the gateway serves HISTORY from it, newest first.
 //
-// Backends (docs/decisions.md, "History follows the store backend"): RocksDB on local disk for the
+// Backends (docs/adr/0017-history-follows-store-backend.md): RocksDB on local disk for the
 // embedded deployment (rocks_history_store.h), CQL (cql/) and Redis (redis/) for the distributed ones,
 // chosen by open_history_store.h. Every backend keeps the same contract (history_store_contract_test.cc).
 

@@ -1,8 +1,8 @@
 #pragma once
-// Where a process's threads may run (QIM_CPU_PLACEMENT, docs/decisions.md 48). The stages of the embedded
-// pipeline (the logs' writers, fanout, the archiver, the shard workers, the fan-in, RocksDB's background
-// work) hand every record from one thread to the next; when the next thread sleeps on another CPU, the
-// hand-off is a cross-CPU wake-up, which on a small VM costs more than the work handed over. Kept on one
+// Where a process's threads may run (QIM_CPU_PLACEMENT, docs/adr/0048-pipeline-on-one-cpu.md). The stages of
+// the embedded pipeline (the logs' writers, fanout, the archiver, the shard workers, the fan-in, RocksDB's
+// background work) hand every record from one thread to the next; when the next thread sleeps on another CPU,
+// the hand-off is a cross-CPU wake-up, which on a small VM costs more than the work handed over. Kept on one
 // set of CPUs they wake each other where they run, and the gateway's I/O threads, which serve the
 // sockets in parallel with them, get a set of their own.
 //

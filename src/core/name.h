@@ -13,7 +13,7 @@ namespace qim {
 
 // The name alphabet, [A-Za-z0-9_.@-]. It has no ':' on purpose: ':' separates the members of a
 // conversation id ("d:<a>:<b>", core/conversation.h), so a name that held one would make two pairs of
-// users spell the same conversation (docs/decisions.md, "Names cannot hold ':'").
+// users spell the same conversation (docs/adr/0010-names-without-colon.md).
 inline constexpr std::string_view kNameAlphabet = "[A-Za-z0-9_.@-]";
 
 namespace name_detail {

@@ -8,7 +8,7 @@
 // The cache is right because fanout is the only writer of a group's membership and one Outbox partition
 // (one consumer) holds every record of a group. A fanout's partitions are fixed for its process's life
 // (LogConsumer has no rebalance), so a partition moves to another fanout only with a restart, which
-// starts with an empty cache (docs/decisions.md 35).
+// starts with an empty cache (docs/adr/0035-groups-on-redis-and-cql.md).
 
 #include <cstdint>
 #include <mutex>

@@ -1,8 +1,8 @@
 #pragma once
 // What the client port answers to an HTTP request that is not a WebSocket upgrade: the web chat page's
 // static files (QIM_WEB_DIR) and, in development only, GET /dev/token (QIM_WEB_DEV_TOKENS=1, loopback peers
-// only: a token route must never be open on a production port; docs/decisions.md). Anything else keeps
-// the old answer, 426 "this port speaks the QIM WebSocket protocol only".
+// only: a token route must never be open on a production port; docs/adr/0028-web-page-and-dev-tokens.md).
+// Anything else keeps the old answer, 426 "this port speaks the QIM WebSocket protocol only".
 //
 // Pure apart from reading the file asked for: the connection writes the answer and closes. Thread-safe.
 

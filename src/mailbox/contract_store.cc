@@ -443,9 +443,10 @@ Result<MailboxPage> ContractStore::read_mailbox(const MailboxQuery& query) {
   }
   // Each epoch's entries are visible only up to that epoch's own frontier: what an owner wrote above its
   // last frontier (a record begun but never finished before a takeover) is never shown, and the new
-  // owner's copy at its own epoch is the only one (our strengthening of ADR-0022, docs/decisions.md).
-  // Epochs whose frontier is at or below the cursor hold nothing new and cost nothing, so a reader
-  // following the current epoch pays one entries read; one read per further epoch otherwise.
+  // owner's copy at its own epoch is the only one (our strengthening of ADR-0022,
+  // docs/adr/0007-epoch-bounded-by-own-frontier.md). Epochs whose frontier is at or below the cursor hold
+  // nothing new and cost nothing, so a reader following the current epoch pays one entries read; one read per
+  // further epoch otherwise.
   const size_t want = size_t{query.limit} + 1;  // one more than asked: `more` is exact
   for (MailboxSeq f : frontiers) {
     if (f <= from) continue;

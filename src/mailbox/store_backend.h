@@ -103,8 +103,8 @@ class StoreBackend {
   // the shard never finished a record at has no element. Empty if the shard has no frontier. The last
   // element equals read_frontier(). One read (on CQL a single-partition query); CorruptEntry as above.
   // Readers bound each epoch's entries by that epoch's own frontier (ADR-0022 as strengthened, see
-  // docs/decisions.md), so a backend whose frontier value is replaced by a higher epoch's (redis,
-  // scylla-lwt) keeps the previous epoch's final frontier when the epoch rises.
+  // docs/adr/0007-epoch-bounded-by-own-frontier.md), so a backend whose frontier value is replaced by a
+  // higher epoch's (redis, scylla-lwt) keeps the previous epoch's final frontier when the epoch rises.
   virtual Result<std::vector<MailboxSeq>> read_frontiers(ShardId shard) = 0;
   // Writes the frontier of `epoch` to next.offset(). Monotonic within an epoch: a lower write never moves
   // it back. Backends that can check atomically refuse expected_previous != stored (WatermarkGap).

@@ -1,9 +1,9 @@
 #pragma once
-// The quarantine (docs/decisions.md, "refused records"): a mailbox-log record the store refuses for good
-// (an undecodable record, DispatchConflict, InvalidArgument) is appended here, durably, before the shard's
-// frontier may pass it. Nothing is skipped silently: an operator lists and inspects what was refused with
-// `qim quarantine list|show`. The quarantine is a Log (in `qim up` the embedded log `quarantine-log` under
-// the data directory; on Kafka a topic), one partition, keyed by shard.
+// The quarantine (docs/adr/0011-refused-records-quarantined.md): a mailbox-log record the store refuses for
+// good (an undecodable record, DispatchConflict, InvalidArgument) is appended here, durably, before the
+// shard's frontier may pass it. Nothing is skipped silently: an operator lists and inspects what was refused
+// with `qim quarantine list|show`. The quarantine is a Log (in `qim up` the embedded log `quarantine-log`
+// under the data directory; on Kafka a topic), one partition, keyed by shard.
 
 #include <memory>
 #include <string>

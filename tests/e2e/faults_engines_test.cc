@@ -160,11 +160,11 @@ bool wait_for_acks(const std::vector<std::unique_ptr<Sender>>& senders, Clock::t
 // restarted. Checked: every SEND answered while the broker was away (from the stop until its conversation
 // is acknowledged again: the restarted broker takes a while to load its partitions) got either a SEND_ACK
 // or an ERROR `UNAVAILABLE`, and some got `UNAVAILABLE` (the outage was real), no other SEND was refused;
-// no SEND waited longer than the bound of docs/decisions.md (append timeout + 7 s margin: 10 s); after the
-// restart the load is acknowledged again by itself; a fresh SYNC through a fresh connection shows every
-// acknowledged message exactly once in each recipient's mailbox, in the order each sender got its acks (and
-// nothing twice: a refused SEND the broker stored anyway shows once); every process still serves and stops
-// cleanly.
+// no SEND waited longer than the bound of docs/adr/0023-engine-away-send-refused-within-bound.md (append
+// timeout + 7 s margin: 10 s); after the restart the load is acknowledged again by itself; a fresh SYNC
+// through a fresh connection shows every acknowledged message exactly once in each recipient's mailbox, in
+// the order each sender got its acks (and nothing twice: a refused SEND the broker stored anyway shows once);
+// every process still serves and stops cleanly.
 TEST(Faults, KafkaBrokerStoppedUnderLoadRefusesOrWaitsBoundedAndLosesNothingAcknowledged) {
   QIM_NEEDS_DISTRIBUTED_ENGINES();
   constexpr auto kAppendTimeout = 3000ms;
@@ -233,7 +233,7 @@ TEST(Faults, KafkaBrokerStoppedUnderLoadRefusesOrWaitsBoundedAndLosesNothingAckn
 
   // The clients retry what was refused (same client_msg_id, same content), as docs/protocol.md asks. A
   // refused SEND the broker stored anyway (an append that timed out after reaching it) is then in the
-  // Outbox twice, and must still show once (docs/decisions.md, decision 21).
+  // Outbox twice, and must still show once (docs/adr/0021-repeated-send-dropped-by-log-rule.md).
   std::map<std::string, std::set<std::string>> retried;  // recipient -> client_msg_ids
   // The run as a history for the checker (src/checker/checker.h), the load's outcomes first.
   checker::HistoryRecorder h(history_path("faults-kafka-stopped"));
@@ -337,11 +337,11 @@ std::vector<std::string> cmids_of(const std::vector<Entry>& entries) {
 // docs/protocol.md: pushes, SYNC_NEEDED -> SYNC) and alice sends from gateway-2, then started again
 // (empty: the test instances keep no data; the test holds either way). No QIM process is restarted and bob
 // does not reconnect. Checked: while it is down every SEND is refused with `UNAVAILABLE` (never
-// acknowledged without the idempotency table, docs/decisions.md); alice's client retries each with the same
-// client_msg_id after the restart and it is acknowledged; on bob's one connection every acknowledged
-// message (before, retried, after) is shown exactly once, in order (the gap the lost routes and
-// publications leave is covered by SYNC); pushes resume on that connection (a new message shown by a
-// DELIVER, no SYNC run); a fresh SYNC agrees; every process still serves and stops cleanly.
+// acknowledged without the idempotency table, docs/adr/0023-engine-away-send-refused-within-bound.md);
+// alice's client retries each with the same client_msg_id after the restart and it is acknowledged; on bob's
+// one connection every acknowledged message (before, retried, after) is shown exactly once, in order (the gap
+// the lost routes and publications leave is covered by SYNC); pushes resume on that connection (a new message
+// shown by a DELIVER, no SYNC run); a fresh SYNC agrees; every process still serves and stops cleanly.
 TEST(Faults, RoutingRedisRestartedPushesResumeAndSyncCoversTheGap) {
   QIM_NEEDS_DISTRIBUTED_ENGINES();
   const auto instance = routing_instance();

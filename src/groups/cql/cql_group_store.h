@@ -14,7 +14,7 @@
 // outcome unwritten, so the op is decided again from the same, unchanged group partition, to the same
 // change, and the retry writes the same index rows again and then the batch. Until then groups_of() may
 // list (or miss) that one group of a user whose add (or remove) is in flight. Why not one logged batch:
-// docs/decisions.md 35.
+// docs/adr/0035-groups-on-redis-and-cql.md.
 //
 // Every write is USING TIMESTAMP the op's Outbox offset (as the mailbox's offset-derived timestamps,
 // scylla/write_timestamps.h): one group's ops are one Outbox partition's, applied in offset order, so a

@@ -1,6 +1,6 @@
 #pragma once
-// Shard leases: which MailboxNode may write which shard, and at which epoch (docs/decisions.md, "Shards
-// are owned through leases"). A lease is (shard, owner node, epoch) with a time to live counted by the
+// Shard leases: which MailboxNode may write which shard, and at which epoch
+// (docs/adr/0018-shard-leases.md). A lease is (shard, owner node, epoch) with a time to live counted by the
 // lease store itself (Redis PX, CQL USING TTL), never by the holder's clock, so a holder that measures
 // its lease from before it sent the request always believes it for less time than the store does.
 //

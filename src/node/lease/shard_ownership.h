@@ -1,6 +1,6 @@
 #pragma once
 // The ownership loop of a MailboxNode whose shards come from leases (QIM_OWNED_SHARDS unset or `auto` in
-// a deployment whose mailbox log is shared; docs/decisions.md "Shards are owned through leases").
+// a deployment whose mailbox log is shared; docs/adr/0018-shard-leases.md).
 //
 // Every scan ((ttl - margin)/3 by default: three renewals inside the window a lease is believed) the
 // loop, in this order:
