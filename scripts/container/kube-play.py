@@ -8,7 +8,9 @@
 podman 4.3 stores a Secret document of a played file as YAML but reads secrets back as JSON, so a pod that
 refers to it fails ("secret ... is not valid JSON"); the test creates the secret itself (`podman secret
 create NAME FILE`) and plays the other documents. Services are dropped: podman has no Service (the test
-talks to each gateway pod on its own port).
+talks to each gateway pod on its own port). With hostNetwork, the containers' `ports` are dropped: they only
+name the ports, and podman 4.3 refuses them there ("PortMappings can only be used with Bridge or
+slirp4netns networking").
 """
 import json
 import os
@@ -30,6 +32,10 @@ for d in docs:
     elif kind == "Service":
         continue
     else:
+        pod = d.get("spec", {}).get("template", {}).get("spec")
+        if pod and pod.get("hostNetwork"):
+            for c in pod.get("containers", []):
+                c.pop("ports", None)
         play.append(d)
 with open(os.path.join(out, "play.yaml"), "w") as f:
     yaml.safe_dump_all(play, f, sort_keys=False)
