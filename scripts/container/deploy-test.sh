@@ -83,7 +83,7 @@ step helm
 
 # --- the image
 if ! out=$(podman_ready); then
-  fail "podman can run here" "$out"
+  fail "podman can run here" "$out (the image, compose and kube-play checks cannot run)"
   finish
 fi
 if out=$(bash "$qim_root/scripts/container/build-image.sh" "$build" 2>&1); then

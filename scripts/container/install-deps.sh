@@ -3,15 +3,19 @@
 # scripts/install-deps.sh so that `scripts/run.sh` users never need podman. Idempotent: a second run installs
 # nothing. apt's output goes to a log file ($QIM_CACHE_DIR/apt-container.log); one line a step here.
 #   podman, buildah, runc       build and run the OCI image (runc: crun refuses this VM's hybrid cgroups)
-#   debootstrap                 the image's root filesystem (Debian bookworm, minbase)
+#   debootstrap                 a Debian root filesystem (a build container; the image itself is made from
+#                               the build's own files, decision 63)
 #   slirp4netns, uidmap, fuse-overlayfs, containernetworking-plugins   podman's networking and storage
-#   podman-compose              deploy/compose/*.yml (python3-yaml: the deploy test reads rendered manifests)
+#   catatonit                   the pods' pause process (podman kube play)
+#   python3-venv                podman-compose from PyPI (scripts/container/podman-compose.sh; Debian's 1.0.3
+#                               cannot run host-network services)
+#   python3-yaml                the deploy test reads rendered manifests
 #   prometheus                  promtool (check rules, test rules); its daemon is not started here
 set -euo pipefail
 cache=${QIM_CACHE_DIR:-$HOME/.cache/qim}
 mkdir -p "$cache"
 packages=(podman buildah runc debootstrap slirp4netns uidmap fuse-overlayfs containernetworking-plugins
-  catatonit podman-compose prometheus python3-yaml curl)
+  catatonit python3-venv prometheus python3-yaml curl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
