@@ -64,7 +64,9 @@ step monitoring
 if HELM=$(bash "$qim_root/scripts/container/helm.sh"); then
   export HELM
   pass "helm $("$HELM" version --short 2>/dev/null) (cached under $qim_cache/helm)"
-  out=$("$HELM" lint --strict "$qim_root/deploy/helm/qim" 2>&1) && pass "helm lint --strict deploy/helm/qim" ||
+  out=$("$HELM" lint --strict "$qim_root/deploy/helm/qim" 2>&1 &&
+    "$HELM" lint --strict "$qim_root/deploy/helm/qim" --set networkPolicy.enabled=true 2>&1) &&
+    pass "helm lint --strict deploy/helm/qim (default values, and with the NetworkPolicy)" ||
     fail "helm lint --strict deploy/helm/qim" "$out"
   rendered=$(mktemp "${TMPDIR:-/tmp}/qim-rendered.XXXXXX")
   if out=$("$HELM" template qim "$qim_root/deploy/helm/qim" 2>&1 >"$rendered"); then
