@@ -58,6 +58,20 @@ if missing:
 PY
 ) && pass "grafana dashboard is JSON; it and the alerts name only QIM's metrics ($out)" ||
   fail "grafana dashboard and alert metric names" "$out"
+# Every query of the dashboard parses: each becomes a recording rule ($__rate_interval -> 5m, $instance
+# -> .*) that promtool checks.
+queries=$(mktemp "${TMPDIR:-/tmp}/qim-dashboard-rules.XXXXXX")
+python3 - "$qim_root/deploy/grafana/qim-dashboard.json" >"$queries" <<'PY'
+import json, sys
+exprs = [t["expr"] for p in json.load(open(sys.argv[1]))["panels"] for t in p.get("targets", [])]
+rules = [{"record": "qim_dashboard:q%d" % i, "expr": e.replace("$__rate_interval", "5m").replace("$instance", ".*")}
+         for i, e in enumerate(exprs)]
+print(json.dumps({"groups": [{"name": "dashboard", "rules": rules}]}))
+PY
+out=$(promtool check rules "$queries" 2>&1) &&
+  pass "grafana dashboard: its $(grep -o '"record"' "$queries" | wc -l) queries parse (promtool)" ||
+  fail "grafana dashboard: its queries parse" "$out"
+rm -f "$queries"
 step monitoring
 
 # --- Helm: the pinned binary (built once from the Go module proxy), lint, template, the manifests' shape
