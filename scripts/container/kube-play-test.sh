@@ -15,9 +15,17 @@
 # BASE+50 (admin +51), all on 127.0.0.1. Topic and key prefixes are unique to the run.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
-: "${QIM_KAFKA_BROKERS:?the Kafka brokers (host loopback)}" "${QIM_ROUTING_REDIS:?}" "${QIM_MAILBOX_REDIS:?}"
+if [[ -z ${QIM_KAFKA_BROKERS:-} || -z ${QIM_ROUTING_REDIS:-} || -z ${QIM_MAILBOX_REDIS:-} ]]; then
+  fail "kube-play: the engines" "QIM_KAFKA_BROKERS, QIM_ROUTING_REDIS and QIM_MAILBOX_REDIS must be set"
+  checks_summary kube-play
+  exit 1
+fi
 base=${QIM_DEPLOY_BASE_PORT:-41600}
-helm=${HELM:-$(bash "$qim_root/scripts/container/helm.sh")} || { echo "kube-play: no helm"; exit 1; }
+if ! helm=${HELM:-$(bash "$qim_root/scripts/container/helm.sh")}; then
+  fail "kube-play: helm" "scripts/container/helm.sh failed"
+  checks_summary kube-play
+  exit 1
+fi
 qimctl=${QIMCTL:-$qim_root/build/release/src/ctl/qimctl}
 chart=$qim_root/deploy/helm/qim
 work=$(mktemp -d "${TMPDIR:-/tmp}/qim-kube-play.XXXXXX")
