@@ -76,6 +76,10 @@ printf 'hosts: files dns\n' >"$root/etc/nsswitch.conf"
 
 cp "$qim_root/deploy/image/Containerfile" "$work/Containerfile"
 echo "image: building $qim_image (binaries from $build)" >&2
+old=$(qpodman image inspect "$qim_image" --format '{{.Id}}' 2>/dev/null || true)
 qpodman build --quiet --format docker --tag "$qim_image" "$work" >/dev/null
+# The image this tag named before, now untagged: removed (unless a container still uses it).
+new=$(qpodman image inspect "$qim_image" --format '{{.Id}}')
+[[ -z $old || $old == "$new" ]] || qpodman rmi "$old" >/dev/null 2>&1 || true
 size=$(qpodman image inspect "$qim_image" --format '{{.Size}}')
 echo "image: $qim_image $((size / 1000000)) MB ($size bytes; $(wc -l <"$manifest") files listed in /usr/share/qim/image-manifest.txt)"
