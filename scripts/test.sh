@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command (README, CI): installs, builds, starts each engine once, runs every test, stops them.
 #   bash scripts/test.sh            everything: unit, contract suites, engines, pipeline, e2e (one process
-#                                    and distributed on Kafka), faults, CQL gate
+#                                    and distributed on Kafka), faults, CQL gate, the deployment files
+#                                    (image, Helm chart, compose, podman kube play: docs/deploy.md)
 #   QIM_TEST_SKIP_CLUSTER=1 ...      skip the three-node Cassandra gate (faster local runs)
 #
 # Output (DEVELOPERS.md, "Tests"): each phase starts with "=== test phase: NAME" and ends with
@@ -13,7 +14,7 @@
 # one), so M > 0 exactly when something failed, and the exit code is non-zero exactly then.
 #
 # Overrides, to run the script beside other copies on one machine or only some phases:
-#   QIM_TEST_PHASES="unit model redis kafka pipeline cassandra cluster web"   the groups to run (default: all)
+#   QIM_TEST_PHASES="unit model redis kafka pipeline cassandra cluster deploy web"   the groups to run (default: all)
 #   QIM_TEST_REDIS_PORTS="16379 16380 16381"   two mailbox instances and one routing; QIM_TEST_SMOKE_REDIS_PORT
 #   (16382); QIM_RUN_DIR, QIM_CASSANDRA_ADDRESS_PREFIX, QIM_CASSANDRA_JMX_PORT, QIM_KAFKA_PORT,
 #   QIM_KAFKA_CONTROLLER_PORT, QIM_KAFKA_HEAP: as the engine scripts; QIM_TEST_SKIP_BUILD=1 uses the build as
@@ -39,12 +40,13 @@ setup() {
   ((${#redis_ports[@]} == 3)) || { echo "test: QIM_TEST_REDIS_PORTS needs three ports"; exit 2; }
   smoke_redis_port=${QIM_TEST_SMOKE_REDIS_PORT:-16382}
   prefix=${QIM_CASSANDRA_ADDRESS_PREFIX:-127.0.0.}
-  phases=" ${QIM_TEST_PHASES:-unit model redis kafka pipeline cassandra cluster web} "
+  # Every phase group, in the order they run.
+  local all="unit model redis kafka pipeline cassandra cluster deploy web"
+  phases=" ${QIM_TEST_PHASES:-$all} "
   [[ ${QIM_TEST_SKIP_CLUSTER:-0} != 1 ]] || phases=${phases/ cluster / }
   local p
   for p in $phases; do
-    [[ " unit model redis kafka pipeline cassandra cluster web " == *" $p "* ]] ||
-      { echo "test: unknown phase group '$p' in QIM_TEST_PHASES (unit model redis kafka pipeline cassandra cluster web)"; exit 2; }
+    [[ " $all " == *" $p "* ]] || { echo "test: unknown phase group '$p' in QIM_TEST_PHASES ($all)"; exit 2; }
   done
 
   work=$(mktemp -d "${TMPDIR:-/tmp}/qim-test.XXXXXX")
@@ -378,7 +380,7 @@ run_phases() {
 
   # Kafka (KRaft, one broker) is started once and stays up through the Redis, Cassandra and cluster blocks,
   # whose distributed e2e and fault phases run on it.
-  if wanted kafka || wanted redis || wanted cassandra || wanted cluster; then
+  if wanted kafka || wanted redis || wanted cassandra || wanted cluster || wanted deploy; then
     engine_start kafka kafka_start
   fi
   if wanted kafka; then
@@ -450,10 +452,19 @@ run_phases() {
     ctest_phase "scylla CQL gate (three nodes, RF 3)" cassandra-cluster -L scylla-cluster
     unset QIM_TEST_CQL_HOSTS QIM_TEST_CQL_CLUSTER
   fi
+  # 6. The deployment (deploy/, docs/deploy.md): the image built from this build, helm lint and template,
+  #    promtool, `qim up` through compose, and the chart's manifests through `podman kube play` on this run's
+  #    Kafka and Redis (the pods use the host's network). Fails, never skips, when podman cannot run.
+  if wanted deploy; then
+    [[ -n ${engine_up[redis]:-} ]] || engine_start redis redis_start
+    QIM_KAFKA_BROKERS=127.0.0.1:${QIM_KAFKA_PORT:-19092} QIM_ROUTING_REDIS=127.0.0.1:${redis_ports[2]} \
+      QIM_MAILBOX_REDIS=127.0.0.1:${redis_ports[0]},127.0.0.1:${redis_ports[1]} \
+      smoke_phase "deploy (image, helm, compose, kube play)" "kafka redis" bash scripts/container/deploy-test.sh
+  fi
   engine_stop kafka bash $engines/kafka.sh stop || true
   engine_stop redis redis_stop || true
 
-  # 6. TLS and the web page: wss:// through the C++ client and qimctl (label web), the TypeScript SDK
+  # 7. TLS and the web page: wss:// through the C++ client and qimctl (label web), the TypeScript SDK
   #    against `qim up`, the chat page in headless Chromium (screenshots on failure: build/browser-artifacts).
   if wanted web; then
     ctest_phase "tls and web (C++)" "" -L '^web$'
