@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config git curl ca-certificates python3
+  build-essential cmake ninja-build ccache pkg-config git curl ca-certificates python3
   clang-14 clang-format libfuzzer-14-dev libclang-rt-14-dev
   libboost1.81-all-dev librocksdb-dev libsimdjson-dev libspdlog-dev libfmt-dev libcli11-dev
   libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev libhiredis-dev librdkafka-dev
