@@ -45,8 +45,9 @@ struct QuarantineRequest {
   std::optional<uint64_t> show;  // a quarantine-log position: show that record; unset: list them all
   bool json = false;
 };
-// Lists (or shows one of) the mailbox-log records the node refused and quarantined: through the admin
-// server of a running `qim up`, else from the data directory's quarantine log. Like `qim status`, refuses
+// Lists (or shows one of) the mailbox-log records the node refused and the Outbox records fanout refused,
+// both quarantined: through the admin server of a running `qim up`, else from the data directory's
+// quarantine log. Like `qim status`, refuses
 // a directory with no instance (NotFound, exit 1, nothing created); NotFound too for a position that holds
 // no record.
 int run_quarantine(const EnvLookup& env, const QuarantineRequest& request);

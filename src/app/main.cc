@@ -100,8 +100,9 @@ int main(int argc, char** argv) {
   instance_flags(status, overrides);
 
   qim::QuarantineRequest quarantine;
-  auto* quar =
-      app.add_subcommand("quarantine", "the mailbox-log records the node refused (running or stopped)");
+  auto* quar = app.add_subcommand(
+      "quarantine",
+      "the mailbox-log records the node refused and the Outbox records fanout refused (running or stopped)");
   quar->require_subcommand(1);
   auto* quar_list = quar->add_subcommand("list", "list the quarantined records");
   auto* quar_show = quar->add_subcommand("show", "show one quarantined record with its raw bytes");

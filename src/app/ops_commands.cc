@@ -82,11 +82,13 @@ Result<MailboxSeq> parse_seq(const std::string& text) {
   return MailboxSeq::from_raw(raw);
 }
 
-// The shard of a fanout dispatch id, "m<message>-s<shard>".
+// The shard of a fanout dispatch id, "m<message>-s<shard>" or "m<message>-s<shard>-p<part>".
 std::optional<uint32_t> shard_of_dispatch_id(const std::string& id) {
-  const auto dash = id.rfind("-s");
+  const auto dash = id.find("-s");
   if (id.empty() || id[0] != 'm' || dash == std::string::npos) return std::nullopt;
-  auto v = parse_u64(std::string_view(id).substr(dash + 2), "shard");
+  std::string_view shard = std::string_view(id).substr(dash + 2);
+  shard = shard.substr(0, shard.find("-p"));
+  auto v = parse_u64(shard, "shard");
   if (!v.ok() || *v > kMaxShards) return std::nullopt;
   return static_cast<uint32_t>(*v);
 }

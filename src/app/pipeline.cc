@@ -93,6 +93,7 @@ Status Pipeline::start() {
     o.chunk_entries = config_.chunk_entries;
     o.groups = groups_.get();
     o.group_max_members = config_.group_max_members;
+    o.quarantine = quarantine_log_.get();
     o.outbox_retention_ms = config_.store.outbox_retention();
     o.clock = config_.store.clock;
     o.consumer.logger = child("fanout");
@@ -156,6 +157,9 @@ std::string Pipeline::prometheus() const {
            {{"", f.records}});
     family("qim_fanout_dispatches_total", "counter", "Dispatch records appended", {{"", f.dispatches}});
     family("qim_fanout_skipped_total", "counter", "Outbox records fanout could not use", {{"", f.skipped}});
+    family("qim_fanout_quarantined_records_total", "counter",
+           "Outbox records fanout could not use for good, appended to the quarantine log",
+           {{"", f.quarantined}});
     family("qim_fanout_group_ops_total", "counter", "Group membership changes read (replays included)",
            {{"", f.group_ops}});
     family("qim_fanout_group_refused_total", "counter",

@@ -5,9 +5,11 @@
 
 #include <ctime>
 #include <map>
+#include <tuple>
 
 #include "gateway/protocol/json_writer.h"
 #include "mailbox/message_codec.h"
+#include "outbox/outbox_record.h"
 
 namespace qim {
 
@@ -32,12 +34,13 @@ struct Listed {
   uint64_t times = 0;
 };
 
-// The first appearance of each (shard, offset), in quarantine-log order.
+// The first appearance of each (log, partition, offset), in quarantine-log order.
 std::vector<Listed> unique_records(const std::vector<QuarantineEntry>& entries) {
   std::vector<Listed> out;
-  std::map<std::pair<uint32_t, uint64_t>, size_t> seen;
+  std::map<std::tuple<QuarantineSource, uint32_t, uint64_t>, size_t> seen;
   for (const auto& e : entries) {
-    auto [it, fresh] = seen.try_emplace({e.record.shard.value, e.record.offset.value}, out.size());
+    auto [it, fresh] =
+        seen.try_emplace({e.record.source, e.record.shard.value, e.record.offset.value}, out.size());
     if (fresh) out.push_back(Listed{&e, 0});
     out[it->second].times++;
   }
@@ -46,13 +49,51 @@ std::vector<Listed> unique_records(const std::vector<QuarantineEntry>& entries) 
 
 void record_fields(JsonWriter& w, const QuarantineEntry& e) {
   w.key("position").uint64(e.position.value);
-  w.key("shard").uint64(e.record.shard.value);
+  w.field("log", quarantine_source_name(e.record.source));
+  // A mailbox-log record names its shard, an Outbox record its Outbox partition.
+  w.key(e.record.source == QuarantineSource::kOutbox ? "partition" : "shard").uint64(e.record.shard.value);
   w.key("offset").uint64(e.record.offset.value);
   w.field("reason", errc_name(e.record.code));
   w.field("message", e.record.message);
   w.key("time_ms").int64(e.record.time_ms);
   w.field("time", utc(e.record.time_ms));
   w.key("bytes").uint64(e.record.raw_size);
+}
+
+// An Outbox record fanout quarantined: its message id (fixed by its position), and what it says when it
+// decodes. `qim replay-fanout` dispatches it again once what refused it is repaired (docs/operations.md).
+std::string show_outbox_record(const QuarantineEntry& e, bool json) {
+  const QuarantinedRecord& r = e.record;
+  const MessageId id = message_id_of(r.shard.value, r.offset);
+  auto decoded = decode_outbox_record(r.raw);
+  if (json) {
+    JsonWriter w;
+    w.begin_object();
+    record_fields(w, e);
+    w.field("raw_hex", hex(r.raw));
+    w.field("raw_complete", r.raw.size() == r.raw_size);
+    w.key("message_id").uint64_as_string(id.value);
+    if (decoded.ok()) {
+      w.field("conversation", decoded->conversation.str());
+      w.field("sender", decoded->sender.str());
+      w.field("client_msg_id", decoded->client_msg_id);
+    }
+    w.end_object();
+    return w.take() + "\n";
+  }
+  std::string out;
+  out += fmt::format("position      {}\noutbox        partition {} offset {}\nreason        {}\n",
+                     e.position.value, r.shard.value, r.offset.value, errc_name(r.code));
+  out += fmt::format("message       {}\nquarantined   {}\nbytes         {}{}\n", r.message, utc(r.time_ms),
+                     r.raw_size, r.raw.size() == r.raw_size ? "" : fmt::format(" ({} kept)", r.raw.size()));
+  if (decoded.ok()) {
+    out += fmt::format("record        message {} in {} from {} ({})\n", id.value, decoded->conversation.str(),
+                       decoded->sender.str(), decoded->client_msg_id);
+  } else {
+    out += fmt::format("record        does not decode: {}\n", decoded.error().message());
+  }
+  out += "raw (hex)     " + hex(r.raw) + "\n";
+  return out;
 }
 
 }  // namespace
@@ -72,13 +113,14 @@ std::string render_quarantine_list(const std::vector<QuarantineEntry>& entries, 
     return w.take() + "\n";
   }
   if (listed.empty()) return "the quarantine is empty\n";
-  std::string out = fmt::format("{:>8} {:>5} {:>10}  {:<17} {:<24} {:>7} {:>5}  {}\n", "position", "shard",
-                                "offset", "reason", "time", "bytes", "times", "message");
+  // "shard" is the mailbox-log partition (the shard) or, for a record of log "outbox", its Outbox partition.
+  std::string out = fmt::format("{:>8} {:<7} {:>5} {:>10}  {:<17} {:<24} {:>7} {:>5}  {}\n", "position",
+                                "log", "shard", "offset", "reason", "time", "bytes", "times", "message");
   for (const auto& l : listed) {
     const QuarantinedRecord& r = l.first->record;
-    out += fmt::format("{:>8} {:>5} {:>10}  {:<17} {:<24} {:>7} {:>5}  {}\n", l.first->position.value,
-                       r.shard.value, r.offset.value, errc_name(r.code), utc(r.time_ms), r.raw_size, l.times,
-                       r.message.substr(0, 120));
+    out += fmt::format("{:>8} {:<7} {:>5} {:>10}  {:<17} {:<24} {:>7} {:>5}  {}\n", l.first->position.value,
+                       quarantine_source_name(r.source), r.shard.value, r.offset.value, errc_name(r.code),
+                       utc(r.time_ms), r.raw_size, l.times, r.message.substr(0, 120));
   }
   return out;
 }
@@ -94,6 +136,7 @@ Result<std::string> render_quarantine_show(const std::vector<QuarantineEntry>& e
                                       " (`qim quarantine list` shows the positions)");
   }
   const QuarantinedRecord& r = found->record;
+  if (r.source == QuarantineSource::kOutbox) return show_outbox_record(*found, json);
   auto decoded = decode_dispatch_record(r.raw);
   if (json) {
     JsonWriter w;

@@ -1,7 +1,8 @@
 #pragma once
 // What `qim quarantine list|show` prints (and GET /admin/quarantine answers, for a running instance): the
-// records the mailbox node refused and appended to the quarantine log (node/quarantine.h), as text for
-// people or JSON (`--json`) for tools.
+// records the mailbox node or fanout refused and appended to the quarantine log (node/quarantine.h), as
+// text for people or JSON (`--json`) for tools. Each names its log: "mailbox" (by shard) or "outbox" (by
+// Outbox partition).
 
 #include <optional>
 #include <string>

@@ -1,14 +1,17 @@
 #include "fanout/dispatch_plan.h"
 
+#include <algorithm>
 #include <map>
 
 #include "fanout/recipients.h"
 
 namespace qim {
 
-DispatchId dispatch_id_for(MessageId message, ShardId shard) {
-  // At most 1 + 20 + 2 + 4 characters: always a valid name.
-  return DispatchId::unchecked("m" + std::to_string(message.value) + "-s" + std::to_string(shard.value));
+DispatchId dispatch_id_for(MessageId message, ShardId shard, uint32_t part) {
+  // At most 1 + 20 + 2 + 4 (+ 2 + 10) characters: always a valid name.
+  std::string id = "m" + std::to_string(message.value) + "-s" + std::to_string(shard.value);
+  if (part > 0) id += "-p" + std::to_string(part);
+  return DispatchId::unchecked(std::move(id));
 }
 
 Result<std::vector<ShardDispatch>> plan_dispatches(const OutboxRecord& record, uint32_t partition,
@@ -34,17 +37,23 @@ Result<std::vector<ShardDispatch>> plan_dispatches_to(const OutboxRecord& record
 
   std::map<uint32_t, std::vector<UserId>> by_shard;  // ordered: records come out in shard order
   for (auto& user : recipients) by_shard[shards.shard_of(user).value].push_back(std::move(user));
+  // A record never holds more than the log takes nor more chunks than the store accepts.
+  const size_t per_record = std::min(kMaxRecipientsPerDispatch, size_t{chunk_entries} * kMaxChunks);
   std::vector<ShardDispatch> out;
   for (auto& [shard, users] : by_shard) {
-    ShardDispatch d{ShardId{shard}, {}};
-    d.record.message = message;
-    for (size_t i = 0; i < users.size(); i += chunk_entries) {
-      const size_t end = std::min(users.size(), i + chunk_entries);
-      d.record.chunks.emplace_back(users.begin() + static_cast<std::ptrdiff_t>(i),
-                                   users.begin() + static_cast<std::ptrdiff_t>(end));
+    for (size_t first = 0, part = 0; first < users.size(); first += per_record, ++part) {
+      const size_t last = std::min(users.size(), first + per_record);
+      ShardDispatch d{ShardId{shard}, {}};
+      d.record.message = message;
+      for (size_t i = first; i < last; i += chunk_entries) {
+        const size_t end = std::min(last, i + chunk_entries);
+        d.record.chunks.emplace_back(users.begin() + static_cast<std::ptrdiff_t>(i),
+                                     users.begin() + static_cast<std::ptrdiff_t>(end));
+      }
+      d.record.identity =
+          make_identity(dispatch_id_for(id, d.shard, static_cast<uint32_t>(part)), message, d.record.chunks);
+      out.push_back(std::move(d));
     }
-    d.record.identity = make_identity(dispatch_id_for(id, d.shard), message, d.record.chunks);
-    out.push_back(std::move(d));
   }
   return out;
 }

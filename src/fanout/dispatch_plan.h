@@ -16,11 +16,21 @@ struct ShardDispatch {
   DispatchRecord record;
 };
 
-// "m<message id>-s<shard>": fixed by the Outbox position and the shard.
-DispatchId dispatch_id_for(MessageId message, ShardId shard);
+// Recipients one dispatch record holds at most. A shard with more (a large group whose members hash to
+// few shards: the hash is public, so an owner can choose such names) gets several records. With the
+// longest names (64 bytes) and the largest body (64 KiB) a record of this many stays under 640 KB, inside
+// both logs' record bound (1 MiB embedded, 1,000,000 bytes on Kafka). A count, not a byte budget, so the
+// cut depends on the recipients alone and a replay cuts the same way whatever a log's bound (docs/adr/0053).
+inline constexpr size_t kMaxRecipientsPerDispatch = 8192;
 
-// The dispatch records of an Outbox record read at (partition, offset), in shard order, recipients sorted
-// and cut into chunks of at most `chunk_entries` (1..kMaxChunkEntries). InvalidArgument if the
+// "m<message id>-s<shard>" for a shard's first record (its only one unless it has more than a record
+// holds), "m<message id>-s<shard>-p<part>" for its part-th (1, 2, ...): fixed by the Outbox position, the
+// shard and the sorted recipients.
+DispatchId dispatch_id_for(MessageId message, ShardId shard, uint32_t part = 0);
+
+// The dispatch records of an Outbox record read at (partition, offset), in shard order, recipients sorted,
+// cut into records of at most min(kMaxRecipientsPerDispatch, chunk_entries * kMaxChunks) in order, and
+// each record into chunks of at most `chunk_entries` (1..kMaxChunkEntries). InvalidArgument if the
 // recipients cannot be resolved or the message is out of bounds.
 Result<std::vector<ShardDispatch>> plan_dispatches(const OutboxRecord& record, uint32_t partition,
                                                    Offset offset, const ShardMap& shards,

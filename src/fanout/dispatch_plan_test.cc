@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "mailbox/message_codec.h"
 
 namespace qim {
@@ -94,6 +96,50 @@ TEST(DispatchPlanTest, RefusesWhatTheStoreWouldRefuse) {
             Errc::kInvalidArgument);
   EXPECT_EQ(plan_dispatches(record(user("a"), user("b")), 0, Offset{0}, shards, 0).code(),
             Errc::kInvalidArgument);
+}
+
+// Issue 36, item 1: 20,000 recipients with the longest names on one shard used to make one record of
+// 1.4 MB, over the mailbox log's bound: its append was refused and fanout retried it forever. They are now
+// cut into records a log takes, each with its own deterministic id, every recipient in exactly one.
+TEST(DispatchPlanTest, AShardWithMoreRecipientsThanARecordHoldsGetsSeveralRecords) {
+  const ShardMap shards = ShardMap::create(2).value();
+  std::vector<UserId> members;
+  for (int i = 0; members.size() < 20'000; ++i) {
+    std::string name = "m" + std::to_string(i) + "-";
+    name += std::string(64 - name.size(), 'x');
+    UserId u = user(name);
+    if (shards.shard_of(u).value == 1) members.push_back(std::move(u));
+  }
+  std::sort(members.begin(), members.end());
+  OutboxRecord r = record(members[0], members[1], std::string(kMaxBodyBytes, 'b'));
+  r.conversation = ConversationId::parse("g:team").value();
+  auto plan = plan_dispatches_to(r, 1, Offset{9}, shards, 256, members);
+  ASSERT_TRUE(plan.ok()) << plan.error().to_string();
+  ASSERT_EQ(plan->size(), 3u);  // 8,192 + 8,192 + 3,616
+  const MessageId id = message_id_of(1, Offset{9});
+  std::vector<UserId> all;
+  for (size_t k = 0; k < plan->size(); ++k) {
+    const ShardDispatch& d = (*plan)[k];
+    EXPECT_EQ(d.shard.value, 1u);
+    EXPECT_EQ(d.record.identity.id.str(),
+              "m" + std::to_string(id.value) + "-s1" + (k == 0 ? std::string() : "-p" + std::to_string(k)));
+    EXPECT_TRUE(validate_manifest(d.record.identity.manifest).ok());
+    const std::string bytes = encode_dispatch_record(d.record);
+    EXPECT_LT(bytes.size(), 1'000'000u) << "record " << k << " passes the Kafka log's bound";
+    auto decoded = decode_dispatch_record(bytes);
+    ASSERT_TRUE(decoded.ok()) << decoded.error().to_string();
+    for (const auto& chunk : decoded->chunks) all.insert(all.end(), chunk.begin(), chunk.end());
+  }
+  EXPECT_EQ(all, members);  // each once, in order
+  // A replay cuts the same way: the same ids and bytes.
+  auto again = plan_dispatches_to(r, 1, Offset{9}, shards, 256, members).value();
+  ASSERT_EQ(again.size(), plan->size());
+  for (size_t k = 0; k < again.size(); ++k)
+    EXPECT_EQ(encode_dispatch_record(again[k].record), encode_dispatch_record((*plan)[k].record));
+  // One recipient a chunk: a record holds at most kMaxChunks chunks, so 20 records.
+  auto small = plan_dispatches_to(r, 1, Offset{9}, shards, 1, members).value();
+  EXPECT_EQ(small.size(), (20'000 + kMaxChunks - 1) / kMaxChunks);
+  for (const auto& d : small) EXPECT_TRUE(validate_manifest(d.record.identity.manifest).ok());
 }
 
 }  // namespace

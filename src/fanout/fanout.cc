@@ -1,6 +1,7 @@
 #include "fanout/fanout.h"
 
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <optional>
 
@@ -18,30 +19,37 @@ std::vector<uint32_t> all_partitions(const Log& log) {
   return out;
 }
 
-// Waits for a known number of append callbacks and keeps the first error.
+// Waits for a known number of append callbacks and keeps each one's error.
 class AppendWaiter {
  public:
-  explicit AppendWaiter(size_t n) : remaining_(n) {}
-  AppendCallback callback() {
-    return [this](Result<Offset> r) {
+  explicit AppendWaiter(size_t n) : remaining_(n), errors_(n) {}
+  AppendCallback callback(size_t i) {
+    return [this, i](Result<Offset> r) {
       std::lock_guard lock(mu_);
-      if (!r.ok() && !error_) error_ = r.error();
+      if (!r.ok()) errors_[i] = r.error();
       if (--remaining_ == 0) cv_.notify_all();
     };
   }
-  Status wait() {
+  // Every append's error (nullopt: appended), once all have answered.
+  std::vector<std::optional<Error>> wait() {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [&] { return remaining_ == 0; });
-    if (error_) return *error_;
-    return {};
+    return std::move(errors_);
   }
 
  private:
   std::mutex mu_;
   std::condition_variable cv_;
   size_t remaining_;
-  std::optional<Error> error_;
+  std::vector<std::optional<Error>> errors_;
 };
+
+// An error that the same record meets again however often it is retried: a row or record that does not
+// decode, or a value the store or log refuses as it is. The others (Transport, Timeout, Io, ...) are an
+// engine that is away for now.
+bool permanent(const Error& e) {
+  return e.code() == Errc::kCorruptEntry || e.code() == Errc::kInvalidArgument;
+}
 
 }  // namespace
 
@@ -54,6 +62,10 @@ Fanout::Fanout(Log& outbox, Log& mailbox_log, ShardMap shards, FanoutOptions opt
       groups_(options_.groups
                   ? std::make_unique<GroupRecipients>(*options_.groups, options_.group_max_members)
                   : nullptr),
+      quarantine_(options_.quarantine ? std::make_unique<Quarantine>(
+                                            *options_.quarantine,
+                                            options_.clock ? options_.clock : std::make_shared<SystemClock>())
+                                      : nullptr),
       consumer_(outbox_, options_.consumer,
                 [this](uint32_t p, std::span<const LogRecord> batch) { return handle(p, batch); }) {}
 
@@ -97,12 +109,25 @@ Status Fanout::replay_from(uint32_t partition, Offset next) {
 }
 
 FanoutMetrics Fanout::metrics() const {
-  FanoutMetrics m{records_.load(),      dispatches_.load(), skipped_.load(), repeated_.load(), 0, 0, 0,
-                  consumer_.positions()};
+  FanoutMetrics m;
+  m.records = records_.load();
+  m.dispatches = dispatches_.load();
+  m.skipped = skipped_.load();
+  m.repeats = repeated_.load();
+  m.positions = consumer_.positions();
   m.group_ops = group_ops_.load();
   m.group_refused = group_refused_.load();
   m.group_loads = groups_ ? groups_->loads() : 0;
+  m.quarantined = quarantined_.load();
   return m;
+}
+
+Status Fanout::quarantine(uint32_t partition, const LogRecord& rec, const Error& why) {
+  QIM_RETURN_IF_ERROR(quarantine_->put_outbox(partition, rec.offset, why, rec.value));
+  logger().error("fanout: quarantined the outbox record {}:{}: {}", partition, rec.offset.value,
+                 why.to_string());
+  ++quarantined_;
+  return {};
 }
 
 Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
@@ -110,10 +135,12 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
     uint32_t shard;
     std::string key;
     std::string value;
+    size_t record;  // index in `batch` of the Outbox record it comes from
   };
   std::vector<Append> appends;
   uint64_t used = 0, skipped = 0, repeated = 0, group_ops = 0, group_refused = 0;
-  for (const LogRecord& rec : batch) {
+  for (size_t index = 0; index < batch.size(); ++index) {
+    const LogRecord& rec = batch[index];
     auto outbox = decode_outbox_record(rec.value);
     QIM_ASSIGN_OR_RETURN(bool repeat,
                          repeats_.is_repeat(partition, rec.offset, outbox.ok() ? &*outbox : nullptr));
@@ -134,8 +161,17 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
     Result<std::vector<ShardDispatch>> plan = Result<std::vector<ShardDispatch>>(
         outbox.ok() ? Error(Errc::kInvalidArgument, "no group store configured") : outbox.error());
     if (outbox.ok() && group != nullptr && groups_) {
-      // The store's errors fail the batch (retried from the same position): membership must not be guessed.
-      QIM_ASSIGN_OR_RETURN(GroupDecision d, groups_->decide(*outbox, *group, rec.offset.value));
+      // A transient store error fails the batch (retried from the same position): membership must not be
+      // guessed. A permanent one (a row that does not decode) would fail it forever, stalling every
+      // conversation of the partition: the record is quarantined instead.
+      auto decided = groups_->decide(*outbox, *group, rec.offset.value);
+      if (!decided.ok()) {
+        if (!quarantine_ || !permanent(decided.error())) return decided.error();
+        QIM_RETURN_IF_ERROR(quarantine(partition, rec, decided.error()));
+        ++skipped;
+        continue;
+      }
+      GroupDecision d = *std::move(decided);
       if (d.op) ++group_ops;
       if (!d.skipped.empty()) {
         logger().info("fanout: outbox record {}:{} not dispatched: {}", partition, rec.offset.value,
@@ -148,24 +184,66 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
     } else if (outbox.ok() && group == nullptr) {
       plan = plan_dispatches(*outbox, partition, rec.offset, shards_, options_.chunk_entries);
     }
+    std::vector<Append> mine;
+    if (plan.ok()) {
+      std::optional<Error> too_large;
+      for (auto& d : *plan) {
+        Append a{d.shard.value, d.record.identity.id.str(), encode_dispatch_record(d.record), index};
+        // Checked before anything of the record is appended, so a message is dispatched whole or not at all.
+        if (a.value.size() > mailbox_log_.max_record_bytes()) {
+          too_large = Error(Errc::kInvalidArgument, "dispatch record " + a.key + " of " +
+                                                        std::to_string(a.value.size()) +
+                                                        " bytes is over the mailbox log's bound of " +
+                                                        std::to_string(mailbox_log_.max_record_bytes()));
+          break;
+        }
+        mine.push_back(std::move(a));
+      }
+      if (too_large) plan = *std::move(too_large);
+    }
     if (!plan.ok()) {
+      ++skipped;
+      if (quarantine_) {
+        QIM_RETURN_IF_ERROR(quarantine(partition, rec, plan.error()));
+        continue;
+      }
       logger().warn("fanout: skipping outbox record {}:{}: {}", partition, rec.offset.value,
                     plan.error().to_string());
-      ++skipped;
       continue;
     }
-    for (auto& d : *plan) {
-      appends.push_back(Append{d.shard.value, d.record.identity.id.str(), encode_dispatch_record(d.record)});
-    }
+    for (auto& a : mine) appends.push_back(std::move(a));
     ++used;
   }
   AppendWaiter waiter(appends.size());
-  for (auto& a : appends)
-    mailbox_log_.append(a.shard, std::move(a.key), std::move(a.value), waiter.callback());
-  // The position is committed by the consumer only after this returns ok: every record is durable by then.
-  QIM_RETURN_IF_ERROR(waiter.wait());
+  for (size_t i = 0; i < appends.size(); ++i) {
+    auto& a = appends[i];
+    mailbox_log_.append(a.shard, std::move(a.key), std::move(a.value), waiter.callback(i));
+  }
+  // The position is committed by the consumer only after this returns ok: every record is durable by then,
+  // or quarantined. A transient failure of any append fails the batch (the retry appends the same records
+  // again, which the store treats as repeated observations).
+  const std::vector<std::optional<Error>> failed = waiter.wait();
+  std::map<size_t, Error> refused;  // Outbox records (index in `batch`) one of whose appends was refused
+  size_t not_appended = 0;
+  for (size_t i = 0; i < failed.size(); ++i) {
+    if (!failed[i]) continue;
+    ++not_appended;
+    if (!quarantine_ || !permanent(*failed[i])) return *failed[i];
+    refused.try_emplace(appends[i].record, *failed[i]);
+  }
+  for (const auto& [index, why] : refused) {
+    // Its other shards' records may be appended (those members see the message): its message says so.
+    QIM_RETURN_IF_ERROR(
+        quarantine(partition, batch[index],
+                   Error(why.code(),
+                         "a dispatch record was refused by the mailbox log (other shards' records of this "
+                         "message may have been appended): " +
+                             why.message())));
+    --used;
+    ++skipped;
+  }
   records_ += used;
-  dispatches_ += appends.size();
+  dispatches_ += appends.size() - not_appended;
   skipped_ += skipped;
   repeated_ += repeated;
   group_ops_ += group_ops;

@@ -2,8 +2,10 @@
 // Fanout: reads the Outbox and appends, per message, one dispatch record to the mailbox-log partition of
 // each shard holding a recipient. It commits its Outbox position only after those appends are durable, so
 // after a crash it appends some records again: the same ids and bytes, which the store treats as repeated
-// observations. A record it cannot use (undecodable, unknown conversation kind) is skipped, logged and
-// counted instead of stalling the partition behind it.
+// observations. A record it cannot use for good (undecodable, unknown conversation kind, its group's rows
+// do not decode, a dispatch record of it the mailbox log refuses) is quarantined (node/quarantine.h),
+// durably, before the position passes it, instead of stalling the partition behind it; a transient error
+// (the store or the log unavailable) fails the batch, which is retried (docs/adr/0053).
 
 #include <spdlog/logger.h>
 
@@ -20,6 +22,7 @@
 #include "fanout/replay_horizon.h"
 #include "log/consumer.h"
 #include "log/log.h"
+#include "node/quarantine.h"
 #include "outbox/repeated_sends.h"
 
 namespace qim {
@@ -38,6 +41,10 @@ struct FanoutOptions {
   // Group membership (fanout/group_recipients.h); null: records of group conversations are skipped.
   GroupStore* groups = nullptr;
   uint32_t group_max_members = kDefaultGroupMaxMembers;  // QIM_GROUP_MAX_MEMBERS
+  // Where Outbox records fanout cannot use for good go (the quarantine log, node/quarantine.h). Null
+  // (tests only): such a record is skipped with a log line, as before, and a permanent error of the group
+  // store or the mailbox log fails the batch like a transient one.
+  Log* quarantine = nullptr;
 };
 
 struct FanoutMetrics {
@@ -48,6 +55,7 @@ struct FanoutMetrics {
   uint64_t group_ops = 0;   // group membership changes read (applied or refused; replays included)
   uint64_t group_refused = 0;  // group records not dispatched: refused ops, messages of non-members
   uint64_t group_loads = 0;    // group store loads (one per group the cache did not hold)
+  uint64_t quarantined = 0;    // Outbox records appended to the quarantine (replays included)
   std::vector<ConsumerPosition> positions;
 };
 
@@ -72,6 +80,8 @@ class Fanout {
 
  private:
   Status handle(uint32_t partition, std::span<const LogRecord> batch);
+  // Appends the Outbox record to the quarantine (durably) and logs it; the quarantine's error otherwise.
+  Status quarantine(uint32_t partition, const LogRecord& rec, const Error& why);
   spdlog::logger& logger() const { return consumer_.logger(); }
 
   Log& outbox_;
@@ -80,9 +90,10 @@ class Fanout {
   FanoutOptions options_;
   OutboxRepeatFilter repeats_;
   std::unique_ptr<GroupRecipients> groups_;
+  std::unique_ptr<Quarantine> quarantine_;
   LogConsumer consumer_;
   std::atomic<uint64_t> records_{0}, dispatches_{0}, skipped_{0}, repeated_{0}, group_ops_{0},
-      group_refused_{0};
+      group_refused_{0}, quarantined_{0};
 };
 
 // For a stopped instance: moves the fanout group's committed position of each of `partitions` (empty =

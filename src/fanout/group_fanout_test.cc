@@ -11,6 +11,7 @@
 #include "log/testing/temp_dir.h"
 #include "log/testing/test_log.h"
 #include "mailbox/message_codec.h"
+#include "node/quarantine.h"
 #include "outbox/outbox_record.h"
 
 namespace qim {
@@ -57,16 +58,30 @@ class GroupFanoutTest : public ::testing::Test {
     r.body = body;
     return append(std::move(r));
   }
-  FanoutMetrics run_to_end(uint32_t chunk_entries = 256) {
+  FanoutMetrics run_to_end(uint32_t chunk_entries = 256, Log* quarantine = nullptr,
+                           std::chrono::milliseconds limit = 60s) {
     FanoutOptions o;
     o.consumer.poll_wait = 10ms;
+    o.consumer.retry_max = 100ms;
     o.groups = store_.get();
     o.group_max_members = 10'000;
     o.chunk_entries = chunk_entries;
+    o.quarantine = quarantine;
     Fanout f(*outbox_, *mailbox_log_, ShardMap::create(kShards).value(), o);
     EXPECT_TRUE(f.start().ok());
-    EXPECT_TRUE(f.drain(60s).ok());
+    Status drained = f.drain(limit);
+    EXPECT_TRUE(drained.ok()) << drained.error().to_string();
     return f.metrics();
+  }
+  // A direct message on the same (only) Outbox partition as the group.
+  Offset say_direct(const std::string& from, const std::string& to, const std::string& body) {
+    OutboxRecord r;
+    r.conversation = direct_conversation(u(from), u(to)).value();
+    r.sender = u(from);
+    r.client_msg_id = "d" + std::to_string(sent_++);
+    r.server_time_ms = 1'700'000'000'000;
+    r.body = body;
+    return outbox_->append_sync(0, r.conversation.str(), encode_outbox_record(r)).value();
   }
   // The dispatch records on the mailbox log, in log order per shard, as raw bytes.
   std::vector<std::string> raw_dispatches() {
@@ -168,6 +183,61 @@ TEST_F(GroupFanoutTest, TenThousandMembersSpanSeveralChunksPerShardAndLoadOnce) 
   EXPECT_EQ(records, kShards);
   EXPECT_EQ(entries, 10'000u);
   EXPECT_TRUE(recipients_of(full).empty());
+}
+
+// Issue 36, item 1: a group whose row does not decode used to fail every batch holding one of its records,
+// for good: every conversation of its Outbox partition stalled behind it. The record is now quarantined
+// (durably, before the position passes it) and the partition goes on.
+TEST_F(GroupFanoutTest, ARecordOfAGroupWithACorruptRowIsQuarantinedAndThePartitionGoesOn) {
+  auto quarantine_log = testing::open_test_log(dir_.sub("quarantine"), 1, "quarantine");
+  op("alice", GroupOpKind::kCreate, {u("bob")});
+  say("bob", "before");
+  run_to_end(256, quarantine_log.get());
+  const std::string bad_key = "m" + std::string("team") + std::string(1, '\0') + "bob";
+  ASSERT_TRUE(store_->raw_db().Put(rocksdb::WriteOptions(), bad_key, "not a member row").ok());
+  reopen_store();
+
+  const Offset poisoned = say("alice", "after the corruption");
+  const Offset direct = say_direct("carol", "dave", "a conversation of the same partition");
+  const FanoutMetrics m = run_to_end(256, quarantine_log.get(), 10s);
+  EXPECT_EQ(m.quarantined, 1u);
+  EXPECT_TRUE(recipients_of(poisoned).empty());
+  EXPECT_EQ(recipients_of(direct), (std::set<std::string>{"carol", "dave"}));
+  auto listed = read_quarantine(*quarantine_log, Offset{0}, 10);
+  ASSERT_TRUE(listed.ok()) << listed.error().to_string();
+  ASSERT_EQ(listed->size(), 1u);
+  const QuarantinedRecord& r = (*listed)[0].record;
+  EXPECT_EQ(r.source, QuarantineSource::kOutbox);
+  EXPECT_EQ(r.shard.value, 0u);  // the Outbox partition
+  EXPECT_EQ(r.offset, poisoned);
+  EXPECT_EQ(r.code, Errc::kCorruptEntry);
+  EXPECT_NE(r.message.find("'team'"), std::string::npos) << r.message;
+  EXPECT_EQ(decode_outbox_record(r.raw).value().body, "after the corruption");
+}
+
+// The other permanent error: a dispatch record the mailbox log refuses (over its record bound). The Outbox
+// record is quarantined before any of its dispatch records is appended; the next one goes through.
+TEST_F(GroupFanoutTest, AMessageWhoseDispatchRecordTheLogRefusesIsQuarantinedWhole) {
+  auto quarantine_log = testing::open_test_log(dir_.sub("quarantine"), 1, "quarantine");
+  EmbeddedLogOptions small;
+  small.dir = dir_.sub("small-mailbox");
+  small.name = "mailbox";
+  small.partitions = kShards;
+  small.max_record_bytes = 2048;
+  mailbox_log_ = EmbeddedLog::open(small).value();
+  op("alice", GroupOpKind::kCreate, {u("bob"), u("carol")});
+  const Offset big = say("bob", std::string(4096, 'x'));
+  const Offset next = say("bob", "small");
+  const FanoutMetrics m = run_to_end(256, quarantine_log.get(), 10s);
+  EXPECT_EQ(m.quarantined, 1u);
+  EXPECT_TRUE(recipients_of(big).empty()) << "a message is dispatched whole or not at all";
+  EXPECT_EQ(recipients_of(next), (std::set<std::string>{"alice", "bob", "carol"}));
+  auto listed = read_quarantine(*quarantine_log, Offset{0}, 10).value();
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].record.offset, big);
+  EXPECT_EQ(listed[0].record.code, Errc::kInvalidArgument);
+  EXPECT_NE(listed[0].record.message.find("over the mailbox log's bound"), std::string::npos)
+      << listed[0].record.message;
 }
 
 }  // namespace

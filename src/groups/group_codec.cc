@@ -6,9 +6,12 @@ namespace qim {
 
 namespace {
 constexpr uint8_t kVersion = 1;
-// Intervals one member row may hold: a user added and removed this often is refused as corrupt rather
-// than read without bound.
-constexpr uint32_t kMaxIntervals = 1u << 16;
+// Intervals one member row may hold when read: a row with more is refused as corrupt rather than read
+// without bound. The writer stops at kMaxMemberIntervals (groups/membership.h), below this, so it never
+// writes a row this refuses.
+constexpr uint32_t kMaxStoredIntervals = 1u << 16;
+static_assert(kMaxMemberIntervals <= kMaxStoredIntervals,
+              "the writer must stay within what the reader takes");
 }  // namespace
 
 std::string encode_group_meta(const GroupMeta& m) {
@@ -60,7 +63,7 @@ Result<GroupMemberRecord> decode_group_member(std::string_view bytes) {
     return r.corrupt("role", "unknown role " + std::to_string(role));
   m.role = static_cast<GroupRole>(role);
   QIM_ASSIGN_OR_RETURN(uint32_t n, r.u32("intervals"));
-  if (n == 0 || n > kMaxIntervals)
+  if (n == 0 || n > kMaxStoredIntervals)
     return r.corrupt("intervals", "count " + std::to_string(n) + " out of bounds");
   uint64_t after = 0;
   for (uint32_t k = 0; k < n; ++k) {

@@ -122,7 +122,14 @@ GroupOpOutcome GroupState::decide(const GroupOp& op, const UserId& actor, uint32
       size_t added = 0;
       for (const auto& u : distinct(op.members)) {
         const GroupMemberRecord* m = member(u);
-        if (m == nullptr || !m->current()) ++added;
+        if (m != nullptr && m->current()) continue;
+        ++added;
+        // One more interval than the reader takes would make the group unloadable, for good.
+        if (m != nullptr && m->intervals.size() >= kMaxMemberIntervals) {
+          return refused(GroupRefusal::kFull, u.str() + " has joined " + g + " " +
+                                                  std::to_string(m->intervals.size()) +
+                                                  " times, the most one member may");
+        }
       }
       if (meta_->member_count + added > max_members) {
         return refused(GroupRefusal::kFull, g + " would have " + std::to_string(meta_->member_count + added) +

@@ -26,6 +26,11 @@ namespace qim {
 
 inline constexpr uint64_t kOpenInterval = UINT64_MAX;
 inline constexpr uint32_t kDefaultGroupMaxMembers = 10'000;  // QIM_GROUP_MAX_MEMBERS
+// Times one user may join one group (intervals of its member row). The writer's bound: an add that would
+// open one more interval is refused (GROUP_FULL), so no row grows past what the reader takes
+// (kMaxStoredIntervals in groups/group_codec.cc, which is larger: rows written by earlier builds still load).
+// 1,024 keeps the row, rewritten whole at each change of the member, at 16 KiB (docs/adr/0052).
+inline constexpr uint32_t kMaxMemberIntervals = 1024;
 
 // [joined_at, left_at], Outbox offsets, both inclusive; left_at kOpenInterval while still a member.
 struct MemberInterval {
@@ -53,7 +58,8 @@ enum class GroupRefusal : uint8_t {
   kUnknownGroup = 1,  // UNKNOWN_GROUP: no such group (or a create of an existing one: INVALID_ARGUMENT)
   kNotMember = 2,     // NOT_A_MEMBER: the actor is not a member now
   kNotAllowed = 3,    // NOT_ALLOWED: the actor's role does not allow it, or the target is the owner
-  kFull = 4,          // GROUP_FULL: the op would take the group over QIM_GROUP_MAX_MEMBERS
+  kFull = 4,          // GROUP_FULL: over QIM_GROUP_MAX_MEMBERS, or an add of a user who joined
+                      // kMaxMemberIntervals times already
   kInvalid = 5,       // INVALID_ARGUMENT: e.g. set_role to owner, create of a group that exists
 };
 

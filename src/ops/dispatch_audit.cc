@@ -105,11 +105,23 @@ class Auditor {
     const Epoch epoch = row.seq.epoch();
     auto f = frontiers_.find({shard.value, epoch.value});
     if (f == frontiers_.end() || row.seq.offset() > f->second) report_.counts.entries_above_frontier++;
-    const DispatchId id = dispatch_id_for(row.message, shard);
+    // A shard with more recipients than one record holds has further records, "-p1", "-p2", ...
+    // (fanout/dispatch_plan.h): the entry belongs to the part whose canonical offset it is at, else (a
+    // mismatch) to the first.
+    DispatchId id = dispatch_id_for(row.message, shard);
     auto by_epoch = identities_.find({shard.value, id.str()});
     if (by_epoch == identities_.end() || !by_epoch->second.contains(epoch.value)) {
       report_.counts.entries_without_identity++;
       return {};
+    }
+    for (uint32_t part = 1; by_epoch->second.at(epoch.value).canonical != row.seq.offset(); ++part) {
+      const DispatchId next = dispatch_id_for(row.message, shard, part);
+      auto found = identities_.find({shard.value, next.str()});
+      if (found == identities_.end()) break;
+      if (!found->second.contains(epoch.value) || found->second.at(epoch.value).canonical != row.seq.offset())
+        continue;
+      id = next;
+      by_epoch = found;
     }
     const StoredId& stored = by_epoch->second.at(epoch.value);
     if (stored.canonical != row.seq.offset()) {

@@ -356,5 +356,24 @@ TEST_F(OPS_FIXTURE, AuditsAStoreThatIsOpenElsewhere) {
   EXPECT_NE(r.output.find("\"dispatch_id\":\"m2-s0\""), std::string::npos) << r.output;
 }
 
+// Issue 36, item 1: a shard with more recipients than one record holds gets further records "-p1", ...
+// (fanout/dispatch_plan.h). Each part's entries are at its own canonical offset: the audit matches them to
+// their part, not to the first record (a false "entry seq mismatch" before), and `admin dispatch show`
+// finds the part's shard in its id.
+TEST_F(OPS_FIXTURE, TheRecordsOfOneShardCutInPartsAuditClean) {
+  const Message m = make_message(5, a0_, server_time_ms_);
+  const DispatchRecord first = make_record(dispatch_id_for(MessageId{5}, ShardId{0}).str(), m, {{a0_}});
+  const DispatchRecord second = make_record(dispatch_id_for(MessageId{5}, ShardId{0}, 1).str(), m, {{a1_}});
+  own(1, {{first, 10}, {second, 11}});
+  const AuditReport report = audit();
+  EXPECT_TRUE(report.findings.empty()) << render_audit_table(report);
+  EXPECT_EQ(report.counts.identity_rows, 2u);
+  EXPECT_EQ(report.counts.entry_rows, 2u);
+  EXPECT_EQ(report.counts.entries_without_identity, 0u);
+  const QimRun shown = run_qim(target_->env(), "admin dispatch show m5-s0-p1 --json");
+  EXPECT_EQ(shown.code, 0) << shown.output;
+  EXPECT_NE(shown.output.find("m5-s0-p1"), std::string::npos) << shown.output;
+}
+
 }  // namespace
 }  // namespace qim::test

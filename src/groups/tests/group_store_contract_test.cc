@@ -149,5 +149,40 @@ TEST_F(QIM_GROUP_SUITE, ARowThatDoesNotDecodeIsCorruptNamingTheGroup) {
   EXPECT_EQ(store_->member(team_, u("bob")).code(), Errc::kCorruptEntry);
 }
 
+// Issue 36, item 1: a user added and removed more often than a member row may hold is refused at the
+// bound (GROUP_FULL), so the group written through this backend still loads (a row of more intervals than
+// the reader takes made the group unloadable for good).
+TEST_F(QIM_GROUP_SUITE, ReAddsPastTheIntervalBoundAreRefusedAndTheGroupStillLoads) {
+  GroupState g(team_);
+  apply(g, GroupOp{GroupOpKind::kCreate, {}, "team", GroupRole::kMember}, u("alice"), 1);
+  // Every change writes its member rows whole, so the last change of bob's row and the refusal after it
+  // leave the store as persisting every change would (a synced write each: 2,000 would take seconds).
+  uint64_t offset = 2;
+  GroupChange last_row, refusal;
+  for (uint32_t cycle = 0; cycle < kMaxMemberIntervals + 2; ++cycle) {
+    GroupChange add =
+        g.apply(GroupOp{GroupOpKind::kAdd, {u("bob")}, {}, GroupRole::kMember}, u("alice"), offset++, 100);
+    if (!add.outcome.applied && refusal.offset == 0) refusal = add;
+    GroupChange remove =
+        g.apply(GroupOp{GroupOpKind::kRemove, {u("bob")}, {}, GroupRole::kMember}, u("alice"), offset++, 100);
+    if (!remove.members.empty()) last_row = remove;
+  }
+  ASSERT_TRUE(store_->apply(last_row).ok());
+  ASSERT_TRUE(store_->apply(refusal).ok());
+  reopen();
+  auto loaded = store_->load(team_);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().to_string();
+  ASSERT_TRUE(loaded->has_value());
+  const GroupMemberRecord* bob = (*loaded)->member(u("bob"));
+  ASSERT_NE(bob, nullptr);
+  EXPECT_EQ(bob->intervals.size(), kMaxMemberIntervals);
+  const GroupOpOutcome* refused = (*loaded)->outcome_at(2 + 2 * uint64_t{kMaxMemberIntervals});
+  ASSERT_NE(refused, nullptr);
+  EXPECT_EQ(refused->refusal, GroupRefusal::kFull);
+  auto row = store_->member(team_, u("bob"));
+  ASSERT_TRUE(row.ok()) << row.error().to_string();
+  EXPECT_EQ((*row)->intervals.size(), kMaxMemberIntervals);
+}
+
 }  // namespace
 }  // namespace qim::test

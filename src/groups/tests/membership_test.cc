@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "groups/group_codec.h"
+
 namespace qim {
 namespace {
 
@@ -90,6 +92,50 @@ TEST(GroupMembershipTest, TheSystemEntryBodyIsJsonForClientsWithTextForPeople) {
   EXPECT_EQ(
       group_op_body(op(GroupOpKind::kRename, {}, "say \"hi\""), u("bob")),
       R"({"group_op":"rename","by":"bob","members":[],"name":"say \"hi\"","text":"bob renamed the group to 'say \"hi\"'"})");
+}
+
+// Issue 36, item 1: 65,537 add/remove cycles of one name used to give a member row of 65,537 intervals,
+// which the reader refuses: the group could never be loaded again (and fanout stalled its partition). The
+// writer now refuses the add that would pass kMaxMemberIntervals, so every row it writes loads again.
+TEST(GroupMembershipTest, ReAddsStopAtTheIntervalBoundAndEveryRowWrittenLoadsAgain) {
+  GroupState g(GroupId::parse("team").value());
+  ASSERT_TRUE(g.apply(op(GroupOpKind::kCreate, {}, "team"), u("alice"), 1, 100).outcome.applied);
+  uint64_t offset = 2;
+  size_t refused = 0;
+  GroupChange last_written;
+  for (int cycle = 0; cycle < 65'537; ++cycle) {
+    GroupChange add = g.apply(op(GroupOpKind::kAdd, {u("bob")}), u("alice"), offset++, 100);
+    if (!add.outcome.applied) {
+      EXPECT_EQ(add.outcome.refusal, GroupRefusal::kFull);
+      ++refused;
+    }
+    GroupChange remove = g.apply(op(GroupOpKind::kRemove, {u("bob")}), u("alice"), offset++, 100);
+    EXPECT_TRUE(remove.outcome.applied);
+    if (!remove.members.empty()) last_written = remove;
+  }
+  EXPECT_EQ(refused, 65'537u - kMaxMemberIntervals);
+  ASSERT_NE(g.member(u("bob")), nullptr);
+  EXPECT_EQ(g.member(u("bob"))->intervals.size(), kMaxMemberIntervals);
+  EXPECT_FALSE(g.member(u("bob"))->current());
+  // What a cold load reads: the rows as written, decoded, rebuild the same state.
+  std::vector<GroupMemberRecord> rows;
+  for (const auto& [user, record] : g.members()) {
+    auto decoded = decode_member_row(g.group(), user.str(), encode_group_member(record));
+    ASSERT_TRUE(decoded.ok()) << decoded.error().to_string();
+    rows.push_back(*decoded);
+  }
+  ASSERT_EQ(last_written.members.size(), 1u);
+  EXPECT_TRUE(decode_group_member(encode_group_member(last_written.members[0])).ok());
+  GroupState loaded(*g.meta(), rows, g.ops());
+  EXPECT_EQ(loaded.members_at(offset - 1), g.members_at(offset - 1));
+  EXPECT_TRUE(loaded.member_at(u("bob"), 2));
+  EXPECT_FALSE(loaded.member_at(u("bob"), offset - 1));
+  // Another user still joins, and bob's refusal names the bound.
+  EXPECT_TRUE(loaded.apply(op(GroupOpKind::kAdd, {u("carol")}), u("alice"), offset, 100).outcome.applied);
+  GroupChange again = loaded.apply(op(GroupOpKind::kAdd, {u("bob"), u("dave")}), u("alice"), offset + 1, 100);
+  EXPECT_EQ(again.outcome.refusal, GroupRefusal::kFull);
+  EXPECT_NE(again.outcome.reason.find("1024 times"), std::string::npos) << again.outcome.reason;
+  EXPECT_FALSE(loaded.member_at(u("dave"), offset + 1)) << "an op is refused whole";
 }
 
 }  // namespace
