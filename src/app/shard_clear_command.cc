@@ -31,6 +31,13 @@ int run_shard_clear(const EnvLookup& env, const ShardClearCommand& command) {
   }
   auto body = admin_request(port, "POST", "/admin/shards/clear?shard=" + std::to_string(command.shard));
   if (!body.ok()) {
+    if (body.error().message().starts_with("not found: /admin/shards/clear")) {
+      fmt::print(stderr,
+                 "{}: the process on admin port {} does not own shards through leases (a `qim mailbox` "
+                 "with QIM_OWNED_SHARDS unset or auto does)\n",
+                 kWhat, port);
+      return kExitRefused;
+    }
     fmt::print(stderr, "{}: {}\n", kWhat, body.error().to_string());
     return body.code() == Errc::kInvalidArgument ? kExitRefused : kExitFailed;
   }
