@@ -168,7 +168,7 @@ up() {
 QIM distributed deployment is running ($(sed -n 's/^QIM_MAILBOX_STORE_BACKEND=//p' "$dir/env") store, Kafka on 127.0.0.1:$kafka_port, routing Redis on 127.0.0.1:$routing_port).
   clients connect to  ws://127.0.0.1:$base/  (gateway-1)   ws://127.0.0.1:$((base + 10))/  (gateway-2)
   admin (loopback)    gateway-1 http://127.0.0.1:$((base + 1))/metrics   gateway-2 http://127.0.0.1:$((base + 11))/metrics
-                      fanout :$((base + 21))   mailbox-1 :$((base + 31))   mailbox-2 :$((base + 41))   archiver :$((base + 51))   (/healthz /metrics /admin/pipeline)
+                      fanout :$((base + 21))   mailbox-1 :$((base + 31))   mailbox-2 :$((base + 41))   archiver :$((base + 51))   (/healthz /metrics; /admin/pipeline with -H "X-QIM-Admin: 1")
   get a token         $token_env $qim token --user alice --device d1
   try it              ./build/release/src/ctl/qimctl listen --url ws://127.0.0.1:$((base + 10)) --token <bob's token>
                       ./build/release/src/ctl/qimctl send --url ws://127.0.0.1:$base --token <alice's token> --to bob "hi"

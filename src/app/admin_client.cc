@@ -1,5 +1,7 @@
 #include "app/admin_client.h"
 
+#include "gateway/admin_server.h"
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
@@ -22,7 +24,10 @@ Result<std::string> admin_request(uint16_t port, const std::string& method, cons
                  "cannot reach the admin server on 127.0.0.1:" + std::to_string(port) + ": " + ec.message());
   }
   http::request<http::string_body> req(http::string_to_verb(method), target, 11);
-  req.set(http::field::host, "127.0.0.1");
+  // The admin routes answer only requests with the admin header and an address (not a name) in Host
+  // (gateway/admin_server.h).
+  req.set(http::field::host, "127.0.0.1:" + std::to_string(port));
+  req.set(kAdminHeader, "1");
   req.prepare_payload();
   http::write(stream, req, ec);
   beast::flat_buffer buffer;

@@ -140,4 +140,32 @@ std::vector<AdminRoute> pipeline_admin_routes(Pipeline& pipeline) {
   };
 }
 
+std::vector<AdminRoute> ownership_admin_routes(ShardOwnership& loop) {
+  return {
+      AdminRoute{"POST", "/admin/shards/clear",
+                 [&loop](const std::string& query, const std::string&) -> AdminResponse {
+                   const auto shard = number(query_param(query, "shard"));
+                   if (!shard || *shard > kMaxShards) return {400, "expected ?shard=<shard number>\n"};
+                   const ShardId id{static_cast<uint32_t>(*shard)};
+                   if (Status s = loop.clear(id); !s.ok()) return {404, s.error().message() + "\n"};
+                   return {200, fmt::format("shard {}: cleared; its worker restarts at the same epoch at the "
+                                            "node's next scan\n",
+                                            id.value)};
+                 }},
+      AdminRoute{"GET", "/admin/shards",
+                 [&loop](const std::string&, const std::string&) -> AdminResponse {
+                   const OwnershipMetrics m = loop.metrics();
+                   std::string out;
+                   for (const auto& [shard, epoch] : m.held) {
+                     std::string why = "running";
+                     for (const auto& [s, e] : m.stopped) {
+                       if (s == shard) why = "STOPPED: " + e;
+                     }
+                     out += fmt::format("shard {} epoch {}: {}\n", shard.value, epoch.value, why);
+                   }
+                   return {200, out.empty() ? std::string("no shard held\n") : out};
+                 }},
+  };
+}
+
 }  // namespace qim

@@ -4,12 +4,17 @@
 //   GET  /admin/pipeline                                per-shard frontier, pages, lag; fanout; archiver
 //   (JSON)
 //   GET  /admin/quarantine[?position=N][&json=1]        the quarantined records (`qim quarantine`)
+// and, on a `qim mailbox` whose shards come from leases:
+//   POST /admin/shards/clear?shard=N                    restart a shard stopped on a fatal error
+//   GET  /admin/shards                                   the leases held and the shards stopped
+// Every one of them needs the admin header (gateway/admin_server.h).
 
 #include <string>
 #include <vector>
 
 #include "app/pipeline.h"
 #include "gateway/gateway.h"
+#include "node/lease/shard_ownership.h"
 
 namespace qim {
 
@@ -17,6 +22,11 @@ namespace qim {
 inline constexpr size_t kQuarantineReadMax = 100'000;
 
 std::vector<AdminRoute> pipeline_admin_routes(Pipeline& pipeline);
+
+// The ownership loop's routes (`qim admin shard clear`): POST /admin/shards/clear?shard=N answers 200, 404
+// if the shard is not stopped on this node, 400 for a malformed shard; GET /admin/shards the held
+// leases and the stopped shards with their errors (text).
+std::vector<AdminRoute> ownership_admin_routes(ShardOwnership& loop);
 
 // The JSON body of GET /admin/pipeline.
 std::string pipeline_json(Pipeline& pipeline);

@@ -1,8 +1,13 @@
 #include "app/instance_files.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <openssl/rand.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <filesystem>
 #include <regex>
@@ -34,6 +39,44 @@ Result<std::optional<std::string>> load_dev_secret(const std::string& data_dir) 
   return std::optional(secret);
 }
 
+namespace {
+
+// Writes `content` to a new file at `path` readable by its owner only, all or nothing: a temporary file
+// of a random name created 0600 with O_EXCL (mkostemp: nobody else can have it open), synced, then linked
+// to `path`. False, writing nothing, if `path` exists already (another process created it first).
+Result<bool> create_private_file(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".XXXXXX";
+  const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+  if (fd < 0)
+    return Error(Errc::kIo, "cannot create a temporary file beside " + path + ": " + std::strerror(errno));
+  auto fail = [&](const char* step) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return Error(Errc::kIo, std::string(step) + " " + tmp + ": " + std::strerror(err));
+  };
+  if (::fchmod(fd, 0600) != 0) return fail("cannot restrict");
+  for (size_t done = 0; done < content.size();) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return fail("cannot write");
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) return fail("cannot sync");
+  ::close(fd);
+  const int linked = ::link(tmp.c_str(), path.c_str());
+  const int err = errno;
+  ::unlink(tmp.c_str());
+  if (linked != 0) {
+    if (err == EEXIST) return false;
+    return Error(Errc::kIo, "cannot create " + path + ": " + std::strerror(err));
+  }
+  QIM_RETURN_IF_ERROR(embedded_log::sync_dir(std::filesystem::path(path).parent_path().string()));
+  return true;
+}
+
+}  // namespace
+
 Result<std::string> load_or_create_dev_secret(const std::string& data_dir) {
   QIM_ASSIGN_OR_RETURN(auto existing, load_dev_secret(data_dir));
   if (existing) return *existing;
@@ -42,8 +85,13 @@ Result<std::string> load_or_create_dev_secret(const std::string& data_dir) {
   std::string secret;
   for (unsigned char b : bytes) secret += fmt::format("{:02x}", b);
   QIM_RETURN_IF_ERROR(embedded_log::make_dirs(data_dir));
-  QIM_RETURN_IF_ERROR(embedded_log::write_file_atomically(secret_path(data_dir), secret + "\n"));
-  ::chmod(secret_path(data_dir).c_str(), 0600);
+  // Created 0600 from its first byte, never chmod'ed after: no moment in which another user could open it.
+  QIM_ASSIGN_OR_RETURN(bool created, create_private_file(secret_path(data_dir), secret + "\n"));
+  if (!created) {
+    QIM_ASSIGN_OR_RETURN(auto raced, load_dev_secret(data_dir));  // another process created it first
+    if (!raced) return Error(Errc::kIo, secret_path(data_dir) + " appeared and vanished");
+    return *raced;
+  }
   return secret;
 }
 

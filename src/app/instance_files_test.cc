@@ -1,7 +1,11 @@
 #include "app/instance_files.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include <fstream>
 
@@ -21,6 +25,29 @@ TEST(InstanceFilesTest, TheDevSecretIsCreatedOnceAndKeptPrivate) {
   struct stat st {};
   ASSERT_EQ(::stat(dir.sub("auth-secret").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+// The secret is never written into a file someone else may already hold open: not the fixed temporary
+// name a writer could pre-create (world-readable, kept open), nor a file readable before a chmod.
+TEST(InstanceFilesTest, TheDevSecretIsNeverWrittenIntoAFileAnotherProcessHoldsOpen) {
+  testing::TempDir dir;
+  const std::string planted = dir.sub("auth-secret.tmp");
+  const int fd = ::open(planted.c_str(), O_RDWR | O_CREAT | O_EXCL, 0666);
+  ASSERT_GE(fd, 0);
+  ::fchmod(fd, 0666);
+  const std::string secret = load_or_create_dev_secret(dir.path()).value();
+  char buf[128] = {};
+  const ssize_t seen = ::pread(fd, buf, sizeof buf, 0);
+  ::close(fd);
+  EXPECT_EQ(seen, 0) << "the secret went through a file another process had open: " << std::string(buf);
+  struct stat st {};
+  ASSERT_EQ(::stat(dir.sub("auth-secret").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(load_dev_secret(dir.path())->value(), secret);
+  // Nothing is left beside it but the planted file.
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) files += e.is_regular_file() ? 1 : 0;
+  EXPECT_EQ(files, 2);
 }
 
 TEST(InstanceFilesTest, RunningFileRoundTripsAndIsRemoved) {

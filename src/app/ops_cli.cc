@@ -90,6 +90,14 @@ OpsCli::OpsCli(CLI::App& root, const std::function<void(CLI::App*)>& instance_fl
       ->check(CLI::Range(1u, 3600u));
   shard_move_->add_flag("--no-wait", move_no_wait_, "return once the move is recorded");
   instance_flags(shard_move_);
+  shard_clear_ = shard->add_subcommand(
+      "clear",
+      "restart shard N, stopped on a fatal error, on the node that holds its lease (at the same epoch); "
+      "fix the cause first");
+  shard_clear_->add_option("shard", clear_.shard, "the shard (0..QIM_SHARDS-1)")->required();
+  shard_clear_->add_option("--admin-port", clear_.admin_port,
+                           "the holding node's admin port (default: the node running in --data-dir)");
+  instance_flags(shard_clear_);
 }
 
 std::optional<int> OpsCli::run(const EnvLookup& env) const {
@@ -110,6 +118,7 @@ std::optional<int> OpsCli::run(const EnvLookup& env) const {
     command.wait = !move_no_wait_;
     return run_shard_move(env, command);
   }
+  if (shard_clear_->parsed()) return run_shard_clear(env, clear_);
   return std::nullopt;
 }
 

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "app/ops_commands.h"
+#include "app/shard_clear_command.h"
 #include "app/shard_move_command.h"
 
 namespace qim {
@@ -15,7 +16,7 @@ namespace qim {
 class OpsCli {
  public:
   // Adds `admin` with `audit dispatch`, `frontier show`, `mailbox read`, `dispatch show`, `retention sweep`,
-  // `schema check|apply`, `shard move` to `app`;
+  // `schema check|apply`, `shard move`, `shard clear` to `app`;
   // `instance_flags` adds the flags that override QIM_* variables (--data-dir, --store, --shards, ...) to a
   // subcommand.
   OpsCli(CLI::App& app, const std::function<void(CLI::App*)>& instance_flags);
@@ -38,6 +39,8 @@ class OpsCli {
   ShardMoveCommand move_;
   uint32_t move_timeout_s_ = 60;
   bool move_no_wait_ = false;
+  CLI::App* shard_clear_ = nullptr;
+  ShardClearCommand clear_;
   AuditCommand audit_;
   FrontierCommand frontier_;
   MailboxReadCommand mailbox_;

@@ -39,6 +39,18 @@ std::string ownership_prometheus(const OwnershipMetrics& m) {
   one("qim_lease_lost_total", "counter", "Shard leases lost (not renewed in time, refused, fenced)", m.lost);
   one("qim_lease_renew_failures_total", "counter", "Renewals that could not reach the lease store",
       m.renew_failures);
+  one("qim_lease_take_failures_total", "counter",
+      "Shard takes that failed (check, grant or worker start); each backs the shard off", m.take_failures);
+  // Alert on any: a stopped shard is written by nobody until `qim admin shard clear N`.
+  one("qim_lease_shards_stopped", "gauge", "Held shards whose worker stopped on a fatal error",
+      m.stopped.size());
+  if (!m.stopped.empty()) {
+    out +=
+        "# HELP qim_lease_shard_stopped A held shard stopped on a fatal error (qim admin shard clear N)\n"
+        "# TYPE qim_lease_shard_stopped gauge\n";
+    for (const auto& [shard, why] : m.stopped)
+      out += fmt::format("qim_lease_shard_stopped{{shard=\"{}\"}} 1\n", shard.value);
+  }
   return out;
 }
 
@@ -87,16 +99,20 @@ void print_banner(const AppConfig& c, const Gateway* gw, const GatewayOptions& g
     if (!gw_options.web_dir.empty())
       fmt::print("  web chat page       {}://127.0.0.1:{}/   (files in {}{})\n", tls ? "https" : "http",
                  gw->port(), gw_options.web_dir, gw_options.dev_tokens ? "; dev tokens on" : "");
-    fmt::print("  admin               http://127.0.0.1:{}/healthz  /metrics  /admin/pipeline\n",
-               gw->admin_port());
+    fmt::print(
+        "  admin               http://127.0.0.1:{}/healthz  /metrics  (/admin/*: qim status, or header "
+        "X-QIM-Admin)\n",
+        gw->admin_port());
     fmt::print("  get a token         qim token --data-dir {} --user alice --device d1\n", dir);
     if (dev_secret)
       fmt::print("                      (dev secret in {}/auth-secret; set QIM_AUTH_SECRET to choose one)\n",
                  dir);
   }
   if (admin != nullptr) {
-    fmt::print("  admin               http://{}:{}/healthz  /metrics  /admin/pipeline\n", c.admin_address,
-               admin->port());
+    fmt::print(
+        "  admin               http://{}:{}/healthz  /metrics  (/admin/*: qim status, or header "
+        "X-QIM-Admin)\n",
+        c.admin_address, admin->port());
   }
   fmt::print("  stop with Ctrl-C or SIGTERM: {}, exit 0\n",
              gw != nullptr ? "the gateway stops accepting, the pipeline drains" : "the role drains");
@@ -273,7 +289,13 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
           return p->prometheus() + (n != nullptr ? n->metrics_text() : std::string()) +
                  (l != nullptr ? ownership_prometheus(l->metrics()) : std::string());
         },
-        pipeline_admin_routes(*pipeline));
+        [&] {
+          auto routes = pipeline_admin_routes(*pipeline);
+          if (leases && leases->loop) {
+            for (auto& r : ownership_admin_routes(*leases->loop)) routes.push_back(std::move(r));
+          }
+          return routes;
+        }());
     if (Status s = admin->start(cfg.admin_address, cfg.admin_port); !s.ok()) {
       (void)pipeline->shutdown();
       return refuse(log, instance.name + ": the admin server cannot start", s.error());

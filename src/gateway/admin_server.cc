@@ -4,6 +4,9 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <cctype>
+#include <optional>
+
 namespace qim {
 
 namespace net = boost::asio;
@@ -11,6 +14,31 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 
 namespace {
+
+// Whether `host` (a Host header) is an IP address literal or "localhost", at `port`: any name but
+// localhost may be a DNS name rebound to this machine.
+bool admin_host(std::string_view host, uint16_t port) {
+  std::string_view name = host;
+  std::string_view port_text;
+  if (host.starts_with('[')) {
+    const size_t close = host.find(']');
+    if (close == std::string_view::npos || close + 1 >= host.size() || host[close + 1] != ':') return false;
+    name = host.substr(1, close - 1);
+    port_text = host.substr(close + 2);
+  } else {
+    const size_t colon = host.rfind(':');
+    if (colon == std::string_view::npos) return false;
+    name = host.substr(0, colon);
+    port_text = host.substr(colon + 1);
+  }
+  if (port_text != std::to_string(port)) return false;
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "localhost") return true;
+  beast::error_code ec;
+  (void)net::ip::make_address(lower, ec);
+  return !ec;
+}
 
 class AdminSession : public std::enable_shared_from_this<AdminSession> {
  public:
@@ -61,6 +89,7 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
       }
       return path == "/healthz" ? AdminResponse{200, "ok\n"} : AdminResponse{200, (*metrics_)()};
     }
+    if (auto refused = refusal()) return {403, *refused};
     for (const auto& r : *routes_) {
       if (r.path != path) continue;
       if (method == r.method) return r.handler(query, body);
@@ -68,6 +97,24 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
     }
     if (!allow.empty()) return {405, "method not allowed: " + path + " takes " + allow + "\n"};
     return {404, "not found: " + path + "\n"};
+  }
+
+  // Every route but /healthz and /metrics changes something or shows message bodies: it answers only a
+  // request that carries kAdminHeader (an HTML form cannot set a header, and a cross-origin script must
+  // ask first with a preflight this server never grants) and whose Host is an IP address or localhost
+  // at this server's port (a DNS-rebound page's Host is its own name). Decision 59.
+  std::optional<std::string> refusal() const {
+    const auto& req = parser_.get();
+    if (req.find(kAdminHeader) == req.end())
+      return std::string("the admin routes need the header ") + kAdminHeader +
+             ": 1 (qim's admin client sends it; see docs/operations.md)\n";
+    beast::error_code ec;
+    const auto local = stream_.socket().local_endpoint(ec);
+    const auto host = req.find(http::field::host);
+    if (ec || host == req.end() ||
+        !admin_host(std::string_view(host->value().data(), host->value().size()), local.port()))
+      return "the admin routes answer only a Host that is an IP address or localhost at this port\n";
+    return std::nullopt;
   }
 
   beast::tcp_stream stream_;

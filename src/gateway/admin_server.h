@@ -1,7 +1,10 @@
 #pragma once
 // The admin HTTP server: GET /healthz, GET /metrics (Prometheus text format) and the routes a deployment
 // registers (GatewayDeps::admin_routes). Bound to loopback unless configured otherwise; one request per
-// connection, bounded in size and time.
+// connection, bounded in size and time. /healthz and /metrics are open; every registered route (they
+// replay, or show message bodies) answers 403 unless the request carries the header kAdminHeader (any
+// value) and a Host header that is an IP address or "localhost" with this server's port: no HTML form
+// and no DNS-rebound page can send that (docs/adr/0059-dev-and-admin-surfaces.md).
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -15,6 +18,9 @@
 #include "gateway/gateway.h"
 
 namespace qim {
+
+// The header every admin route (not /healthz, /metrics) requires; qim's admin client sends "1".
+inline constexpr const char* kAdminHeader = "X-QIM-Admin";
 
 class AdminServer {
  public:

@@ -108,7 +108,10 @@ void Connection::answer_http() {
   const bool loopback = !ec && (peer.is_loopback() ||
                                 (peer.is_v6() && peer.to_v6().is_v4_mapped() &&
                                  net::ip::make_address_v4(net::ip::v4_mapped, peer.to_v6()).is_loopback()));
-  PlainHttpAnswer a = answer_plain_http(upgrade_->get(), ctx_.options, loopback, *ctx_.deps.clock);
+  beast::error_code local_ec;
+  const auto local = beast::get_lowest_layer(ws_).socket().local_endpoint(local_ec);
+  const PlainHttpPeer from{loopback, local_ec ? uint16_t{0} : local.port()};
+  PlainHttpAnswer a = answer_plain_http(upgrade_->get(), ctx_.options, from, *ctx_.deps.clock);
   const bool head = upgrade_->get().method() == http::verb::head;
   write_http(a.status, std::move(a.content_type), head ? std::string() : std::move(a.body), a.cacheable);
 }

@@ -1,5 +1,8 @@
 #include "gateway/plain_http.h"
 
+#include <boost/asio/ip/address_v4.hpp>
+
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -55,10 +58,66 @@ std::optional<std::string> query_value(std::string_view query, std::string_view 
   return std::nullopt;
 }
 
-PlainHttpAnswer dev_token(std::string_view query, const GatewayOptions& o, bool loopback,
-                          const Clock& clock) {
-  if (!loopback)
-    return text(http::status::forbidden, "development tokens are served to loopback clients only\n");
+// Whether `host` (a Host header: name or address, then an optional :port) names this machine's loopback
+// at `port`: "localhost", an address of 127.0.0.0/8 or [::1]. A missing port is the scheme's default.
+bool loopback_host(std::string_view host, uint16_t port, bool tls) {
+  std::string_view name = host;
+  std::string_view port_text;
+  if (host.starts_with('[')) {
+    const size_t close = host.find(']');
+    if (close == std::string_view::npos) return false;
+    name = host.substr(0, close + 1);
+    if (close + 1 < host.size()) {
+      if (host[close + 1] != ':') return false;
+      port_text = host.substr(close + 2);
+    }
+  } else if (const size_t colon = host.rfind(':'); colon != std::string_view::npos) {
+    name = host.substr(0, colon);
+    port_text = host.substr(colon + 1);
+  }
+  uint32_t asked = tls ? 443 : 80;
+  if (!port_text.empty() || host.ends_with(':')) {
+    asked = 0;
+    if (port_text.empty() || port_text.size() > 5) return false;
+    for (char c : port_text) {
+      if (c < '0' || c > '9') return false;
+      asked = asked * 10 + static_cast<uint32_t>(c - '0');
+    }
+  }
+  if (asked != port) return false;
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "localhost" || lower == "[::1]") return true;
+  boost::system::error_code ec;
+  const auto v4 = boost::asio::ip::make_address_v4(lower, ec);
+  return !ec && v4.is_loopback();
+}
+
+// A loopback peer is not enough: a proxy on this host, or a page whose DNS name was rebound to 127.0.0.1,
+// connects from loopback too. The request must also name this loopback port in its Host header (a
+// rebound name does not) and carry no forwarding header (a proxy's). Decision 59.
+std::optional<std::string> dev_token_refusal(const http::request<http::empty_body>& request,
+                                             const PlainHttpPeer& peer, bool tls) {
+  if (!peer.loopback) return "development tokens are served to loopback clients only\n";
+  for (std::string_view h : {"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Real-IP"}) {
+    if (request.find(h) != request.end())
+      return "development tokens are not served through a proxy (the request carries " + std::string(h) +
+             ")\n";
+  }
+  const auto host = request.find(http::field::host);
+  const std::string_view host_text = host == request.end()
+                                         ? std::string_view()
+                                         : std::string_view(host->value().data(), host->value().size());
+  if (!loopback_host(host_text, peer.local_port, tls))
+    return "development tokens are served only to a page on this machine's loopback at port " +
+           std::to_string(peer.local_port) + " (Host: " + std::string(host_text) + ")\n";
+  return std::nullopt;
+}
+
+PlainHttpAnswer dev_token(const http::request<http::empty_body>& request, std::string_view query,
+                          const GatewayOptions& o, const PlainHttpPeer& peer, const Clock& clock) {
+  if (auto why = dev_token_refusal(request, peer, !o.tls_cert_file.empty()))
+    return text(http::status::forbidden, *why);
   auto user_text = query_value(query, "user");
   if (!user_text) return text(http::status::bad_request, "GET /dev/token?user=NAME[&device=NAME]\n");
   auto user = UserId::parse(*user_text);
@@ -123,7 +182,8 @@ PlainHttpAnswer static_file(std::string_view path, const std::string& dir) {
 }  // namespace
 
 PlainHttpAnswer answer_plain_http(const http::request<http::empty_body>& request,
-                                  const GatewayOptions& options, bool peer_is_loopback, const Clock& clock) {
+                                  const GatewayOptions& options, const PlainHttpPeer& peer,
+                                  const Clock& clock) {
   const std::string_view target(request.target().data(), request.target().size());
   const size_t q = target.find('?');
   const std::string_view path = target.substr(0, q);
@@ -131,7 +191,7 @@ PlainHttpAnswer answer_plain_http(const http::request<http::empty_body>& request
   const bool get = request.method() == http::verb::get || request.method() == http::verb::head;
   if (options.dev_tokens && path == "/dev/token") {
     if (!get) return text(http::status::method_not_allowed, "GET only\n");
-    return dev_token(query, options, peer_is_loopback, clock);
+    return dev_token(request, query, options, peer, clock);
   }
   if (options.web_dir.empty()) return text(http::status::upgrade_required, std::string(kWebSocketOnly));
   if (!get) return text(http::status::method_not_allowed, "GET only\n");

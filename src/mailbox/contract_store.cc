@@ -490,12 +490,27 @@ Result<DispatchProgress> ContractStore::dispatch_progress(ShardId shard, Epoch e
   return out;
 }
 
+Result<std::optional<MailboxSeq>> ContractStore::lowest_live_seq(const UserId& user, MailboxSeq after,
+                                                                 MailboxSeq upto, int64_t now) {
+  constexpr uint32_t kPage = 1000;
+  while (after < upto) {
+    QIM_ASSIGN_OR_RETURN(auto entries, backend_->read_entries(user, after, upto, kPage));
+    for (const MailboxEntry& e : entries) {
+      if (!context_.bucket_expired(day_bucket_of(e.message.server_time_ms), now)) return std::optional(e.seq);
+    }
+    if (entries.size() < kPage) break;
+    after = entries.back().seq;
+  }
+  return std::optional<MailboxSeq>();
+}
+
 Result<SweepOutcome> ContractStore::sweep_retention(const UserId& user) {
   if (user.empty()) return invalid("sweep without a user");
   QIM_ASSIGN_OR_RETURN(RetentionLedger ledger, backend_->read_ledger(user));
   const int64_t now = context_.clock->now_ms();
   SweepOutcome out{ledger.trim, 0};
-  std::vector<DayBucket> expired;
+  std::vector<std::pair<DayBucket, MailboxSeq>> proven;  // expired buckets with their proofs, day order
+  MailboxSeq target = ledger.trim;
   std::optional<Error> blocked;
   for (DayBucket b : ledger.live_buckets) {  // ascending: the trim moves in day order
     if (!context_.bucket_expired(b, now)) break;
@@ -506,10 +521,22 @@ Result<SweepOutcome> ContractStore::sweep_retention(const UserId& user) {
                                          " has no proof row; the trim stays at " + out.trim.to_string());
       break;
     }
-    out.trim = std::max(out.trim, *proof);
-    expired.push_back(b);
+    target = std::max(target, *proof);
+    proven.emplace_back(b, *proof);
   }
-  if (!expired.empty()) {
+  if (target > ledger.trim) {
+    // Buckets follow the message's server time, seqs the mailbox log's order: an expired day's proof can
+    // lie above an entry of a day that has not expired (docs/adr/0058-retention-trim-below-live-buckets.md).
+    // The trim stops just below the lowest such entry; the buckets it does not cover yet stay in the ledger
+    // (reads report their gap) and are swept once the trim can pass their proof.
+    QIM_ASSIGN_OR_RETURN(auto live, lowest_live_seq(user, ledger.trim, target, now));
+    out.trim = live ? std::min(target, MailboxSeq::from_raw(live->raw() - 1)) : target;
+  }
+  std::vector<DayBucket> expired;
+  for (const auto& [b, proof] : proven) {
+    if (proof <= out.trim) expired.push_back(b);
+  }
+  if (!expired.empty() || out.trim != ledger.trim) {
     QIM_RETURN_IF_ERROR(backend_->commit_sweep(user, ledger, out.trim, expired));
     out.buckets_expired = static_cast<uint32_t>(expired.size());
   }

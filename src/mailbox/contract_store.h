@@ -51,6 +51,10 @@ class ContractStore final : public MailboxStore {
   Result<DispatchProgress> dispatch_progress(ShardId shard, Epoch epoch,
                                              const DispatchId& dispatch_id) override;
   Result<uint64_t> gc_completed_dispatches() override { return backend_->gc_completed_dispatches(); }
+  // As store.h says, and the trim never passes an entry whose day bucket has not expired (seqs follow
+  // the log, buckets the server time): it stops just below the lowest one, and an expired bucket whose
+  // proof it does not cover stays in the ledger (buckets_expired counts only the buckets removed).
+  // docs/adr/0058-retention-trim-below-live-buckets.md.
   Result<SweepOutcome> sweep_retention(const UserId& user) override;
   Result<std::vector<UserId>> list_retention_users(ShardId shard, const std::string& after,
                                                    uint32_t limit) override;
@@ -67,6 +71,10 @@ class ContractStore final : public MailboxStore {
     InflightTable inflight;
   };
 
+  // The lowest seq in (after, upto] of an entry of `user` whose day bucket has not expired at `now`, or
+  // nullopt: what the retention trim must stay below. Reads the entries in between, 1000 at a time.
+  Result<std::optional<MailboxSeq>> lowest_live_seq(const UserId& user, MailboxSeq after, MailboxSeq upto,
+                                                    int64_t now);
   Result<ShardState*> shard_state(ShardId shard);
   // Loads the frontier into the cache if needed, re-reads it when a FenceCheck is due; EpochAhead if it
   // is of a higher epoch than `epoch` (and from then on, the cache keeping that frontier).

@@ -74,8 +74,9 @@ void MailboxNode::run_slot(Slot& slot) {
     raw->ended = true;
     auto e = raw->worker->fatal();
     if (!e || !options_.on_fatal) return;
-    // A shard taken over (or whose lease lapsed) after add_shard() is the lease loop's to handle.
-    if (raw->added && e->code() == Errc::kEpochAhead) return;
+    // A shard added by the lease loop is the loop's to handle: taken over or lapsed (EpochAhead), or
+    // stopped until an operator clears it (any other fatal error); the other shards go on.
+    if (raw->added) return;
     options_.on_fatal(*e);
   });
 }
@@ -209,6 +210,25 @@ std::vector<std::pair<ShardId, Epoch>> MailboxNode::owned() const {
   return out;
 }
 
+Result<MailboxSeq> MailboxNode::check_shard(ShardId shard) const {
+  if (shard.value >= log_.partition_count()) {
+    return Error(Errc::kInvalidArgument, "shard " + std::to_string(shard.value) +
+                                             " is not a partition of the mailbox log (" +
+                                             std::to_string(log_.partition_count()) + " shards)");
+  }
+  QIM_ASSIGN_OR_RETURN(auto watermarks, store_.lane_watermarks(shard, Epoch{kMaxEpoch}));
+  const MailboxSeq frontier = watermarks[0];
+  QIM_ASSIGN_OR_RETURN(Offset end, log_.end_offset(shard.value));
+  const uint64_t next = frontier.is_zero() ? 0 : frontier.offset().value + 1;
+  if (next > end.value) {  // the same check as ShardWorker::init, before an epoch is spent on it
+    return Error(Errc::kInvariant, "shard " + std::to_string(shard.value) + ": the store's frontier " +
+                                       frontier.to_string() + " lies beyond the end of the mailbox log (" +
+                                       std::to_string(end.value) +
+                                       " records): the log and the store do not belong together");
+  }
+  return frontier;
+}
+
 std::optional<Error> MailboxNode::shard_error(ShardId shard) const {
   std::lock_guard lock(mu_);
   auto it = slots_.find(shard.value);
@@ -271,7 +291,7 @@ std::optional<Error> MailboxNode::fatal() const {
   std::lock_guard lock(mu_);
   for (const auto& [shard, slot] : slots_) {
     auto e = slot->worker->fatal();
-    if (!e || (slot->added && e->code() == Errc::kEpochAhead)) continue;
+    if (!e || slot->added) continue;
     return e;
   }
   return std::nullopt;

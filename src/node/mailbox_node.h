@@ -48,8 +48,9 @@ struct NodeOptions {
   // The owned shards' retention sweep (node/retention_sweeper.h); its logger defaults to `logger`.
   RetentionSweepOptions retention;
   // Called once, from a worker thread, when a worker stops on a fatal error (the process should exit).
-  // Not called for EpochAhead of a shard added with add_shard(): that shard was taken over or its lease
-  // lapsed, which the lease loop handles (shard_error()); the process goes on with its other shards.
+  // Not called for a shard added with add_shard(): the lease loop handles its errors (shard_error()): a
+  // shard taken over or whose lease lapsed (EpochAhead) is dropped, any other fatal error stops that shard
+  // until an operator clears it (node/lease/shard_ownership.h); the process goes on with its other shards.
   std::function<void(const Error&)> on_fatal;
   std::shared_ptr<spdlog::logger> logger;  // silent if null
   // Required: the log refused records are appended to before the frontier passes them (node/quarantine.h).
@@ -90,6 +91,11 @@ class MailboxNode {
   Status remove_shard(ShardId shard, Removal how, std::chrono::milliseconds limit = std::chrono::seconds(10));
   // The owned shards and the epoch of each, ascending by shard.
   std::vector<std::pair<ShardId, Epoch>> owned() const;
+  // What can be checked of `shard` before taking it, without an epoch: the shard is a partition of the
+  // mailbox log, and the store's frontier (highest epoch) does not lie beyond the end of the log. Returns
+  // that frontier. InvalidArgument for an unknown shard; Invariant if log and store do not belong
+  // together (a worker's init would refuse the same); the store's or the log's error if unreadable.
+  Result<MailboxSeq> check_shard(ShardId shard) const;
   // The error the shard's worker stopped on (e.g. EpochAhead: taken over, or its lease lapsed); nullopt
   // while it runs or if the shard is not owned.
   std::optional<Error> shard_error(ShardId shard) const;
@@ -99,8 +105,8 @@ class MailboxNode {
   // Stops every worker and the sweeper (idempotent). Afterwards add_shard() is refused; metrics() still
   // shows the shards owned at the stop.
   void stop();
-  // The first fatal error of any worker, if one stopped; not EpochAhead of a shard added with add_shard()
-  // (the lease loop's business, see on_fatal).
+  // The first fatal error of any worker, if one stopped; not of a shard added with add_shard() (the lease
+  // loop's business, see on_fatal).
   std::optional<Error> fatal() const;
   // Per owned shard, ascending by shard.
   std::vector<ShardMetrics> metrics() const;

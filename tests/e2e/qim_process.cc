@@ -183,7 +183,10 @@ std::string http_request(uint16_t port, const std::string& method, const std::st
     net::ip::tcp::socket s(io);
     s.connect({net::ip::make_address("127.0.0.1"), port});
     http::request<http::string_body> req(http::string_to_verb(method), target, 11);
-    req.set(http::field::host, "127.0.0.1");
+    // As a browser on the banner's address and qim's admin client send them: Host with the port (the
+    // dev token route checks it), and the header the admin routes require (gateway/admin_server.h).
+    req.set(http::field::host, "127.0.0.1:" + std::to_string(port));
+    req.set("X-QIM-Admin", "1");
     req.prepare_payload();
     http::write(s, req);
     boost::beast::flat_buffer buf;

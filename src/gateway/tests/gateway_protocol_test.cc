@@ -9,9 +9,11 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
+#include <optional>
 #include <set>
 
 #include "client/client.h"
+#include "gateway/admin_server.h"
 #include "gateway/gateway.h"
 #include "gateway/tests/gateway_harness.h"
 
@@ -43,14 +45,24 @@ class GatewayProtocolTest : public testing::GatewayHarness {
     std::string allow;
     std::string body;
   };
-  AdminAnswer admin(boost::beast::http::verb method, const std::string& path) {
+  // As qim's admin client asks: the admin header, Host naming the address and port. `host` and `header`
+  // replace them ("" leaves the field out).
+  AdminAnswer admin(boost::beast::http::verb method, const std::string& path,
+                    std::optional<std::string> host = {}, std::optional<std::string> header = {},
+                    const std::vector<std::pair<std::string, std::string>>& extra = {}) {
     namespace net = boost::asio;
     namespace http = boost::beast::http;
     net::io_context io;
     net::ip::tcp::socket s(io);
     s.connect({net::ip::make_address("127.0.0.1"), gateway_->admin_port()});
-    http::request<http::empty_body> req(method, path, 11);
-    req.set(http::field::host, "127.0.0.1");
+    http::request<http::string_body> req(method, path, 11);
+    const std::string h = host.value_or("127.0.0.1:" + std::to_string(gateway_->admin_port()));
+    if (!h.empty()) req.set(http::field::host, h);
+    const std::string a = header.value_or("1");
+    if (!a.empty()) req.set(kAdminHeader, a);
+    for (const auto& [k, v] : extra) req.set(k, v);
+    if (!extra.empty()) req.body() = "offset=0";  // a form's body
+    req.prepare_payload();
     http::write(s, req);
     boost::beast::flat_buffer buf;
     http::response<http::string_body> res;
@@ -169,6 +181,28 @@ TEST_F(GatewayProtocolTest, AdminRoutesAnswerWrongMethodsWith405AndAllow) {
   EXPECT_EQ(get_poke.allow, "POST");
   EXPECT_EQ(admin(http::verb::post, "/admin/poke").body, "poked\n");
   EXPECT_EQ(admin(http::verb::get, "/nope").status, 404u);
+}
+
+// Issue 36, item 9: a page in a browser must not reach the admin routes. A form post (no custom header
+// possible) from any site, and a page whose DNS name was rebound to 127.0.0.1 (its own name in Host), are
+// refused; /healthz and /metrics stay open to anything, as monitoring expects.
+TEST_F(GatewayProtocolTest, AdminRoutesRefuseFormPostsAndReboundNames) {
+  namespace http = boost::beast::http;
+  const std::string port = std::to_string(gateway_->admin_port());
+  auto form =
+      admin(http::verb::post, "/admin/poke", {}, "",
+            {{"Content-Type", "application/x-www-form-urlencoded"}, {"Origin", "http://evil.example"}});
+  EXPECT_EQ(form.status, 403u) << form.body;
+  EXPECT_NE(form.body, "poked\n");
+  EXPECT_EQ(admin(http::verb::get, "/admin/poke", {}, "").status, 403u) << "no header: refused before 405";
+  EXPECT_EQ(admin(http::verb::post, "/admin/poke", "evil.example:" + port).status, 403u);
+  EXPECT_EQ(admin(http::verb::post, "/admin/poke", "127.0.0.1:1").status, 403u);
+  EXPECT_EQ(admin(http::verb::post, "/admin/poke", "").status, 403u);
+  EXPECT_EQ(admin(http::verb::post, "/admin/poke", "localhost:" + port).body, "poked\n");
+  EXPECT_EQ(admin(http::verb::post, "/admin/poke", "[::1]:" + port).body, "poked\n");
+  // Monitoring needs neither.
+  EXPECT_EQ(admin(http::verb::get, "/healthz", "monitor.example", "").status, 200u);
+  EXPECT_EQ(admin(http::verb::get, "/metrics", "", "").status, 200u);
 }
 
 }  // namespace

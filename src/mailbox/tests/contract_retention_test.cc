@@ -254,6 +254,44 @@ TEST_P(RetentionTest, TtlExpiryOnlyWidensAGap) {
   EXPECT_EQ(cursor->gap_through, seq_of(1, 11));
 }
 
+// Buckets follow a message's server time, seqs the mailbox log's order: a message of the first day can
+// land above one of the second (partitions and gateway clocks interleave). The sweep of the first day must
+// not pass the second day's entry (hidden, on redis deleted, a day early): the trim stops below the
+// lowest seq of a live bucket, and the first day stays in the ledger until the trim can cover its proof.
+TEST_P(RetentionTest, TheTrimNeverPassesTheLowestSeqOfALiveBucket) {
+  // Seq 13 carries a message stamped on the first day, after seq 12 of the second day.
+  const auto late = make_record("d13", make_message(13, alice_, kStartMs + 60'000), {{bob_, alice_}});
+  ASSERT_TRUE(is_ok(materialise(late, 13, seq_of(1, 12))));
+  expire_first_day();
+  auto swept = store().sweep_retention(bob_);
+  ASSERT_TRUE(is_ok(swept));
+  EXPECT_LT(swept->trim, seq_of(1, 12)) << "the trim passed an entry of a bucket that has not expired";
+  EXPECT_EQ(swept->trim, seq_of(1, 11)) << "the trim still covers the expired entries below the live one";
+  EXPECT_EQ(swept->buckets_expired, 0u) << "the first day's proof (seq 13) is not covered: it stays";
+  auto page = store().read_mailbox(MailboxQuery{bob_, MailboxSeq{}, 10});
+  ASSERT_TRUE(is_ok(page));
+  std::vector<MailboxSeq> shown;
+  for (const auto& e : page->entries) shown.push_back(e.seq);
+  EXPECT_EQ(shown, (std::vector<MailboxSeq>{seq_of(1, 12), seq_of(1, 13)}))
+      << "the second day's entry is still there";
+  ASSERT_TRUE(is_ok(store().read_mailbox(MailboxQuery{bob_, seq_of(1, 11), 10})))
+      << "a cursor at the trim is not expired";
+
+  restart();
+  auto again = store().sweep_retention(bob_);  // nothing more may go before the second day expires
+  ASSERT_TRUE(is_ok(again));
+  EXPECT_EQ(again->trim, seq_of(1, 11));
+  EXPECT_EQ(seqs(bob_).size(), 2u);
+
+  // Once the second day expires too, both go, and the trim covers every proof.
+  clock_->set_ms((second_day().value + 1) * kDayMs + context_.retention_ms);
+  auto both = store().sweep_retention(bob_);
+  ASSERT_TRUE(is_ok(both));
+  EXPECT_EQ(both->trim, seq_of(1, 13));
+  EXPECT_EQ(both->buckets_expired, 2u);
+  EXPECT_TRUE(seqs(bob_).empty());
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, RetentionTest, ::testing::ValuesIn(contract_backends()), fixture_name);
 
 }  // namespace

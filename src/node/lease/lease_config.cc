@@ -64,6 +64,10 @@ Result<OwnershipOptions> ownership_options_from_env(const EnvLookup& getenv, con
     QIM_ASSIGN_OR_RETURN(int64_t ms, parse_ms("QIM_SHARD_LEASE_MARGIN_MS", *v, 1, o.ttl.count()));
     o.margin = std::chrono::milliseconds(ms);
   }
+  if (auto v = getenv("QIM_SHARD_TAKE_RETRY_MAX_MS")) {
+    QIM_ASSIGN_OR_RETURN(int64_t ms, parse_ms("QIM_SHARD_TAKE_RETRY_MAX_MS", *v, 1, 86'400'000));
+    o.retry_max = std::chrono::milliseconds(ms);
+  }
   QIM_RETURN_IF_ERROR(validate(o));
   return o;
 }

@@ -30,8 +30,9 @@ bool shard_leases_enabled(const EnvLookup& getenv);
 // QIM_NODE_ID (default: <hostname>-<pid>-<random hex>, unique per process), QIM_SHARD_LEASE_TTL_MS
 // (default 10000, 30..3600000), QIM_SHARD_LEASE_MARGIN_MS (default: 3/10 of the ttl, but at least the
 // store's call timeout: 2 s on redis, 5 s on scylla, so a write started just before the holder gives up
-// has ended before the lease can be taken), the scan at (ttl - margin)/3. Config naming the variable for a
-// malformed value or a margin that leaves no renewal (see validate()).
+// has ended before the lease can be taken), the scan at (ttl - margin)/3, QIM_SHARD_TAKE_RETRY_MAX_MS (the
+// longest back-off of a shard whose take failed; default 1800000, 1..86400000). Config naming the variable
+// for a malformed value or a margin that leaves no renewal (see validate()).
 Result<OwnershipOptions> ownership_options_from_env(const EnvLookup& getenv, const StoreOptions& store);
 
 // The lease store of the deployment: redis for QIM_MAILBOX_STORE_BACKEND=redis (QIM_MAILBOX_REDIS, its

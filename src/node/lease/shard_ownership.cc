@@ -17,6 +17,7 @@ OwnershipOptions with_defaults(OwnershipOptions o) {
   const auto window = o.ttl - o.margin;
   if (o.scan.count() == 0) o.scan = window / 3;
   if (o.release_budget.count() == 0) o.release_budget = window / 3;
+  if (o.take_budget.count() == 0) o.take_budget = window / 3;
   if (!o.clock) o.clock = std::make_shared<MonotonicClock>();
   if (!o.logger) {
     o.logger = std::make_shared<spdlog::logger>("ownership", std::make_shared<spdlog::sinks::null_sink_mt>());
@@ -105,11 +106,83 @@ void ShardOwnership::tick() {
     log_.warn("shard ownership: heartbeat failed: {}", s.error().to_string());
   }
   renew_all();
+  apply_clears();
   rebalance();
   std::lock_guard lock(mu_);
   metrics_.scans++;
   metrics_.held.clear();
   for (const auto& [shard, held] : held_) metrics_.held.emplace_back(ShardId{shard}, held.epoch);
+  metrics_.stopped.clear();
+  for (const auto& [shard, why] : stopped_) metrics_.stopped.emplace_back(ShardId{shard}, why);
+}
+
+Status ShardOwnership::clear(ShardId shard) {
+  std::lock_guard lock(mu_);
+  const bool stopped = std::any_of(metrics_.stopped.begin(), metrics_.stopped.end(),
+                                   [&](const auto& s) { return s.first == shard; });
+  if (!stopped) {
+    return Error(Errc::kNotFound, "shard " + std::to_string(shard.value) + " is not stopped on node " +
+                                      options_.node_id + " (at its last scan)");
+  }
+  clears_.insert(shard.value);
+  return {};
+}
+
+void ShardOwnership::apply_clears() {
+  std::set<uint32_t> clears;
+  {
+    std::lock_guard lock(mu_);
+    clears.swap(clears_);
+  }
+  for (uint32_t s : clears) {
+    auto held = held_.find(s);
+    if (held == held_.end() || !stopped_.contains(s)) continue;  // lost or moved meanwhile
+    if (Status started = start_worker(ShardId{s}, held->second); !started.ok()) {
+      stopped_[s] = started.error().to_string();
+      log_.critical(
+          "shard {}: cleared by the operator, but its worker did not start at epoch {}: {}; the "
+          "shard stays stopped (lease kept)",
+          s, held->second.epoch.value, started.error().to_string());
+      continue;
+    }
+    stopped_.erase(s);
+    retry_.erase(s);
+    log_.warn("shard {}: cleared by the operator: its worker restarts at epoch {}", s,
+              held->second.epoch.value);
+  }
+}
+
+Status ShardOwnership::start_worker(ShardId shard, const Held& held) {
+  auto clock = clock_;
+  auto deadline = held.deadline_ms;
+  return node_.add_shard(shard, held.epoch, [clock, deadline] { return clock->now_ms() < deadline->load(); });
+}
+
+void ShardOwnership::back_off(ShardId shard, const std::string& why) {
+  Retry& r = retry_[shard.value];
+  r.failures++;
+  const int64_t scan = options_.scan.count();
+  const int64_t cap = std::max<int64_t>(scan, options_.retry_max.count());
+  int64_t delay = scan;
+  for (uint32_t i = 1; i < r.failures && delay < cap; ++i) delay *= 2;
+  delay = std::min(delay, cap);
+  r.next_ms = now() + delay;
+  log_.error("shard {}: {} (failure {} in a row); next try in {} ms", shard.value, why, r.failures, delay);
+  std::lock_guard lock(mu_);
+  metrics_.take_failures++;
+}
+
+void ShardOwnership::hold_stopped(ShardId shard, const Error& error) {
+  Status removed = node_.remove_shard(shard, MailboxNode::Removal::kImmediate);
+  if (!removed.ok() && removed.code() != Errc::kNotFound) {
+    log_.warn("shard {}: removing its stopped worker: {}", shard.value, removed.error().to_string());
+  }
+  stopped_[shard.value] = error.to_string();
+  log_.critical(
+      "shard {}: STOPPED: its worker stopped on a fatal error at epoch {}: {}. The node keeps the lease, so "
+      "no node retakes the shard at a new epoch, and nothing writes it until an operator fixes the cause and "
+      "runs `qim admin shard clear {}` (or moves it away: qim admin shard move)",
+      shard.value, held_.at(shard.value).epoch.value, error.to_string(), shard.value);
 }
 
 void ShardOwnership::give_up(ShardId shard, const Held& held, MailboxNode::Removal how, const char* why) {
@@ -126,6 +199,7 @@ void ShardOwnership::give_up(ShardId shard, const Held& held, MailboxNode::Remov
   }
   held_.erase(shard.value);
   moved_in_.erase(shard.value);
+  stopped_.erase(shard.value);
   log_.info("shard {}: {} (epoch {}): {}", shard.value, graceful ? "given up" : "lost", held.epoch.value,
             why);
   std::lock_guard lock(mu_);
@@ -135,10 +209,13 @@ void ShardOwnership::give_up(ShardId shard, const Held& held, MailboxNode::Remov
 void ShardOwnership::renew_all() {
   for (const auto& [shard_value, held] : std::map<uint32_t, Held>(held_)) {
     const ShardId shard{shard_value};
-    if (auto e = node_.shard_error(shard)) {
-      give_up(shard, held, MailboxNode::Removal::kImmediate,
-              ("its worker stopped: " + e->to_string()).c_str());
-      continue;
+    if (auto e = stopped_.contains(shard_value) ? std::nullopt : node_.shard_error(shard)) {
+      if (e->code() == Errc::kEpochAhead) {  // taken over or lapsed: the lease is gone anyway
+        give_up(shard, held, MailboxNode::Removal::kImmediate,
+                ("its worker stopped: " + e->to_string()).c_str());
+        continue;
+      }
+      hold_stopped(shard, *e);  // and the renewal below keeps its lease
     }
     const int64_t sent = now();
     Status renewed = leases_.renew(shard, options_.node_id, held.epoch, options_.ttl);
@@ -169,35 +246,34 @@ void ShardOwnership::renew_all() {
 }
 
 bool ShardOwnership::take(ShardId shard, bool moved_in) {
-  // The floor: never below an epoch the store has seen, even if the lease store forgot the shard.
-  auto frontier = store_.lane_watermarks(shard, Epoch{kMaxEpoch});
+  if (auto r = retry_.find(shard.value); r != retry_.end() && now() < r->second.next_ms) return false;
+  // Checked before an epoch is spent: a shard whose log and store do not belong together is never
+  // acquired. The frontier is also the floor: never below an epoch the store has seen, even if the lease
+  // store forgot the shard.
+  auto frontier = node_.check_shard(shard);
   if (!frontier.ok()) {
-    log_.warn("shard {}: cannot read its frontier to take it: {}", shard.value, frontier.error().to_string());
+    back_off(shard, "cannot be taken (no lease asked for): " + frontier.error().to_string());
     return false;
   }
   const int64_t sent = now();
-  auto epoch = leases_.try_acquire(shard, options_.node_id, options_.ttl, (*frontier)[0].epoch());
+  auto epoch = leases_.try_acquire(shard, options_.node_id, options_.ttl, frontier->epoch());
   if (!epoch.ok()) {
-    if (epoch.code() != kNotOwner)
-      log_.warn("shard {}: taking its lease failed: {}", shard.value, epoch.error().to_string());
+    if (epoch.code() != kNotOwner) back_off(shard, "taking its lease failed: " + epoch.error().to_string());
     return false;
   }
   Held held{*epoch, std::make_shared<std::atomic<int64_t>>(sent + (options_.ttl - options_.margin).count())};
-  auto clock = clock_;
-  auto deadline = held.deadline_ms;
-  Status added =
-      node_.add_shard(shard, *epoch, [clock, deadline] { return clock->now_ms() < deadline->load(); });
-  if (!added.ok()) {
-    log_.error("shard {}: leased at epoch {} but its worker did not start: {}", shard.value, epoch->value,
-               added.error().to_string());
+  if (Status added = start_worker(shard, held); !added.ok()) {
     (void)leases_.release(shard, options_.node_id, *epoch);
+    back_off(shard, "leased at epoch " + std::to_string(epoch->value) +
+                        " but its worker did not start (lease released): " + added.error().to_string());
     return false;
   }
+  retry_.erase(shard.value);
   held_[shard.value] = held;
   free_since_.erase(shard.value);
   if (moved_in) moved_in_.insert(shard.value);
   log_.info("shard {}: taken at epoch {} (store frontier {}){}", shard.value, epoch->value,
-            (*frontier)[0].to_string(), moved_in ? ", moved here by the operator" : "");
+            frontier->to_string(), moved_in ? ", moved here by the operator" : "");
   std::lock_guard lock(mu_);
   metrics_.acquired++;
   if (moved_in) metrics_.moved_in++;
@@ -205,10 +281,14 @@ bool ShardOwnership::take(ShardId shard, bool moved_in) {
 }
 
 std::map<uint32_t, ShardOwnership::Held>::iterator ShardOwnership::next_to_give_up() {
+  // A stopped shard is never given up to balance: the next owner would take it at a new epoch and stop.
   for (auto it = held_.rbegin(); it != held_.rend(); ++it) {
-    if (!moved_in_.contains(it->first)) return std::prev(it.base());
+    if (!moved_in_.contains(it->first) && !stopped_.contains(it->first)) return std::prev(it.base());
   }
-  return std::prev(held_.end());
+  for (auto it = held_.rbegin(); it != held_.rend(); ++it) {
+    if (!stopped_.contains(it->first)) return std::prev(it.base());
+  }
+  return held_.end();
 }
 
 void ShardOwnership::rebalance() {
@@ -248,13 +328,16 @@ void ShardOwnership::rebalance() {
   // shard moved here is given up last.
   while (held_.size() > share && now() < budget_end) {
     auto next = next_to_give_up();
+    if (next == held_.end()) break;
     const Held held = next->second;
     give_up(ShardId{next->first}, held, MailboxNode::Removal::kGraceful, "rebalancing to the fair share");
   }
 
   // Below the share: take free shards, lowest first. A shard free for a whole ttl is taken regardless.
-  // A shard being moved is taken by its target only, and by the target whatever its share.
+  // A shard being moved is taken by its target only, and by the target whatever its share. Takes share a
+  // budget, so slow ones cannot push the next scan's renewals past the window; the rest wait a scan.
   const int64_t t = now();
+  const int64_t take_end = t + options_.take_budget.count();
   for (const ShardLease& l : *leases) {
     if (!l.free() || held_.contains(l.shard.value)) {
       free_since_.erase(l.shard.value);
@@ -262,12 +345,12 @@ void ShardOwnership::rebalance() {
     }
     if (!l.moving_to.empty()) {
       free_since_.erase(l.shard.value);
-      if (l.moving_to == options_.node_id) take(l.shard, /*moved_in=*/true);
+      if (l.moving_to == options_.node_id && now() < take_end) take(l.shard, /*moved_in=*/true);
       continue;
     }
     const int64_t since = free_since_.try_emplace(l.shard.value, t).first->second;
     const bool long_free = t - since >= options_.ttl.count();
-    if (held_.size() < share || long_free) take(l.shard);
+    if ((held_.size() < share || long_free) && now() < take_end) take(l.shard);
   }
 }
 

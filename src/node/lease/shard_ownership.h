@@ -25,6 +25,21 @@
 //     this node is taken, whatever the share, and one with a move to another node is never taken. A
 //     shard this node got by a move is given up last when it is above its share, so the balancing gives
 //     other shards back instead of moving it straight back.
+// Failed takes (docs/operations.md, "A shard that cannot start"). Epochs are finite (65535 per shard) and
+// every grant spends one, so:
+//  - what can be checked without a lease is checked first (MailboxNode::check_shard: the shard is a log
+//    partition, the store's frontier lies within the log); a shard that fails it is not acquired at all;
+//  - a shard whose take fails (the check, the grant, or its worker not starting after the grant: the
+//    lease is then released) is not tried again before a back-off that doubles per failure, from one scan
+//    up to retry_max (so a shard that can never start spends about log2(retry_max / scan) epochs, then
+//    one per retry_max, instead of one per scan); a take that starts its worker resets it;
+//  - a worker that stops on a fatal error other than EpochAhead (a corrupt row, a broken invariant) keeps
+//    its lease: the node goes on renewing it, so no node retakes the shard at a new epoch, and says so
+//    (a critical log line, OwnershipMetrics::stopped, qim_lease_shard_stopped on /metrics) until an
+//    operator clears it (clear(): `qim admin shard clear N`), which restarts its worker at the same epoch.
+//    A planned move of the shard (`qim admin shard move`) and the node's stop release it as usual;
+//  - takes share a time budget per scan (take_budget), so a slow grant or frontier read delays the next
+//    scan's renewals by at most that budget; the shards left over are tried at the next scan.
 // Takeover bound: a node that dies at T renewed last at T - scan at the latest; its leases expire by
 // T + ttl, and the other nodes see them free on their next scan: all its shards are owned again by
 // T + ttl + scan (+ one acquire and one frontier read per shard; on CQL + 2 s, see cql_lease_store.h).
@@ -69,12 +84,17 @@ struct OwnershipOptions {
   std::chrono::milliseconds margin{3'000};      // QIM_SHARD_LEASE_MARGIN_MS: stop writing this long before
   std::chrono::milliseconds scan{0};            // the renewal/rebalance interval; 0: (ttl - margin) / 3
   std::chrono::milliseconds release_budget{0};  // per scan, for graceful give-ups; 0: (ttl - margin) / 3
+  std::chrono::milliseconds take_budget{0};     // per scan, for takes; 0: (ttl - margin) / 3
+  // The longest wait before a shard whose take failed is tried again (QIM_SHARD_TAKE_RETRY_MAX_MS); the
+  // wait starts at one scan and doubles per failure.
+  std::chrono::milliseconds retry_max{std::chrono::minutes(30)};
   // Local deadlines and the scan schedule; a MonotonicClock if null (tests inject a ManualClock).
   std::shared_ptr<const Clock> clock;
   std::shared_ptr<spdlog::logger> logger;  // silent if null
 };
 
-// The options with the defaults of the zero fields filled in: scan and release_budget (ttl - margin) / 3,
+// The options with the defaults of the zero fields filled in: scan, release_budget and take_budget
+// (ttl - margin) / 3,
 // a MonotonicClock, a silent logger.
 OwnershipOptions with_defaults(OwnershipOptions options);
 
@@ -94,6 +114,10 @@ struct OwnershipMetrics {
   uint64_t renew_failures = 0;  // renewals that could not reach the lease store
   uint64_t moved_out = 0;       // given up to a planned move's target (counted in released too)
   uint64_t moved_in = 0;        // taken as a planned move's target (counted in acquired too)
+  uint64_t take_failures = 0;   // takes that failed (check, grant or worker start): each backs off
+  // Shards whose worker stopped on a fatal error, with the error: their leases are held (and in `held`),
+  // nothing writes them until clear().
+  std::vector<std::pair<ShardId, std::string>> stopped;
 };
 
 class ShardOwnership {
@@ -113,12 +137,26 @@ class ShardOwnership {
   // heartbeat, so the other nodes take the shards on their next scan instead of after the ttl.
   void stop();
   OwnershipMetrics metrics() const;
+  // Asks the loop to restart the worker of `shard`, stopped on a fatal error, at the same epoch (its next
+  // scan). NotFound if the shard is not stopped on this node (at the last scan). Any thread.
+  Status clear(ShardId shard);
 
  private:
   struct Held {
     Epoch epoch;
     std::shared_ptr<std::atomic<int64_t>> deadline_ms;  // shared with the shard's LeaseCheck
   };
+  struct Retry {
+    uint32_t failures = 0;
+    int64_t next_ms = 0;  // no take before this
+  };
+  // Starts the worker of a held shard at its lease's epoch, its writes checked against the deadline.
+  Status start_worker(ShardId shard, const Held& held);
+  // A failed take of `shard`: the next try waits scan * 2^(failures - 1), at most retry_max.
+  void back_off(ShardId shard, const std::string& why);
+  // Keeps the lease of a shard whose worker stopped on `error` and removes the worker.
+  void hold_stopped(ShardId shard, const Error& error);
+  void apply_clears();
   void renew_all();
   void rebalance();
   bool take(ShardId shard, bool moved_in = false);
@@ -134,9 +172,12 @@ class ShardOwnership {
   std::shared_ptr<const Clock> clock_;
   spdlog::logger& log_;
 
-  std::map<uint32_t, Held> held_;           // loop thread only (copied into metrics_ under mu_)
-  std::map<uint32_t, int64_t> free_since_;  // loop thread only: when each free shard was first seen free
-  std::set<uint32_t> moved_in_;             // loop thread only: held shards got by a planned move
+  std::map<uint32_t, Held> held_;            // loop thread only (copied into metrics_ under mu_)
+  std::map<uint32_t, int64_t> free_since_;   // loop thread only: when each free shard was first seen free
+  std::set<uint32_t> moved_in_;              // loop thread only: held shards got by a planned move
+  std::map<uint32_t, Retry> retry_;          // loop thread only: shards whose last take failed
+  std::map<uint32_t, std::string> stopped_;  // loop thread only: held shards stopped on a fatal error
+  std::set<uint32_t> clears_;                // guarded by mu_: clear() requests for the next scan
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
