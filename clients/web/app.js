@@ -138,7 +138,9 @@ async function loadOlder(c) {
   if (!c.more) return;
   const page = await client.history(c.id, { before: c.oldest ?? undefined, limit: 20 });
   for (const m of page.messages) upsert(c, { ...m, state: m.sender === me ? 'delivered' : undefined });
-  if (page.messages.length > 0) c.oldest = page.messages[page.messages.length - 1].message_id;
+  // next_before: where to page on (a group's page may hold no message the member may read).
+  if (page.next_before) c.oldest = page.next_before;
+  else if (page.messages.length > 0) c.oldest = page.messages[page.messages.length - 1].message_id;
   c.more = page.more;
 }
 
