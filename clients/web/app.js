@@ -47,11 +47,13 @@ async function loadOlder(c) {
   if (c.history !== 'more') c.history = 'loading';
   renderChat();
   try {
-    const page = await state.client.history(c.id, { before: oldestId(c), limit: PAGE });
+    const page = await state.client.history(c.id, { before: c.before ?? oldestId(c), limit: PAGE });
     for (const m of page.messages) upsert(c, { ...m, state: m.sender === state.me ? 'delivered' : undefined });
-    // `more` is the server's: older ones exist. A page adds what is strictly older than what was held,
+    // `more` is the server's: older ones exist, and `next_before` says where to page on (a group's page
+    // may hold no message this member may read). A page adds what is strictly older than what was held,
     // so the button never shows for nothing and never loads nothing.
-    c.history = page.more && page.messages.length > 0 ? 'more' : 'all';
+    c.before = page.next_before ?? undefined;
+    c.history = page.more && (page.messages.length > 0 || c.before) ? 'more' : 'all';
     c.prepended = page.messages.length > 0;
   } catch (e) {
     c.history = c.history === 'loading' ? 'error' : c.history;

@@ -93,7 +93,8 @@ int run_replay_fanout(const EnvLookup& env, const ReplayRequest& request) {
   auto outbox = open_log(config->log, "outbox", config->outbox_partitions, nullptr, config->store.clock,
                          config->store.outbox_retention());
   if (!outbox.ok()) return fail("qim replay-fanout: opening the outbox log", outbox.error());
-  const ReplayLimit limit{config->store.clock->now_ms(), config->store.outbox_retention()};
+  // The repeated-sends window is fanout's (the pipeline's default: outbox/repeated_sends.h).
+  const ReplayLimit limit{config->store.clock->now_ms(), config->store.outbox_retention(), RepeatWindow{}};
   auto positions = rewind_fanout(**outbox, request.partitions, Offset{request.from}, kFanoutGroup, limit);
   if (!positions.ok()) return fail("qim replay-fanout", positions.error());
   for (const auto& p : *positions) {

@@ -29,6 +29,9 @@ struct HistoryQuery {
 struct HistoryPage {
   std::vector<Message> messages;  // newest first
   bool more = false;
+  // With `more`: where to page back from when it is not the last message (a reader that filtered
+  // messages out, gateway/group_history.h); none: from the last message.
+  std::optional<MessageId> next_before;
 };
 
 // What every backend refuses with InvalidArgument before writing anything: a message out of bounds

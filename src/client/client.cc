@@ -188,7 +188,7 @@ Result<std::unique_ptr<Client>> Client::connect(const ClientOptions& options,
     return Error(Errc::kTransport, "client: " + where + ": " + s.error().message());
   impl->ws.handshake(where, options.target, ec);
   if (ec) return Error(Errc::kTransport, "client: WebSocket handshake with " + where + ": " + ec.message());
-  impl->ws.read_message_max(16 << 20);
+  impl->ws.read_message_max(kMaxServerFrameBytes);
   net::post(impl->ws.get_executor(), [impl] { impl->read(); });
   return std::unique_ptr<Client>(new Client(std::move(runtime), std::move(impl)));
 }

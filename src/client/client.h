@@ -7,6 +7,7 @@
 // on_frame set hands frames to that callback (on the runtime's thread) instead of queueing them.
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -31,6 +32,10 @@ class Runtime {
  private:
   std::unique_ptr<Impl> impl_;
 };
+
+// The largest frame the client accepts: the largest a client must accept (docs/protocol.md "Limits and
+// closes"; the TypeScript SDK's MAX_FRAME_BYTES). A SYNC_PAGE, HISTORY_PAGE or DELIVER is at most 1 MiB.
+inline constexpr size_t kMaxServerFrameBytes = 16 << 20;
 
 struct ClientOptions {
   std::string host = "127.0.0.1";

@@ -140,6 +140,7 @@ Result<ServerFrame> parse_server_frame(std::string_view text) {
   f.trim = u64(o, "trim").value_or(0);
   f.gap_through = u64(o, "gap_through");
   f.more = boolean(o, "more");
+  f.next_before = u64(o, "next_before");
   f.group = str(o, "group");
   f.op = str(o, "op");
   f.name = str(o, "name");

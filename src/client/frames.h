@@ -73,6 +73,8 @@ struct ServerFrame {
   uint64_t trim = 0;
   std::optional<uint64_t> gap_through;
   bool more = false;
+  // HISTORY_PAGE with more: the id to send as `before` for the next page.
+  std::optional<uint64_t> next_before;
   // GROUP_OK (group, op), GROUPS_LIST (items: group, name, role, members), GROUP_MEMBERS_LIST (group, name;
   // items: user as id, role)
   std::string group;

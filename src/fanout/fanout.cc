@@ -99,7 +99,8 @@ Status Fanout::check_replay(uint32_t partition, Offset next) {
   }
   if (!options_.outbox_retention_ms) return {};
   const int64_t now = options_.clock ? options_.clock->now_ms() : SystemClock().now_ms();
-  return check_replay_horizon(outbox_, partition, next, ReplayLimit{now, *options_.outbox_retention_ms});
+  return check_replay_horizon(outbox_, partition, next,
+                              ReplayLimit{now, *options_.outbox_retention_ms, options_.repeats});
 }
 
 Status Fanout::replay_from(uint32_t partition, Offset next) {

@@ -3,6 +3,7 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace qim {
@@ -24,6 +25,43 @@ Result<int64_t> appended_at(Log& log, uint32_t partition, uint64_t offset) {
   return records.front().timestamp_ms;
 }
 
+// The first offset in [lo, hi) appended after `after_ms`, hi if none (append times do not decrease).
+Result<uint64_t> first_after(Log& log, uint32_t partition, uint64_t lo, uint64_t hi, int64_t after_ms) {
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    QIM_ASSIGN_OR_RETURN(int64_t t, appended_at(log, partition, mid));
+    if (t > after_ms) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
+}
+
+// See the header: the records the repeated-sends filter compares `from` (appended at `at`) with must be
+// kept, or too old to matter.
+Status check_repeat_lookback(Log& outbox, uint32_t partition, Offset from, Offset start, Offset end,
+                             int64_t at, const RepeatWindow& w, const std::string& where) {
+  if (start.value == 0 || from.value - start.value >= w.records) return {};
+  QIM_ASSIGN_OR_RETURN(int64_t oldest, appended_at(outbox, partition, start.value));
+  if (at - oldest > w.ms) return {};
+  const uint64_t by_count = std::min(end.value, start.value + w.records);
+  QIM_ASSIGN_OR_RETURN(uint64_t earliest,
+                       first_after(outbox, partition, from.value + 1, by_count, oldest + w.ms));
+  const std::string next = earliest >= end.value
+                               ? "no later record of the partition qualifies (nothing to replay)"
+                               : "the earliest offset that may be replayed is " + std::to_string(earliest);
+  return Error(Errc::kInvalidArgument,
+               where + ": records before it were deleted by the Outbox retention (the oldest kept, offset " +
+                   std::to_string(start.value) + ", was appended at " + utc(oldest) +
+                   ", within the repeated-sends window of " + std::to_string(w.records) + " records and " +
+                   std::to_string(w.ms) +
+                   " ms), so a repeated SEND whose first copy is gone would be "
+                   "dispatched again under its own id; " +
+                   next);
+}
+
 }  // namespace
 
 Status check_replay_horizon(Log& outbox, uint32_t partition, Offset from, const ReplayLimit& limit) {
@@ -42,7 +80,10 @@ Status check_replay_horizon(Log& outbox, uint32_t partition, Offset from, const 
   if (from == end) return {};
   const int64_t horizon = limit.horizon_ms();
   QIM_ASSIGN_OR_RETURN(int64_t at, appended_at(outbox, partition, from.value));
-  if (at >= horizon) return {};
+  if (at >= horizon) {
+    if (!limit.repeats) return {};
+    return check_repeat_lookback(outbox, partition, from, start, end, at, *limit.repeats, where);
+  }
   // The first offset appended at or after the horizon: append times do not decrease along a partition.
   uint64_t lo = from.value + 1, hi = end.value;
   while (lo < hi) {

@@ -117,5 +117,60 @@ TEST_F(ReplayHorizonTest, ARunningFanoutRefusesAReplayBeforeTheHorizon) {
   EXPECT_TRUE(f.check_replay(0, Offset{10}).ok());
 }
 
+// A SEND stored twice (a retry whose first attempt was stored unbeknown to its gateway) straddles the
+// horizon: its first copy's segment is deleted by retention, the second is kept. A replay from the second
+// copy would not see the first and would dispatch it again under its own id: refused.
+TEST_F(ReplayHorizonTest, AReplayWhoseRepeatedSendsLookBackWasDeletedIsRefused) {
+  auto outbox = open("outbox", 1, kRetention);
+  auto mailbox = open("mailbox", 1);
+  OutboxRecord send{ConversationId::parse("d:alice:bob").value(),
+                    UserId::parse("alice").value(),
+                    DeviceId::parse("d1").value(),
+                    "c1",
+                    clock_->now_ms(),
+                    "hello",
+                    std::nullopt};
+  auto pad = [&](int n) {
+    for (int i = 0; i < n; ++i) ASSERT_TRUE(outbox->append_sync(0, "", std::string(60, 'x')).ok());
+  };
+  ASSERT_EQ(outbox->append_sync(0, "", encode_outbox_record(send)).value().value, 0u);
+  pad(100);  // fills segments of 4 KiB: the first copy's segment is closed
+  clock_->advance_ms(10 * 60'000);
+  send.server_time_ms = clock_->now_ms();  // the retry, ten minutes later
+  const uint64_t second = outbox->append_sync(0, "", encode_outbox_record(send)).value().value;
+  pad(100);
+  clock_->advance_ms(kRetention - 5 * 60'000);  // the horizon falls between the two copies
+  ASSERT_TRUE(outbox->append_sync(0, "", "fresh").ok());
+  ASSERT_GT(outbox->enforce_retention().value(), 0u);
+  const uint64_t start = outbox->start_offset(0).value().value;
+  ASSERT_GT(start, 0u) << "the first copy's segment was deleted";
+  ASSERT_LE(start, second) << "the second copy is kept";
+
+  // The horizon alone allows it (the second copy is recent enough) ...
+  EXPECT_TRUE(check_replay_horizon(*outbox, 0, Offset{second}, limit()).ok());
+  // ... but the repeated-sends filter of that replay could not see the first copy.
+  ReplayLimit with_repeats = limit();
+  with_repeats.repeats = RepeatWindow{};
+  Status s = check_replay_horizon(*outbox, 0, Offset{second}, with_repeats);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Errc::kInvalidArgument);
+  EXPECT_NE(s.error().message().find("dispatched again"), std::string::npos) << s.error().message();
+  // A running fanout refuses it the same way, and the stopped instance's rewind too.
+  FanoutOptions o;
+  o.consumer.poll_wait = 10ms;
+  o.outbox_retention_ms = kRetention;
+  o.clock = clock_;
+  Fanout f(*outbox, *mailbox, ShardMap::create(1).value(), o);
+  EXPECT_EQ(f.check_replay(0, Offset{second}).code(), Errc::kInvalidArgument);
+  EXPECT_EQ(rewind_fanout(*outbox, {}, Offset{second}, kFanoutGroup, with_repeats).code(),
+            Errc::kInvalidArgument);
+  // A time window the kept records cover (the oldest kept is ten minutes older than the replay's first
+  // record, everything deleted older still): allowed.
+  with_repeats.repeats = RepeatWindow{12'500, 60'000};
+  if (start < second) {
+    EXPECT_TRUE(check_replay_horizon(*outbox, 0, Offset{second}, with_repeats).ok());
+  }
+}
+
 }  // namespace
 }  // namespace qim

@@ -22,7 +22,7 @@ std::string_view reason_for_bare_close(uint16_t code) {
   }
 }
 
-void FrameBoundary::consume(const uint8_t* p, size_t n) {
+void FrameBoundary::consume(uint8_t* p, size_t n, bool rewrite_top_bit) {
   while (n > 0) {
     if (have_ == 0 && remaining_ > 0) {
       const size_t k = static_cast<size_t>(std::min<uint64_t>(remaining_, n));
@@ -31,6 +31,8 @@ void FrameBoundary::consume(const uint8_t* p, size_t n) {
       n -= k;
       continue;
     }
+    if (have_ == 2 && rewrite_top_bit && (header_[1] & 0x7f) == 127 && (*p & 0x80)) zeroing_ = true;
+    if (zeroing_ && have_ >= 2 && have_ < 10) *p = 0;
     header_[have_++] = *p++;
     --n;
     if (have_ < 2) continue;
@@ -45,11 +47,13 @@ void FrameBoundary::consume(const uint8_t* p, size_t n) {
     }
     remaining_ = len;
     have_ = 0;
+    zeroing_ = false;
   }
 }
 
-std::string CloseReasonStream::close_frame(uint16_t code) {
-  const std::string_view reason = reason_for_bare_close(code);  // at most 123 bytes: a control frame
+std::string CloseReasonStream::close_frame(uint16_t code, std::string_view too_big) {
+  std::string_view reason = code == 1009 && !too_big.empty() ? too_big : reason_for_bare_close(code);
+  reason = reason.substr(0, 123);  // a control frame's payload is at most 125 bytes
   std::string frame;
   frame.push_back(static_cast<char>(0x88));
   frame.push_back(static_cast<char>(2 + reason.size()));

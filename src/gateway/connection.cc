@@ -42,17 +42,31 @@ Connection::Connection(net::ip::tcp::socket socket, GatewayContext& ctx, uint64_
       id_(id),
       ws_(std::move(socket), ctx.tls.get()),
       auth_timer_(ws_.get_executor()),
+      expiry_timer_(ws_.get_executor()),
       bucket_(ctx.options.max_frames_per_second, ctx.options.max_frames_per_second, Clock::now()) {}
 
 Connection::~Connection() {
   ctx_.registry.remove(principal_ ? &principal_->user : nullptr, id_);
-  if (principal_ && ctx_.deps.routes) ctx_.deps.routes->connection_closed(principal_->user);
+  if (routed_ && ctx_.deps.routes) ctx_.deps.routes->connection_closed(principal_->user);
   if (accepted_) ctx_.metrics.connections.Decrement();
   if (counted_) ctx_.open_connections.fetch_sub(1);
 }
 
 void Connection::start() {
   net::dispatch(ws_.get_executor(), [self = shared_from_this()] {
+    // Bounded before any work is spent on it (TLS, HTTP): a peer that never authenticates holds a slot of
+    // the unauthenticated bound, not one of max_connections.
+    beast::error_code ec;
+    auto peer = beast::get_lowest_layer(self->ws_).socket().remote_endpoint(ec);
+    if (!ec) {
+      if (auto slot = self->ctx_.unauthenticated.try_take(peer.address()))
+        self->unauthenticated_.emplace(std::move(*slot));
+    }
+    if (!self->unauthenticated_) {
+      self->ctx_.metrics.unauthenticated_refused.Increment();
+      beast::get_lowest_layer(self->ws_).socket().close(ec);
+      return;
+    }
     // One deadline covers the TLS handshake and the upgrade request.
     beast::get_lowest_layer(self->ws_).expires_after(kUpgradeTimeout);
     if (auto* tls = self->ws_.next_layer().next_layer().tls()) {
@@ -96,8 +110,11 @@ void Connection::on_upgrade_request(beast::error_code ec) {
   ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
   ws_.set_option(websocket::stream_base::decorator(
       [](websocket::response_type& res) { res.set(http::field::server, "qim-gateway"); }));
-  // The frame size is enforced by do_read, not by Beast: Beast's own refusal closes with a bare 1009.
-  ws_.read_message_max(0);
+  // Beast refuses a frame whose header announces more than the limit as soon as the header is read (its
+  // bare 1009 gets our reason from CloseReasonStream); do_read also never reads past the limit.
+  ws_.read_message_max(ctx_.options.max_frame_bytes);
+  ws_.next_layer().set_too_big_reason("frame over " + std::to_string(ctx_.options.max_frame_bytes) +
+                                      " bytes");
   ws_.async_accept(upgrade_->release(),
                    [self = shared_from_this()](beast::error_code ec) { self->on_accept(ec); });
 }
@@ -167,6 +184,7 @@ void Connection::on_read(beast::error_code ec) {
     // Closed by the peer, by us, or by Beast after a protocol error (its close frame got a reason from
     // CloseReasonStream).
     auth_timer_.cancel();
+    expiry_timer_.cancel();
     return;
   }
   if (input_closed_) return;
@@ -190,7 +208,7 @@ void Connection::on_read(beast::error_code ec) {
 void Connection::handle_message(std::string text) {
   ctx_.metrics.frames_in.Increment();
   if (!bucket_.take(Clock::now())) {
-    // Dropped unread; its ref is looked for only in a small frame, so a flood stays cheap.
+    // Dropped unread but for its ref: one pass over a frame already within the frame limit.
     send_error(
         ws_.got_text() ? ctx_.parsers.take()->peek_ref(text) : std::string(), WireCode::kRateLimited,
         "over " + std::to_string(ctx_.options.max_frames_per_second) + " frames per second; frame dropped");
@@ -232,9 +250,8 @@ void Connection::handle_frame(std::string_view text) {
     refuse_before_auth(frame.ref, "another frame");
     return;
   }
-  if (ctx_.deps.clock->now_ms() >= principal_->expires_at_ms) {
-    send_error(frame.ref, WireCode::kUnauthenticated, "token expired; reconnect with a new token");
-    close_after_flush(websocket::close_code::policy_error, "token expired");
+  if (token_expired()) {
+    end_at_expiry(frame.ref);
     return;
   }
   std::visit(
@@ -268,8 +285,11 @@ void Connection::handle_auth(const std::string& ref, const AuthFrame& f) {
   }
   principal_ = std::move(who).value();
   auth_timer_.cancel();
+  unauthenticated_.reset();  // from now on the connection counts only against max_connections
+  arm_expiry(std::chrono::milliseconds(principal_->expires_at_ms - ctx_.deps.clock->now_ms()));
   // The route first (see route_registrar.h), so that pushes for this user reach this gateway.
   if (ctx_.deps.routes) ctx_.deps.routes->connection_authenticated(principal_->user);
+  routed_ = true;
   // Registered before AUTH_OK is queued: a push posted from now on lands behind it on this strand.
   ctx_.registry.add_user(principal_->user, id_, shared_from_this());
   enqueue(
@@ -470,8 +490,51 @@ void Connection::send_error(const std::string& ref, WireCode code, std::string_v
 
 void Connection::push(std::shared_ptr<const std::string> frame) {
   net::post(ws_.get_executor(), [self = shared_from_this(), frame = std::move(frame)] {
-    if (self->accepted_) self->enqueue(frame, OutboundFrames::Kind::kPush);
+    if (!self->accepted_) return;
+    // The timer may not have fired yet (or the clock runs ahead of it): a push never outlives the token.
+    if (self->principal_ && self->token_expired()) {
+      self->end_at_expiry();
+      return;
+    }
+    self->enqueue(frame, OutboundFrames::Kind::kPush);
   });
+}
+
+void Connection::arm_expiry(std::chrono::milliseconds after) {
+  expiry_timer_.expires_after(std::max(after, std::chrono::milliseconds(0)));
+  expiry_timer_.async_wait([weak = weak_from_this()](beast::error_code ec) {
+    auto self = weak.lock();
+    if (ec || !self || self->close_) return;
+    if (self->token_expired()) {
+      self->end_at_expiry();
+      return;
+    }
+    // The steady clock ran ahead of the gateway's clock: look again when the rest is due, at least every
+    // second, so a clock that catches up (a test clock, a stepped wall clock) is noticed.
+    const int64_t rest = self->principal_->expires_at_ms - self->ctx_.deps.clock->now_ms();
+    self->arm_expiry(std::chrono::milliseconds(std::clamp<int64_t>(rest, 1, 1000)));
+  });
+}
+
+bool Connection::token_expired() const {
+  return ctx_.deps.clock->now_ms() >= principal_->expires_at_ms;
+}
+
+void Connection::end_at_expiry(const std::string& ref) {
+  if (close_) return;
+  ctx_.metrics.token_expiry_closes.Increment();
+  // No push reaches this connection from now on, even before the close handshake ends: it leaves the
+  // registry, and its user's route goes with its last connection.
+  ctx_.registry.remove(&principal_->user, id_);
+  if (routed_) {
+    routed_ = false;
+    if (ctx_.deps.routes) ctx_.deps.routes->connection_closed(principal_->user);
+  }
+  out_.drop_waiting();  // whatever waits (pushes among it) was made for a token now expired
+  const std::string when = std::to_string(principal_->expires_at_ms);
+  send_error(ref, WireCode::kUnauthenticated,
+             "token expired at " + when + " (ms since the epoch); reconnect with a new token");
+  close_after_flush(websocket::close_code::policy_error, "token expired at " + when);
 }
 
 void Connection::shutdown(std::string reason) {

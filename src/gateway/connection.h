@@ -7,7 +7,10 @@
 //
 // Bounds: frame size (read piece by piece up to max_frame_bytes: a larger frame closes with 1009 and a
 // reason), frame rate (token bucket: a frame over it gets RATE_LIMITED with its ref), outbound queue (over it
-// the connection is closed with 1013 and the client SYNCs from its cursor), AUTH within auth_timeout_ms.
+// the connection is closed with 1013 and the client SYNCs from its cursor), AUTH within auth_timeout_ms,
+// a slot of the unauthenticated bound from the accept until AUTH (unauthenticated_slots.h), and the token's
+// expiry: at that moment (or at the first push or frame after it) the connection leaves the push registry
+// and its route, sends nothing more and closes with 1008.
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -26,6 +29,7 @@
 #include "gateway/protocol/client_frame.h"
 #include "gateway/send_dedup.h"
 #include "gateway/token_bucket.h"
+#include "gateway/unauthenticated_slots.h"
 
 namespace qim {
 
@@ -82,6 +86,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
                OutboundFrames::Kind kind = OutboundFrames::Kind::kAnswer);
   void write_next();
   void close_after_flush(boost::beast::websocket::close_code code, std::string reason);
+  // Arms the timer that ends the connection at its token's expiry (by the gateway's clock).
+  void arm_expiry(std::chrono::milliseconds after);
+  // Whether the token has expired by the gateway's clock.
+  bool token_expired() const;
+  // The token expired: no more pushes (registry and route dropped now), nothing more sent, close 1008.
+  void end_at_expiry(const std::string& ref = {});
 
   GatewayContext& ctx_;
   const uint64_t id_;
@@ -89,6 +99,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   boost::beast::flat_buffer in_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::empty_body>> upgrade_;
   boost::asio::steady_timer auth_timer_;
+  boost::asio::steady_timer expiry_timer_;
+  std::optional<UnauthenticatedSlots::Slot> unauthenticated_;  // held from the accept until AUTH
+  bool routed_ = false;  // connection_authenticated was called and connection_closed not yet
   TokenBucket bucket_;
   std::optional<Principal> principal_;
 

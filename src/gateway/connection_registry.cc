@@ -121,8 +121,9 @@ void ConnectionRegistry::entries_visible(ShardId shard, MailboxSeq from, Mailbox
       }
       if (targets.empty()) continue;
       metrics_.entries_pushed.Increment(static_cast<double>(list.size() * targets.size()));
-      sends.emplace_back(std::make_shared<const std::string>(encode_deliver(list, sent_from, to)),
-                         std::move(targets));
+      // A large push goes as several DELIVERs of bounded size, which chain like the reports do.
+      for (std::string& frame : encode_delivers(list, sent_from, to))
+        sends.emplace_back(std::make_shared<const std::string>(std::move(frame)), targets);
     }
   }
   // Queued in the order of the reports: a SYNC_NEEDED before the pushes that follow the break.

@@ -32,6 +32,11 @@ struct GatewayOptions {
   size_t max_body_bytes = 16 * 1024;         // SEND bodies over this are refused (<= kMaxBodyBytes)
   uint32_t max_frames_per_second = 200;      // per connection; over it frames are refused
   uint32_t max_connections = 10'000;
+  // Connections not yet authenticated (from the TCP accept to AUTH_OK), over all peers and per peer
+  // address (QIM_GATEWAY_MAX_UNAUTHENTICATED, QIM_GATEWAY_MAX_UNAUTHENTICATED_PER_PEER): over either the
+  // socket is closed at accept (unauthenticated_slots.h).
+  uint32_t max_unauthenticated = 1'000;
+  uint32_t max_unauthenticated_per_peer = 32;
   uint32_t threads = 1;
   // The CPUs the I/O threads run on (QIM_CPU_PLACEMENT, core/cpu_placement.h); empty: wherever the thread
   // that starts the gateway may run.

@@ -15,6 +15,7 @@
 #include "gateway/gateway_metrics.h"
 #include "gateway/parser_pool.h"
 #include "gateway/send_dedup.h"
+#include "gateway/unauthenticated_slots.h"
 
 namespace qim {
 
@@ -28,6 +29,7 @@ struct GatewayContext {
         memory_dedup(options.dedup_capacity, options.dedup_window_ms),
         dedup(deps.send_dedup ? deps.send_dedup : &memory_dedup),
         registry(mode != DeliveryMode::kPull, deps.shard_count, metrics),
+        unauthenticated(options.max_unauthenticated, options.max_unauthenticated_per_peer),
         blocking(options.blocking_threads),
         group_ops(2) {}
 
@@ -38,7 +40,8 @@ struct GatewayContext {
   MemorySendDedup memory_dedup;  // the default table (unused when the deps bring a shared one)
   SendDedup* dedup;
   ConnectionRegistry registry;
-  ParserPool parsers;  // shared: a parser's buffers grow to the largest frame it saw
+  UnauthenticatedSlots unauthenticated;  // connections from accept to AUTH_OK (bounded apart)
+  ParserPool parsers;                    // shared: a parser's buffers grow to the largest frame it saw
   boost::asio::thread_pool blocking;
   // GROUP_* changes wait for fanout (up to QIM_GROUP_APPLY_WAIT_MS): on threads of their own, so they
   // never hold up SYNC and HISTORY reads.

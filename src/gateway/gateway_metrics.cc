@@ -22,6 +22,11 @@ GatewayMetrics::GatewayMetrics()
           counter(*registry_, "qim_gateway_connections_total", "Accepted WebSocket connections")),
       connections_refused(
           counter(*registry_, "qim_gateway_connections_refused_total", "Connections refused at the bound")),
+      unauthenticated_refused(counter(*registry_, "qim_gateway_unauthenticated_refused_total",
+                                      "Connections closed at accept: too many not yet authenticated (in "
+                                      "all, or from their peer address)")),
+      token_expiry_closes(counter(*registry_, "qim_gateway_token_expiry_closes_total",
+                                  "Connections closed at their token's expiry")),
       slow_consumer_closes(counter(*registry_, "qim_gateway_slow_consumer_closes_total",
                                    "Connections closed because their outbound queue overflowed")),
       frames_in(counter(*registry_, "qim_gateway_frames_in_total", "Frames received from clients")),

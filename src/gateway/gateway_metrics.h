@@ -21,10 +21,12 @@ class GatewayMetrics {
  public:
   GatewayMetrics();
 
-  prometheus::Gauge& connections;             // open WebSocket connections
-  prometheus::Counter& connections_total;     // accepted WebSocket connections
-  prometheus::Counter& connections_refused;   // refused at the connection bound
-  prometheus::Counter& slow_consumer_closes;  // closed for an outbound queue over its bound
+  prometheus::Gauge& connections;                // open WebSocket connections
+  prometheus::Counter& connections_total;        // accepted WebSocket connections
+  prometheus::Counter& connections_refused;      // refused at the connection bound
+  prometheus::Counter& unauthenticated_refused;  // closed at accept: the unauthenticated bound (per peer too)
+  prometheus::Counter& token_expiry_closes;      // closed at the token's expiry
+  prometheus::Counter& slow_consumer_closes;     // closed for an outbound queue over its bound
   prometheus::Counter& frames_in;
   prometheus::Counter& sends_acked;
   prometheus::Counter& sends_duplicate;  // answered from the idempotency table

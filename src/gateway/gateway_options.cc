@@ -44,6 +44,9 @@ Result<GatewayOptions> gateway_options_from_env(const EnvLookup& getenv) {
     return Error(Errc::kConfig, "QIM_DELIVERY_MODE='" + o.delivery_mode + "': expected hybrid, push or pull");
   QIM_RETURN_IF_ERROR(number("QIM_GATEWAY_THREADS", o.threads, 1, 64));
   QIM_RETURN_IF_ERROR(number("QIM_GATEWAY_MAX_CONNECTIONS", o.max_connections, 1, 1'000'000));
+  QIM_RETURN_IF_ERROR(number("QIM_GATEWAY_MAX_UNAUTHENTICATED", o.max_unauthenticated, 1, 1'000'000));
+  QIM_RETURN_IF_ERROR(
+      number("QIM_GATEWAY_MAX_UNAUTHENTICATED_PER_PEER", o.max_unauthenticated_per_peer, 1, 1'000'000));
   QIM_RETURN_IF_ERROR(number("QIM_GATEWAY_MAX_FRAME_BYTES", o.max_frame_bytes, 1024, 1 << 20));
   QIM_RETURN_IF_ERROR(number("QIM_GATEWAY_MAX_BODY_BYTES", o.max_body_bytes, 1, kMaxBodyBytes));
   QIM_RETURN_IF_ERROR(number("QIM_GATEWAY_RATE", o.max_frames_per_second, 1, 1'000'000));

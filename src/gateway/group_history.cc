@@ -39,7 +39,10 @@ Result<HistoryPage> read_group_history(HistoryStore& history, GroupStore& groups
     if (!page.more || page.messages.empty()) return out;
     query.before = page.messages.back().id;
   }
+  // Out of pages to read: the client pages on from the last message read, shown or not (the answer may
+  // hold none, and then names no id of its own to page from).
   out.more = true;
+  out.next_before = query.before;
   return out;
 }
 

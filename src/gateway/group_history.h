@@ -17,8 +17,9 @@ namespace qim {
 // and reads further back until `query.limit` messages passed, the archive ends, or it reaches `joined`
 // (an Outbox offset: a group's messages are all in one partition, so their ids order as their offsets).
 // One GroupStore::member read per distinct sender. `more` is true when older messages the member may
-// read may remain (the client pages on from the last id it got). Errors: the history's and the group
-// store's (Transport, Timeout, Io, CorruptEntry). Thread safety: the stores'.
+// read may remain; `next_before` then says where to page on from when that is not the last message
+// returned (the read stopped after filtering messages out, possibly with none to return). Errors: the
+// history's and the group store's (Transport, Timeout, Io, CorruptEntry). Thread safety: the stores'.
 Result<HistoryPage> read_group_history(HistoryStore& history, GroupStore& groups, const GroupId& group,
                                        HistoryQuery query, uint64_t joined);
 

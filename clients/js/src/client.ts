@@ -263,7 +263,10 @@ export class QimClient {
     throw last;
   }
 
-  /** One page of a conversation's history, newest first; `before` (a message_id) pages back. */
+  /**
+   * One page of a conversation's history, newest first; `before` (a message_id) pages back: pass the page's
+   * `next_before` while `more` (a page may end early by bytes, or hold no message at all).
+   */
   async history(conversation: string, options: { before?: string; limit?: number } = {}): Promise<HistoryPage> {
     await this.whenOnline(this.opts.requestTimeoutMs);
     const frame: ClientFrame = { type: 'HISTORY', ref: this.ref(), conversation };

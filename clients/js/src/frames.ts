@@ -74,6 +74,8 @@ export interface HistoryPage {
   conversation: string;
   messages: HistoryMessage[];
   more: boolean;
+  /** With `more`: the message_id to pass as `before` for the next page (the page may hold no message). */
+  next_before?: string;
 }
 
 export interface Deliver {
@@ -172,3 +174,14 @@ export function peerOf(conversation: string, me: string): string | null {
 function bytewiseLess(a: string, b: string): boolean {
   return a < b;
 }
+
+/**
+ * The largest SYNC_PAGE, HISTORY_PAGE or DELIVER the server sends (docs/protocol.md "Limits and closes"):
+ * pages end early (`more`) and pushes are split rather than pass it.
+ */
+export const MAX_MESSAGE_FRAME_BYTES = 1024 * 1024;
+/**
+ * The largest frame a client must accept (the C++ client's limit too). Browsers take any size; with the
+ * `ws` package in Node, its default maxPayload (100 MiB) is enough, and a smaller one must not go below this.
+ */
+export const MAX_FRAME_BYTES = 16 * 1024 * 1024;

@@ -133,6 +133,28 @@ describe('against qim up (ws://)', () => {
     alice.close();
     bob.close();
   });
+
+  test('200 messages of 16 KiB DEL bytes sync from 0 in pages within the frame bound', async () => {
+    // Each DEL byte is written \u007f: one SYNC of 200 such entries was a ~19 MB frame, over every
+    // client's limit, so the receiver's loop failed on every SYNC.
+    const a = user('alice'), b = user('bob');
+    const body = '\x7f'.repeat(16 * 1024);
+    const alice = client(qim, a);
+    await alice.start();
+    for (let i = 0; i < 200; i++) await alice.send({ to: b, body, clientMsgId: `del-${i}` });
+    alice.close();
+    const bob = client(qim, b, { syncLimit: 500 });
+    const seen = inbox(bob);
+    const errors = [];
+    bob.on('error', (e) => errors.push(e));
+    await bob.start();
+    await waitFor('all 200 shown', () => seen.length >= 200 || errors.length > 0, 60000);
+    assert.deepEqual(errors, []);
+    assert.equal(seen.length, 200);
+    assert.deepEqual(seen.map((e) => e.client_msg_id), [...Array(200).keys()].map((i) => `del-${i}`));
+    assert.ok(seen.every((e) => e.body === body));
+    bob.close();
+  });
 });
 
 test('a send made while the server is down is retried after the reconnect and stored once', async () => {

@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
+import { MAX_FRAME_BYTES } from '../dist/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const QIM_BINARY = process.env.QIM_BINARY ?? resolve(here, '../../../build/release/src/app/qim');
@@ -73,10 +74,13 @@ export class Qim {
   get ca() {
     return readFileSync(join(this.dir, 'tls', 'dev-cert.pem'));
   }
-  /** How the SDK's tests make sockets: `ws`, trusting the dev certificate over TLS. */
+  /**
+   * How the SDK's tests make sockets: `ws`, trusting the dev certificate over TLS, refusing frames over the
+   * documented maximum (as the C++ client does), so a server frame over it fails the tests.
+   */
   socketFactory() {
     const ca = this.tls ? this.ca : undefined;
-    return (u) => new WebSocket(u, ca ? { ca } : {});
+    return (u) => new WebSocket(u, { maxPayload: MAX_FRAME_BYTES, ...(ca ? { ca } : {}) });
   }
   token(user, device = 'node') {
     return execFileSync(QIM_BINARY, ['token', '--user', user, '--device', device], {

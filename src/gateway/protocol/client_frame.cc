@@ -267,6 +267,36 @@ struct BadNumber {
   std::string field;
   std::string ref;
 };
+
+// Whether `token` is a number as JSON writes one (RFC 8259 section 6): -?(0|[1-9][0-9]*)(.[0-9]+)?
+// ([eE][+-]?[0-9]+)?. The on-demand parser calls anything starting with '-' a number, -Infinity too.
+bool is_json_number(std::string_view token) {
+  while (!token.empty() &&
+         (token.back() == ' ' || token.back() == '\t' || token.back() == '\n' || token.back() == '\r'))
+    token.remove_suffix(1);
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t start = i;
+    while (i < token.size() && token[i] >= '0' && token[i] <= '9') ++i;
+    return i > start;
+  };
+  if (i < token.size() && token[i] == '-') ++i;
+  if (i < token.size() && token[i] == '0') {
+    ++i;
+  } else if (!digits()) {
+    return false;
+  }
+  if (i < token.size() && token[i] == '.') {
+    ++i;
+    if (!digits()) return false;
+  }
+  if (i < token.size() && (token[i] == 'e' || token[i] == 'E')) {
+    ++i;
+    if (i < token.size() && (token[i] == '+' || token[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == token.size();
+}
 BadNumber find_bad_number(std::string_view text) {
   BadNumber out;
   simdjson::padded_string padded(text);
@@ -287,9 +317,12 @@ BadNumber find_bad_number(std::string_view text) {
       if (value.get_string().get(ref) == simdjson::SUCCESS && ref.size() <= kMaxRefBytes) out.ref = ref;
       continue;
     }
-    if (type != simdjson::ondemand::json_type::number || !out.field.empty()) continue;
+    if (type != simdjson::ondemand::json_type::number) continue;
     simdjson::ondemand::number n;
-    if (value.get_number().get(n) != simdjson::SUCCESS) out.field = std::string(key.substr(0, 32));
+    if (value.get_number().get(n) == simdjson::SUCCESS) continue;
+    // Only a real JSON number out of range names its field; -Infinity is no JSON at all (BAD_FRAME).
+    if (!is_json_number(value.raw_json_token())) return BadNumber{};
+    if (out.field.empty()) out.field = std::string(key.substr(0, 32));
   }
   return out;
 }
@@ -357,7 +390,6 @@ std::variant<ClientFrame, FrameError> FrameParser::parse(std::string_view text, 
 }
 
 std::string FrameParser::peek_ref(std::string_view text) {
-  if (text.size() > kMaxPeekBytes) return {};
   element root;
   object o;
   if (impl_->parser.parse(text.data(), text.size()).get(root) != simdjson::SUCCESS ||

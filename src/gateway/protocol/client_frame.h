@@ -20,9 +20,6 @@ namespace qim {
 
 inline constexpr int kProtocolVersion = 1;
 inline constexpr size_t kMaxRefBytes = 64;
-// A dropped (rate-limited) frame is parsed for its ref only up to this size: the bound keeps the cost of a
-// flood of over-rate frames small; a larger frame's RATE_LIMITED error carries no ref.
-inline constexpr size_t kMaxPeekBytes = 1024;
 inline constexpr size_t kMaxClientMsgIdBytes = 64;
 inline constexpr uint32_t kMaxSyncLimit = 500;
 inline constexpr uint32_t kDefaultSyncLimit = 100;
@@ -92,10 +89,12 @@ class FrameParser {
   FrameParser& operator=(const FrameParser&) = delete;
 
   // A typed frame, or the error to send back. A frame with a repeated top-level key is refused with
-  // INVALID_ARGUMENT naming the key; a number beyond 64 bits with INVALID_ARGUMENT naming its field.
+  // INVALID_ARGUMENT naming the key; a JSON number beyond 64 bits with INVALID_ARGUMENT naming its field
+  // (what is not a JSON number, such as -Infinity or NaN, is BAD_FRAME).
   std::variant<ClientFrame, FrameError> parse(std::string_view text, const FrameLimits& limits);
-  // The frame's `ref` without reading the rest: empty if the frame is over kMaxPeekBytes, not a JSON
-  // object, or has no valid (string, at most kMaxRefBytes, not repeated) ref.
+  // The frame's `ref` without reading the rest (one JSON pass, no field checked but `ref`; the frame is
+  // already within the frame size limit): empty if the frame is not a JSON object or has no valid
+  // (string, at most kMaxRefBytes, not repeated) ref.
   std::string peek_ref(std::string_view text);
 
  private:

@@ -31,6 +31,13 @@ constexpr bool is_plain(uint8_t u) {
 
 }  // namespace
 
+void JsonWriter::rewind(const Mark& m) {
+  out_.resize(m.bytes);
+  first_.resize(m.depth);
+  if (!first_.empty()) first_.back() = m.first;
+  after_key_ = false;
+}
+
 void append_json_string(std::string& out, std::string_view value) {
   static constexpr char kHex[] = "0123456789abcdef";
   // Nearly every byte of a body or a name is plain: such runs are appended whole, into room made once

@@ -36,6 +36,17 @@ class JsonWriter {
     return *this;
   }
 
+  // A point to come back to: rewind(mark) drops everything written since, so an encoder can try a value
+  // and take it back when it makes the frame too large. Only within the container open at mark().
+  struct Mark {
+    size_t bytes = 0;
+    size_t depth = 0;
+    bool first = true;
+  };
+  Mark mark() const { return {out_.size(), first_.size(), first_.empty() || first_.back()}; }
+  void rewind(const Mark& m);
+  size_t size() const { return out_.size(); }
+
   std::string take() { return std::move(out_); }
   const std::string& text() const { return out_; }
 

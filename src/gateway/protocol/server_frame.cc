@@ -3,6 +3,10 @@
 #include "gateway/protocol/client_frame.h"
 #include "gateway/protocol/json_writer.h"
 
+#include <algorithm>
+#include <limits>
+#include <optional>
+
 namespace qim {
 
 namespace {
@@ -35,15 +39,42 @@ size_t estimate_entries(std::span<const MailboxEntry> entries) {
   return n;
 }
 
-void write_entries(JsonWriter& w, std::span<const MailboxEntry> entries) {
-  w.key("entries").begin_array();
-  for (const auto& e : entries) {
+// What a frame's fields after its list take at most (seqs, `more`, `gap_through`, `next_before`, the
+// closing brackets): the list stops max_bytes - kTailBytes into the frame.
+constexpr size_t kTailBytes = 256;
+
+size_t budget_of(size_t max_bytes) {
+  return max_bytes > 2 * kTailBytes ? max_bytes - kTailBytes : kTailBytes;
+}
+
+// Writes the items of `items` (each by `one`) as the array `name` while the frame stays within `budget`
+// bytes, and at least one item. Returns how many were written.
+template <class T, class WriteOne>
+size_t write_bounded(JsonWriter& w, std::string_view name, std::span<const T> items, size_t budget,
+                     WriteOne one) {
+  w.key(name).begin_array();
+  size_t n = 0;
+  for (const T& item : items) {
+    const JsonWriter::Mark mark = w.mark();
     w.begin_object();
-    w.key("seq").uint64_as_string(e.seq.raw());
-    write_message_fields(w, e.message);
+    one(item);
     w.end_object();
+    if (n > 0 && w.size() > budget) {
+      w.rewind(mark);
+      break;
+    }
+    ++n;
   }
   w.end_array();
+  return n;
+}
+
+size_t write_entries(JsonWriter& w, std::span<const MailboxEntry> entries,
+                     size_t budget = std::numeric_limits<size_t>::max()) {
+  return write_bounded(w, "entries", entries, budget, [&](const MailboxEntry& e) {
+    w.key("seq").uint64_as_string(e.seq.raw());
+    write_message_fields(w, e.message);
+  });
 }
 
 }  // namespace
@@ -74,16 +105,35 @@ std::string encode_deliver(std::span<const MailboxEntry> entries, MailboxSeq fro
   return w.end_object().take();
 }
 
+std::vector<std::string> encode_delivers(std::span<const MailboxEntry> entries, MailboxSeq from,
+                                         MailboxSeq frontier, size_t max_bytes) {
+  std::vector<std::string> frames;
+  size_t done = 0;
+  MailboxSeq start_at = from;
+  do {
+    const auto rest = entries.subspan(done);
+    auto w = start("DELIVER", {}, 96 + std::min(estimate_entries(rest), max_bytes));
+    done += write_entries(w, rest, budget_of(max_bytes));
+    // A frame that ends before the last entry ends at its own last entry: it holds every entry up to it.
+    const MailboxSeq end_at = done == entries.size() ? frontier : entries[done - 1].seq;
+    w.key("from").uint64_as_string(start_at.raw());
+    w.key("frontier").uint64_as_string(end_at.raw());
+    frames.push_back(w.end_object().take());
+    start_at = end_at;
+  } while (done < entries.size());
+  return frames;
+}
+
 std::string encode_sync_needed(std::string_view reason) {
   return start("SYNC_NEEDED", {}).field("reason", reason).end_object().take();
 }
 
-std::string encode_sync_page(std::string_view ref, const MailboxPage& page) {
-  auto w = start("SYNC_PAGE", ref, 160 + ref.size() + estimate_entries(page.entries));
-  write_entries(w, page.entries);
+std::string encode_sync_page(std::string_view ref, const MailboxPage& page, size_t max_bytes) {
+  auto w = start("SYNC_PAGE", ref, 160 + ref.size() + std::min(estimate_entries(page.entries), max_bytes));
+  const size_t written = write_entries(w, page.entries, budget_of(max_bytes));
   w.key("frontier").uint64_as_string(page.frontier.raw());
   w.key("trim").uint64_as_string(page.trim.raw());
-  w.field("more", page.more);
+  w.field("more", page.more || written < page.entries.size());
   w.key("gap_through");
   if (page.gap_through) {
     w.uint64_as_string(page.gap_through->raw());
@@ -94,17 +144,25 @@ std::string encode_sync_page(std::string_view ref, const MailboxPage& page) {
 }
 
 std::string encode_history_page(std::string_view ref, const ConversationId& conversation,
-                                const HistoryPage& page) {
+                                const HistoryPage& page, size_t max_bytes) {
   auto w = start("HISTORY_PAGE", ref);
   w.field("conversation", conversation.str());
-  w.key("messages").begin_array();
-  for (const auto& m : page.messages) {
-    w.begin_object();
-    write_message_fields(w, m);
-    w.end_object();
+  const size_t written =
+      write_bounded(w, "messages", std::span<const Message>(page.messages), budget_of(max_bytes),
+                    [&](const Message& m) { write_message_fields(w, m); });
+  const bool cut = written < page.messages.size();
+  w.field("more", page.more || cut);
+  // Where to page on from: the last message sent, unless the reader read past it (messages it may not
+  // see, group_history.h), or sent none.
+  std::optional<MessageId> next;
+  if (cut) {
+    next = page.messages[written - 1].id;
+  } else if (page.more) {
+    next = page.next_before        ? page.next_before
+           : page.messages.empty() ? std::nullopt
+                                   : std::optional(page.messages.back().id);
   }
-  w.end_array();
-  w.field("more", page.more);
+  if (next) w.key("next_before").uint64_as_string(next->value);
   return w.end_object().take();
 }
 

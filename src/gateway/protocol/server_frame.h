@@ -1,10 +1,19 @@
 #pragma once
 // Encoders of the frames the server sends (docs/protocol.md). Each returns the frame's JSON text.
 // 64-bit values (message ids, mailbox sequences) are decimal strings; times are integers (ms).
+//
+// The frames that carry messages (SYNC_PAGE, HISTORY_PAGE, DELIVER) are bounded by their encoded size as
+// well as by their count: escapes make a message up to 6 times its stored size (a DEL byte is \u007f),
+// so 500 entries of 16 KiB bodies were a 49 MB frame that clients refuse and that passed the connection's
+// outbound byte bound in one piece. An encoder stops adding entries before the frame would pass
+// max_bytes (a page then says `more`, a push is split into several), and always takes one: one entry is
+// at most about 400 KiB (a 64 KiB body, the largest the gateway accepts, escaped), so with the default
+// kMaxMessageFrameBytes no frame is larger than that bound.
 
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "archiver/history_store.h"
 #include "auth/token.h"
@@ -14,6 +23,9 @@
 #include "mailbox/store.h"
 
 namespace qim {
+
+// The largest SYNC_PAGE, HISTORY_PAGE or DELIVER the server sends (docs/protocol.md "Limits and closes").
+inline constexpr size_t kMaxMessageFrameBytes = 1 << 20;
 
 struct SendAck {
   std::string client_msg_id;
@@ -25,13 +37,24 @@ struct SendAck {
 
 std::string encode_auth_ok(std::string_view ref, const Principal& who, std::string_view delivery_mode);
 std::string encode_send_ack(std::string_view ref, const SendAck& ack);
-// A push: `entries` are every entry of the recipient's mailbox with seq in (from, frontier].
+// A push: `entries` are every entry of the recipient's mailbox with seq in (from, frontier]. One frame,
+// whatever its size (benchmarks); the gateway uses encode_delivers.
 std::string encode_deliver(std::span<const MailboxEntry> entries, MailboxSeq from, MailboxSeq frontier);
+// The same push as frames of at most max_bytes (but one entry each at least), in order: each frame holds
+// every entry in its own (from, frontier], the first starting at `from`, each next one where the last
+// ended, the last ending at `frontier`. So a client of the loop applies them as one push.
+std::vector<std::string> encode_delivers(std::span<const MailboxEntry> entries, MailboxSeq from,
+                                         MailboxSeq frontier, size_t max_bytes = kMaxMessageFrameBytes);
 // The server could not push some entries of the recipient's mailbox: the client must SYNC from its cursor.
 std::string encode_sync_needed(std::string_view reason);
-std::string encode_sync_page(std::string_view ref, const MailboxPage& page);
+// At most max_bytes: the entries that fit (one at least); `more` is then true (the client asks again
+// after the last seq it got).
+std::string encode_sync_page(std::string_view ref, const MailboxPage& page,
+                             size_t max_bytes = kMaxMessageFrameBytes);
+// At most max_bytes the same way. `next_before` is written whenever `more` is: the id to page back from
+// (the last message written, or page.next_before when the page ends on messages the reader may not see).
 std::string encode_history_page(std::string_view ref, const ConversationId& conversation,
-                                const HistoryPage& page);
+                                const HistoryPage& page, size_t max_bytes = kMaxMessageFrameBytes);
 std::string encode_error(std::string_view ref, WireCode code, std::string_view message);
 std::string encode_pong(std::string_view ref);
 

@@ -100,6 +100,19 @@ TEST_F(ClientFrameTest, ANumberBeyond64BitsIsAnInvalidArgumentNamingTheField) {
   EXPECT_EQ(error(R"({"type":"PING","x":[18446744073709551616]})").code, WireCode::kBadFrame);
 }
 
+TEST_F(ClientFrameTest, WhatIsNoJsonNumberIsABadFrameNotANumberOutOfRange) {
+  for (std::string_view text :
+       {R"({"type":"SYNC","ref":"r","after":-Infinity})", R"({"type":"SYNC","ref":"r","after":Infinity})",
+        R"({"type":"SYNC","ref":"r","after":-NaN})", R"({"type":"SYNC","after":-})",
+        R"({"type":"SYNC","after":-01})",
+        R"({"type":"SYNC","after":18446744073709551616,"before":-Infinity})"}) {
+    auto e = error(text);
+    EXPECT_EQ(e.code, WireCode::kBadFrame) << text << " -> " << e.message;
+  }
+  // Real JSON numbers out of range still name their field, exponents and fractions included.
+  EXPECT_EQ(error(R"({"type":"SYNC","after":-1.5e400})").code, WireCode::kInvalidArgument);
+}
+
 TEST_F(ClientFrameTest, ARepeatedKeyIsRefusedNamingTheKey) {
   auto to = error(R"({"type":"SEND","ref":"r","client_msg_id":"c","to":"b","to":"mallory","body":"x"})");
   EXPECT_EQ(to.code, WireCode::kInvalidArgument);
@@ -113,14 +126,15 @@ TEST_F(ClientFrameTest, ARepeatedKeyIsRefusedNamingTheKey) {
   EXPECT_TRUE(std::holds_alternative<PingFrame>(frame(R"({"type":"PING","x":{"k":1},"y":{"k":2}})").body));
 }
 
-TEST_F(ClientFrameTest, PeekRefReadsTheRefOfSmallFramesOnly) {
+TEST_F(ClientFrameTest, PeekRefReadsTheRefOfAnyFrame) {
   EXPECT_EQ(parser_.peek_ref(R"({"type":"SEND","ref":"s9","body":"x"})"), "s9");
   EXPECT_EQ(parser_.peek_ref(R"({"type":"PING"})"), "");
   EXPECT_EQ(parser_.peek_ref(R"({"ref":7})"), "");
   EXPECT_EQ(parser_.peek_ref(R"({"ref":"a","ref":"b"})"), "");
   EXPECT_EQ(parser_.peek_ref("not json"), "");
-  std::string big = R"({"ref":"big","pad":")" + std::string(kMaxPeekBytes, 'x') + R"("})";
-  EXPECT_EQ(parser_.peek_ref(big), "");
+  // A large frame's ref too (a SEND with a 16 KiB body dropped for the rate still hears its ref).
+  std::string big = R"({"type":"SEND","ref":"big","body":")" + std::string(16 * 1024, '\x7f') + R"("})";
+  EXPECT_EQ(parser_.peek_ref(big), "big");
 }
 
 TEST_F(ClientFrameTest, DeeplyNestedInputIsAnErrorNotACrash) {

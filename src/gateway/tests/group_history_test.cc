@@ -97,5 +97,28 @@ TEST_F(GroupHistoryTest, AMemberWhoLeftAndCameBackIsShownOnlyWhileAMember) {
   EXPECT_EQ(bodies(*page), (std::vector<std::string>{"bob@6", "bob@2"}));
 }
 
+TEST_F(GroupHistoryTest, AReadThatStopsAfterFilteredPagesSaysWhereToPageOnFrom) {
+  apply(GroupOp{GroupOpKind::kCreate, {u("bob")}, "team", GroupRole::kMember}, "alice", 1);
+  archive("alice", 2);
+  apply(GroupOp{GroupOpKind::kRemove, {u("bob")}, {}, GroupRole::kMember}, "alice", 3);
+  // More of bob's raced SENDs than one request reads (16 pages of 1): delivered to nobody.
+  for (uint64_t o = 4; o < 40; ++o) archive("bob", o);
+
+  // The request ends with nothing to show but more to read: it names where to go on from, and a client
+  // paging on from there reaches alice's message.
+  std::optional<MessageId> before;
+  std::vector<std::string> seen;
+  for (int requests = 0; requests < 10; ++requests) {
+    auto page = read(1, 1, before);
+    ASSERT_TRUE(page.ok()) << page.error().to_string();
+    for (const auto& b : bodies(*page)) seen.push_back(b);
+    if (!page->more) break;
+    ASSERT_TRUE(page->next_before.has_value() || !page->messages.empty())
+        << "more=true with no message and no position to page on from";
+    before = page->next_before ? page->next_before : page->messages.back().id;
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"alice@2"}));
+}
+
 }  // namespace
 }  // namespace qim

@@ -38,6 +38,9 @@ void set_delivery_callback(rd_kafka_conf_t* conf) {
 Result<Handle> Producer::new_producer_handle(const ProducerOptions& options) {
   const std::map<std::string, std::string> settings = {
       {"enable.idempotence", "true"},  // implies acks=all and ordered, de-duplicated retries
+      // A failed batch never leaves a gap that later records of its partition fill (it would reorder a
+      // retried fanout batch): such an error becomes fatal and the producer is replaced (docs/adr/0056).
+      {"enable.gapless.guarantee", "true"},
       {"acks", "all"},
       {"message.timeout.ms", std::to_string(options.message_timeout.count())},
       {"request.timeout.ms", std::to_string(std::min<int64_t>(options.message_timeout.count(), 30000))},
