@@ -11,6 +11,7 @@ packages=(
   prometheus-cpp-dev libssl-dev zlib1g-dev
   redis-server redis-tools openjdk-17-jre-headless maven gnuplot-nox
   nodejs chromium
+  faketime  # libfaketime: the nemesis test's skewed clock (tests/e2e/nemesis_test.cc)
 )
 
 missing=()
