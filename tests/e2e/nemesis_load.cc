@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <set>
@@ -99,6 +100,18 @@ std::optional<NemesisClock::time_point> NemesisSender::first_ack_after(NemesisCl
   for (const auto& o : outcomes_)
     if (o.acked && o.started >= since) return o.answered;
   return std::nullopt;
+}
+
+NemesisClock::duration NemesisSender::longest_ack_gap() const {
+  std::lock_guard lock(mu_);
+  NemesisClock::duration gap{};
+  std::optional<NemesisClock::time_point> last;
+  for (const auto& o : outcomes_) {
+    if (!o.acked) continue;
+    if (last) gap = std::max(gap, o.answered - *last);
+    last = o.answered;
+  }
+  return gap;
 }
 
 Result<size_t> NemesisSender::retry_unacknowledged(std::chrono::seconds within) {

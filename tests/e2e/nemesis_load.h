@@ -54,6 +54,9 @@ class NemesisSender {
   // When the first SEND started at or after `since` was acknowledged.
   std::optional<NemesisClock::time_point> first_ack_after(NemesisClock::time_point since) const;
   size_t reconnects() const { return reconnects_; }
+  // The longest time between two acknowledgements of this sender's load (from its first to its last): how
+  // long its client went without service.
+  NemesisClock::duration longest_ack_gap() const;
 
   // Sends every SEND that was not acknowledged again (same key and body, through any gateway) until it is,
   // recording each attempt; stop() first. The number sent again, or the last error of one that was still
