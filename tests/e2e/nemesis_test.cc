@@ -234,13 +234,16 @@ constexpr const char* kFaketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketim
 // serves and stops cleanly. Measured, not asserted: the lease grants (each at a new epoch) while the clock
 // was off, since with the skew the leases move between the nodes (docs/reliability.md).
 //
-// DISABLED (issue 42, open finding): with mailbox-1's wall clock stepped this way, its Kafka offset calls
-// for the mailbox topic fail ("offsets of Kafka topic ... Local: Unknown partition"), shards it leases do
-// not start ("leased at epoch 2 but its worker did not start"), the leases move between the nodes (24
-// grants for 16 shards in 20 s) and a recipient's shard went undelivered for longer than the final read
-// waits (the checker reported 120 acknowledged messages not in nemck_r0's mailbox). With the same preload at
-// offset +0 s the test passes. Whether the messages are lost or only late, and whether librdkafka or QIM's
-// use of it reads the wall clock, is not known yet: run it with --gtest_also_run_disabled_tests.
+// DISABLED (issue 42, open finding). The first run (libfaketime's "monotonic fix" on, its default on this
+// glibc, which per its README makes pthread_cond_timedwait time out early or late by the offset) failed:
+// in the skewed node Kafka offset calls for the mailbox topic failed ("Local: Unknown partition"), shards
+// it leased did not start ("leased at epoch 2 but its worker did not start") and the checker found 120
+// acknowledged messages missing from one recipient's mailbox at the final read (late or lost: not
+// settled). With FAKETIME_FORCE_MONOTONIC_FIX=0 (below) two runs passed with no violation, but the leases
+// still move between the nodes while the clock is off (24 grants for 16 shards in 20 s), up to 1,400 SENDs
+// are refused UNAVAILABLE because the routing Redis (also the lease store) stops answering in time, and the
+// test takes 80-100 s. Until that is understood it is not in the test command: run it with
+// --gtest_also_run_disabled_tests.
 TEST(Nemesis, DISABLED_MailboxNodeClockAheadThenBehindByMoreThanALeaseLosesNothing) {
   QIM_NEEDS_DISTRIBUTED();
   ASSERT_TRUE(std::filesystem::exists(kFaketime))
@@ -256,7 +259,8 @@ TEST(Nemesis, DISABLED_MailboxNodeClockAheadThenBehindByMoreThanALeaseLosesNothi
   ASSERT_TRUE(qim->set_process_env("mailbox-1", {{"LD_PRELOAD", kFaketime},
                                                  {"FAKETIME_TIMESTAMP_FILE", offset_file},
                                                  {"FAKETIME_CACHE_DURATION", "1"},
-                                                 {"FAKETIME_DONT_FAKE_MONOTONIC", "1"}})
+                                                 {"FAKETIME_DONT_FAKE_MONOTONIC", "1"},
+                                                 {"FAKETIME_FORCE_MONOTONIC_FIX", "0"}})
                   .ok());
   ASSERT_TRUE(qim->start({{"QIM_SHARD_LEASE_TTL_MS", kLeaseTtlMs}}).ok()) << qim->log_tail();
 
