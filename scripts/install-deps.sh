@@ -12,6 +12,7 @@ packages=(
   redis-server redis-tools openjdk-17-jre-headless maven gnuplot-nox
   spin
   nodejs chromium
+  faketime  # libfaketime: the nemesis test's skewed clock (tests/e2e/nemesis_test.cc)
 )
 
 missing=()

@@ -5,6 +5,7 @@
 #include "core/big_endian.h"
 #include "core/mailbox_seq.h"
 #include "mailbox/embedded/insert_hint.h"
+#include "mailbox/embedded/rocks_info_log.h"
 #include "mailbox/message_codec.h"
 
 namespace qim {
@@ -41,9 +42,15 @@ Result<std::unique_ptr<RocksHistoryStore>> RocksHistoryStore::open(const std::st
   // (insert_hint.h).
   options.memtable_insert_with_hint_prefix_extractor =
       std::make_shared<embedded::InsertHintGroups>("qim.HistoryHint", kOffsetBits / 8);
+  // Through a full disk: no SyncWAL while a write error stops the database, resumed once space returns.
+  auto gate = std::make_shared<embedded::RocksWriteGate>();
+  options.listeners.push_back(gate);
+  options.info_log = embedded::rocks_info_log("history store");  // not a LOG file on the data disk
   rocksdb::DB* raw = nullptr;
   QIM_RETURN_IF_ERROR(rocks(rocksdb::DB::Open(options, dir, &raw), "open " + dir));
-  return std::unique_ptr<RocksHistoryStore>(new RocksHistoryStore(std::unique_ptr<rocksdb::DB>(raw)));
+  gate->attach(raw);
+  return std::unique_ptr<RocksHistoryStore>(
+      new RocksHistoryStore(std::unique_ptr<rocksdb::DB>(raw), std::move(gate)));
 }
 
 Status RocksHistoryStore::append(const Message& message) {
@@ -78,12 +85,14 @@ Status RocksHistoryStore::append_all(std::span<const Message> messages) {
     QIM_RETURN_IF_ERROR(rocks(batch.Put(index, rocksdb::Slice()), "batch"));
   rocksdb::WriteOptions write;
   write.memtable_insert_hint_per_batch = true;  // the same when RocksDB inserts batches in parallel
+  QIM_RETURN_IF_ERROR(rocks(gate_->ready(), "append: the store stopped after a write error"));
   QIM_RETURN_IF_ERROR(rocks(db_->Write(write, &batch), "append"));
   counters_.inserts += 2 * messages.size();
   return {};
 }
 
 Status RocksHistoryStore::sync() {
+  QIM_RETURN_IF_ERROR(rocks(gate_->ready(), "sync: the store stopped after a write error"));
   return rocks(db_->SyncWAL(), "sync");
 }
 

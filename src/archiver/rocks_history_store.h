@@ -15,6 +15,7 @@
 #include <string>
 
 #include "archiver/history_store.h"
+#include "mailbox/embedded/rocks_write_gate.h"
 
 namespace qim {
 
@@ -41,8 +42,10 @@ class RocksHistoryStore final : public HistoryStore {
   rocksdb::DB& raw_db() { return *db_; }
 
  private:
-  explicit RocksHistoryStore(std::unique_ptr<rocksdb::DB> db) : db_(std::move(db)) {}
+  RocksHistoryStore(std::unique_ptr<rocksdb::DB> db, std::shared_ptr<embedded::RocksWriteGate> gate)
+      : gate_(std::move(gate)), db_(std::move(db)) {}
 
+  std::shared_ptr<embedded::RocksWriteGate> gate_;  // the database's listener: outlives it
   std::unique_ptr<rocksdb::DB> db_;
   OpCounters counters_;
 };

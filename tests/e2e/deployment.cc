@@ -46,6 +46,15 @@ class SingleDeployment final : public Deployment {
     if (name != "qim") return Error(Errc::kInvalidArgument, "no process '" + name + "' (only 'qim')");
     return process_.admin_port();
   }
+  Status signal_process(const std::string& name, int sig) override {
+    if (name != "qim") return Error(Errc::kInvalidArgument, "no process '" + name + "' (only 'qim')");
+    return process_.signal(sig);
+  }
+  Status set_process_env(const std::string& name, const Env& env) override {
+    if (name != "qim") return Error(Errc::kInvalidArgument, "no process '" + name + "' (only 'qim')");
+    for (const auto& [k, v] : env) process_.base_env()[k] = v;
+    return {};
+  }
   uint32_t shard_count() const override { return shards_; }
   Result<int> wait_process_exit(const std::string& name, std::chrono::seconds timeout) override {
     if (name != "qim") return Error(Errc::kInvalidArgument, "no process '" + name + "' (only 'qim')");
@@ -176,6 +185,15 @@ class DistributedDeployment final : public Deployment {
   Result<uint16_t> admin_port_of(const std::string& name) const override {
     QIM_ASSIGN_OR_RETURN(QimProcess * p, find(name));
     return p->admin_port();
+  }
+  Status signal_process(const std::string& name, int sig) override {
+    QIM_ASSIGN_OR_RETURN(QimProcess * p, find(name));
+    return p->signal(sig);
+  }
+  Status set_process_env(const std::string& name, const Env& env) override {
+    QIM_ASSIGN_OR_RETURN(QimProcess * p, find(name));
+    for (const auto& [k, v] : env) p->base_env()[k] = v;
+    return {};
   }
   Result<int> wait_process_exit(const std::string& name, std::chrono::seconds timeout) override {
     QIM_ASSIGN_OR_RETURN(QimProcess * p, find(name));

@@ -40,6 +40,12 @@ class Deployment {
   virtual Status kill_process(const std::string& name) = 0;
   virtual Status start_process(const std::string& name, const Env& extra = {}) = 0;
   virtual Result<uint16_t> admin_port_of(const std::string& name) const = 0;
+  // Sends a signal to one process (SIGSTOP / SIGCONT: a pause). InvalidArgument for an unknown name,
+  // Invariant if it does not run.
+  virtual Status signal_process(const std::string& name, int sig) = 0;
+  // Variables one process gets at every later start (on top of the deployment's and the start's `extra`):
+  // e.g. LD_PRELOAD of libfaketime for one MailboxNode. InvalidArgument for an unknown name.
+  virtual Status set_process_env(const std::string& name, const Env& env) = 0;
   // Waits up to `timeout` for one process to end by itself: its exit code (QimProcess::wait_for_exit),
   // or an InvalidArgument for an unknown name.
   virtual Result<int> wait_process_exit(const std::string& name, std::chrono::seconds timeout) = 0;

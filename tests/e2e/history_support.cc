@@ -60,7 +60,8 @@ void record_answer(checker::HistoryRecorder& h, const std::string& label, const 
 
 void record_answer(checker::HistoryRecorder& h, const std::string& label, const std::string& sender,
                    const std::string& cmid, const Result<ServerFrame>& ack) {
-  record_answer(h, label, sender, cmid, ack.ok() ? ack->message_id : 0,
+  // An engaged optional only for a SEND_ACK: a refusal or no answer is no acknowledgement of message id 0.
+  record_answer(h, label, sender, cmid, ack.ok() ? std::optional<uint64_t>(ack->message_id) : std::nullopt,
                 ack.ok() ? "" : ack.error().message());
 }
 

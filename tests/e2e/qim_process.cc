@@ -159,6 +159,12 @@ void QimProcess::kill() {
   wait_exit(std::chrono::seconds(10));
 }
 
+Status QimProcess::signal(int sig) const {
+  if (!running()) return Error(Errc::kInvariant, "qim " + command_ + " does not run");
+  if (::kill(pid_, sig) != 0) return Error(Errc::kIo, "kill(" + std::to_string(sig) + ") failed");
+  return {};
+}
+
 int QimProcess::run_expecting_exit(const Env& extra, std::chrono::seconds timeout) {
   if (running()) return -2;
   pid_ = spawn(extra);

@@ -45,6 +45,10 @@ class QimProcess {
   // asked at destruction. Without it the directory is removed.
   void keep_data_if(std::function<bool()> keep) { keep_ = std::move(keep); }
 
+  // Sends `sig` to the running process (SIGSTOP / SIGCONT pause and resume it: a GC pause, a VM steal).
+  // Invariant if it does not run; Io if kill(2) fails.
+  Status signal(int sig) const;
+
   bool running() const { return pid_ > 0; }
   uint16_t port() const { return port_; }
   uint16_t admin_port() const { return admin_port_; }

@@ -2,6 +2,7 @@
 
 #include "core/big_endian.h"
 #include "groups/group_codec.h"
+#include "mailbox/embedded/rocks_info_log.h"
 
 namespace qim {
 
@@ -36,6 +37,8 @@ std::string index_prefix(const UserId& u) {
 Result<std::unique_ptr<RocksGroupStore>> RocksGroupStore::open(const std::string& dir) {
   rocksdb::Options options;
   options.create_if_missing = true;
+  // Not a LOG file on the data disk: on a full disk it aborts the process (rocks_info_log.h).
+  options.info_log = embedded::rocks_info_log("group store");
   rocksdb::DB* raw = nullptr;
   QIM_RETURN_IF_ERROR(rocks(rocksdb::DB::Open(options, dir, &raw), "open " + dir));
   return std::unique_ptr<RocksGroupStore>(new RocksGroupStore(std::unique_ptr<rocksdb::DB>(raw)));

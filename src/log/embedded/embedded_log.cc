@@ -203,7 +203,16 @@ void EmbeddedLog::writer_loop() {
       Staged st;
       Status s = stage_frames(part, pendings, now, st);
       if (!s.ok()) {
-        take_back(st);
+        const bool restored = take_back(st);
+        if (restored && embedded_log::is_no_space(s.error())) {
+          // A full disk: the write did not happen and the segment is back to what it was, so the batch is
+          // refused (UNAVAILABLE to a client, which retries) and the partition takes appends again once
+          // space returns. Not after a failed fsync: that stays fatal until a reopen.
+          options_.logger->warn("{} log partition {}: {}; appends refused until space returns", options_.name,
+                                part.id, s.error().message());
+          for (Pending* p : pendings) p->result = s.error();
+          continue;
+        }
         fail(part, pendings, s.error());
         continue;
       }
@@ -212,7 +221,7 @@ void EmbeddedLog::writer_loop() {
     if (!staged.empty()) {
       if (Status s = make_durable(staged); !s.ok()) {
         for (auto& st : staged) {
-          take_back(st);
+          (void)take_back(st);
           fail(*st.partition, *st.pendings, s.error());
         }
       } else {
@@ -284,13 +293,15 @@ Status EmbeddedLog::stage_frames(Partition& p, std::vector<Pending*>& pendings, 
   return flush(st.touched.back());
 }
 
-void EmbeddedLog::take_back(Staged& st) {
-  if (st.touched.empty()) return;
+bool EmbeddedLog::take_back(Staged& st) {
+  if (st.touched.empty()) return true;
   st.partition->next_offset = st.first_offset;
-  (void)st.touched.front().seg->file.truncate(st.size_before);
+  bool restored = st.touched.front().seg->file.truncate(st.size_before).ok();
   for (const auto& t : st.touched) {
-    if (t.fresh) std::filesystem::remove(t.seg->file.path());
+    std::error_code ec;
+    if (t.fresh && !std::filesystem::remove(t.seg->file.path(), ec)) restored = false;
   }
+  return restored;
 }
 
 Status EmbeddedLog::make_durable(std::vector<Staged>& staged) {

@@ -162,8 +162,9 @@ class EmbeddedLog final : public Log {
   // The staged batch into the journal, or a checkpoint if it does not fit.
   Status make_durable(std::vector<Staged>& staged);
   void publish(Staged& staged, int64_t now_ms);
-  // Takes back what a failed batch wrote, so a reopen does not resurrect records reported failed.
-  void take_back(Staged& staged);
+  // Takes back what a failed batch wrote, so a reopen does not resurrect records reported failed. False if
+  // the segment could not be cut back (or a fresh one removed).
+  bool take_back(Staged& staged);
   // Syncs every segment written since the last checkpoint, then starts a new journal generation.
   Status checkpoint();
   Result<std::shared_ptr<embedded_log::Segment>> roll(Partition& p, embedded_log::Segment& current);

@@ -11,8 +11,26 @@
 
 namespace qim::embedded_log {
 
-Error io_error(std::string_view what, const std::string& path) {
+namespace {
+constexpr std::string_view kNoSpace = "no space left: ";
+
+// A failed fsync is never "no space": after one, the page cache may have dropped what it could not write,
+// and nothing written since the last good sync may be trusted (the log refuses appends until reopened).
+Error sync_error(std::string_view what, const std::string& path) {
   return Error(Errc::kIo, std::string(what) + " " + path + ": " + std::strerror(errno));
+}
+}  // namespace
+
+Error io_error(std::string_view what, const std::string& path) {
+  // A full filesystem (or quota) is told apart: the write did not happen, what was written before is intact,
+  // and the log takes appends again once space returns (EmbeddedLog's writer, docs/operations.md).
+  const bool full = errno == ENOSPC || errno == EDQUOT;
+  return Error(Errc::kIo, std::string(full ? kNoSpace : "") + std::string(what) + " " + path + ": " +
+                              std::strerror(errno));
+}
+
+bool is_no_space(const Error& error) {
+  return error.code() == Errc::kIo && error.message().starts_with(kNoSpace);
 }
 
 File& File::operator=(File&& o) noexcept {
@@ -80,12 +98,12 @@ Status File::truncate(uint64_t size) const {
 }
 
 Status File::sync_data() const {
-  if (::fdatasync(fd_) != 0) return io_error("cannot fdatasync", path_);
+  if (::fdatasync(fd_) != 0) return sync_error("cannot fdatasync", path_);
   return {};
 }
 
 Status File::sync() const {
-  if (::fsync(fd_) != 0) return io_error("cannot fsync", path_);
+  if (::fsync(fd_) != 0) return sync_error("cannot fsync", path_);
   return {};
 }
 
@@ -101,7 +119,7 @@ Status sync_dir(const std::string& path) {
   if (fd < 0) return io_error("cannot open directory", path);
   const int rc = ::fsync(fd);
   ::close(fd);
-  if (rc != 0) return io_error("cannot fsync directory", path);
+  if (rc != 0) return sync_error("cannot fsync directory", path);
   return {};
 }
 

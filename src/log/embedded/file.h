@@ -37,8 +37,11 @@ class File {
   std::string path_;
 };
 
-// An Io error "<what> <path>: <strerror(errno)>".
+// An Io error "<what> <path>: <strerror(errno)>", prefixed "no space left: " when errno is ENOSPC or EDQUOT.
 Error io_error(std::string_view what, const std::string& path);
+// Whether `error` is a write (or create) refused for want of space: nothing was written past what the call
+// reports, and the same write may succeed once space returns. A failed fsync is never this.
+bool is_no_space(const Error& error);
 
 Status make_dirs(const std::string& path);
 // fsyncs a directory so a create, rename or delete in it is durable.

@@ -20,6 +20,8 @@
 #include "mailbox/embedded/insert_hint.h"
 #include "mailbox/embedded/max_merge.h"
 #include "mailbox/embedded/rocks_error.h"
+#include "mailbox/embedded/rocks_info_log.h"
+#include "mailbox/embedded/rocks_write_gate.h"
 #include "mailbox/embedded/rows.h"
 #include "mailbox/embedded/wal_sync.h"
 #include "mailbox/store_options.h"
@@ -117,6 +119,9 @@ class EmbeddedBackend final : public StoreBackend {
     // the CPU the leader needs. No measurable change either way (docs/benchmarks.md, "Embedded against
     // the relay: fewer syncs"); the published figures were taken with it.
     db_options.enable_write_thread_adaptive_yield = false;
+    // Through a full disk: learns of the error that stops the database and resumes it (rocks_write_gate.h).
+    db_options.listeners.push_back(gate_);
+    db_options.info_log = embedded::rocks_info_log("mailbox store");  // not a LOG file on the data disk
     // Insert hints (insert_hint.h): a frontier or proof row is merged again and again under the same
     // key, and a user's entries arrive in seq order.
     rocksdb::ColumnFamilyOptions merged;
@@ -146,7 +151,8 @@ class EmbeddedBackend final : public StoreBackend {
         rocks_status(rocksdb::DB::Open(db_options, dir_, families, &handles, &db), "open " + dir_));
     db_.reset(db);
     std::copy(handles.begin(), handles.end(), handles_.begin());
-    syncer_ = std::make_unique<embedded::WalSyncer>(*db_);
+    gate_->attach(db_.get());
+    syncer_ = std::make_unique<embedded::WalSyncer>(*db_, gate_.get());
     return {};
   }
 
@@ -192,7 +198,8 @@ class EmbeddedBackend final : public StoreBackend {
         return out;
       }
     }
-    if (Status w = rocks_status(db_->Write(write_, &batch), "write identities"); !w.ok()) {
+    if (Status w = rocks_status(gated([&] { return db_->Write(write_, &batch); }), "write identities");
+        !w.ok()) {
       for (size_t i : claimed) out[i].stored = w.error();  // none of them is stored
       return out;
     }
@@ -242,7 +249,7 @@ class EmbeddedBackend final : public StoreBackend {
     std::vector<std::unique_lock<std::mutex>> locks;
     for (uint32_t i : stripes) locks.emplace_back(ledgers_[i].mu);
     QIM_RETURN_IF_ERROR(register_buckets(buckets, batch));
-    QIM_RETURN_IF_ERROR(rocks_status(db_->Write(write_, &batch), "write entries"));
+    QIM_RETURN_IF_ERROR(rocks_status(gated([&] { return db_->Write(write_, &batch); }), "write entries"));
     counters_.inserts += rows.size() + proofs.size();  // the entries and their bucket proofs
     for (const auto& bucket : buckets) ledger_of(bucket.first).registered.insert(bucket);
     return {};
@@ -290,10 +297,12 @@ class EmbeddedBackend final : public StoreBackend {
   Status write_frontier(ShardId shard, Epoch epoch, MailboxSeq, MailboxSeq next) override {
     counters_.updates++;
     std::unique_lock lock(frontier_mu_[stripe_of(shard)]);
-    QIM_RETURN_IF_ERROR(
-        rocks_status(db_->Merge(write_, handles_[kFrontier], embedded::frontier_key(shard, epoch),
-                                embedded::u64_value(next.offset().value)),
-                     "write frontier"));
+    QIM_RETURN_IF_ERROR(rocks_status(gated([&] {
+                                       return db_->Merge(write_, handles_[kFrontier],
+                                                         embedded::frontier_key(shard, epoch),
+                                                         embedded::u64_value(next.offset().value));
+                                     }),
+                                     "write frontier"));
     return syncer_->sync_published();
   }
 
@@ -348,9 +357,12 @@ class EmbeddedBackend final : public StoreBackend {
     ledger.trim = std::max(ledger.trim, new_trim);
     std::erase_if(ledger.live_buckets,
                   [&](DayBucket b) { return std::find(expired.begin(), expired.end(), b) != expired.end(); });
-    QIM_RETURN_IF_ERROR(rocks_status(
-        db_->Put(sweep_write_, handles_[kLedger], embedded::ledger_key(user), embedded::ledger_value(ledger)),
-        "write retention ledger of " + user.str()));
+    QIM_RETURN_IF_ERROR(rocks_status(gated([&] {
+                                       return db_->Put(sweep_write_, handles_[kLedger],
+                                                       embedded::ledger_key(user),
+                                                       embedded::ledger_value(ledger));
+                                     }),
+                                     "write retention ledger of " + user.str()));
     for (DayBucket b : expired) stripe.registered.erase({user.str(), b.value});
     return {};
   }
@@ -399,7 +411,9 @@ class EmbeddedBackend final : public StoreBackend {
       QIM_RETURN_IF_ERROR(rocks_status(batch.Delete(handles_[kIdentity], key), "batch identity delete"));
       ++removed;
     }
-    if (removed > 0) QIM_RETURN_IF_ERROR(rocks_status(db_->Write(write_, &batch), "delete identities"));
+    if (removed > 0)
+      QIM_RETURN_IF_ERROR(
+          rocks_status(gated([&] { return db_->Write(write_, &batch); }), "delete identities"));
     return removed;
   }
 
@@ -413,10 +427,18 @@ class EmbeddedBackend final : public StoreBackend {
       QIM_RETURN_IF_ERROR(rocks_status(batch.Delete(handles_[kProofs], it->key()), "batch proof delete"));
     }
     QIM_RETURN_IF_ERROR(rocks_status(it->status(), "scan proofs"));
-    return rocks_status(db_->Write(write_, &batch), "delete proofs");
+    return rocks_status(gated([&] { return db_->Write(write_, &batch); }), "delete proofs");
   }
 
  private:
+  // A write, unless the database is stopped by a write error and cannot be resumed yet (a full disk): then
+  // that error, the write not attempted.
+  template <typename Write>
+  rocksdb::Status gated(Write&& write) {
+    if (rocksdb::Status ready = gate_->ready(); !ready.ok()) return ready;
+    return write();
+  }
+
   // The identity at `key` unless it is missing or past its expiry (an expired identity is absent).
   Result<std::optional<StoredIdentity>> live_identity(const std::string& key, const DispatchId& id) {
     counters_.reads++;
@@ -503,6 +525,7 @@ class EmbeddedBackend final : public StoreBackend {
   std::array<LedgerStripe, kMaxStripes> ledgers_;
   // Held shared by frontier reads, exclusively by a frontier write until its sync returned.
   std::array<std::shared_mutex, kMaxStripes> frontier_mu_;
+  std::shared_ptr<embedded::RocksWriteGate> gate_ = std::make_shared<embedded::RocksWriteGate>();
   std::unique_ptr<embedded::WalSyncer> syncer_;  // over db_, from open() on
 };
 

@@ -19,6 +19,12 @@ Status WalSyncer::sync_published() {
     syncing_ = true;
     const uint64_t covers = db_.GetLatestSequenceNumber();
     lock.unlock();
+    if (rocksdb::Status ready = gate_ ? gate_->ready() : rocksdb::Status::OK(); !ready.ok()) {
+      lock.lock();
+      syncing_ = false;
+      synced_cv_.notify_all();
+      return rocks_status(ready, "sync the write-ahead log: the store stopped after a write error");
+    }
     Status synced = rocks_status(db_.SyncWAL(), "sync the write-ahead log");
     lock.lock();
     syncing_ = false;

@@ -23,13 +23,17 @@
 #include <optional>
 
 #include "core/status.h"
+#include "mailbox/embedded/rocks_write_gate.h"
 
 namespace qim::embedded {
 
 class WalSyncer {
  public:
-  // `db` must outlive the syncer.
-  explicit WalSyncer(rocksdb::DB& db) : db_(db) {}
+  // `db` (and `gate`, if given) must outlive the syncer. With a gate, no sync is attempted while the
+  // database is stopped by a write error (a full disk, rocks_write_gate.h): the call returns that error and
+  // does not fail the syncer for good, since no sync failed; once the gate resumes the database (which
+  // flushes its memtables) syncing goes on.
+  explicit WalSyncer(rocksdb::DB& db, RocksWriteGate* gate = nullptr) : db_(db), gate_(gate) {}
 
   // Returns once the log is synced through every write published at or before the call (a write that
   // returned before it); Io naming the failure if a sync failed, now or before.
@@ -39,6 +43,7 @@ class WalSyncer {
 
  private:
   rocksdb::DB& db_;
+  RocksWriteGate* const gate_;
   std::mutex mu_;
   std::condition_variable synced_cv_;
   bool syncing_ = false;         // guarded by mu_: a sync runs without the lock

@@ -1,0 +1,199 @@
+#include "e2e/nemesis_load.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "e2e/history_support.h"
+#include "e2e/scenario_helpers.h"
+
+namespace qim::e2e {
+
+std::unique_ptr<Client> connect_quietly(uint16_t port, const std::string& user,
+                                        std::chrono::milliseconds timeout) {
+  client::ClientOptions o;
+  o.port = port;
+  o.timeout = timeout;
+  auto c = Client::connect(o);
+  if (!c.ok()) return nullptr;
+  if (!(*c)->auth(token_for(user, "d1")).ok()) return nullptr;
+  return std::move(c).value();
+}
+
+NemesisSender::NemesisSender(checker::HistoryRecorder& h, std::vector<uint16_t> ports, size_t first,
+                             std::string name, std::vector<std::string> recipients)
+    : h_(h),
+      ports_(std::move(ports)),
+      next_port_(first),
+      name_(std::move(name)),
+      recipients_(std::move(recipients)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+void NemesisSender::stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+void NemesisSender::reconnect() {
+  // A client's SEND timeout (5 s): a paused gateway leaves the SEND unknown, and the client moves on.
+  client_ = connect_quietly(ports_[next_port_ % ports_.size()], name_, 5s);
+  if (!client_) {
+    ++next_port_;
+    std::this_thread::sleep_for(200ms);
+  }
+}
+
+void NemesisSender::run() {
+  const std::string label = name_ + "/d1";
+  for (uint64_t i = 0; !stop_;) {
+    if (!client_) {
+      reconnect();
+      if (!client_) continue;
+      if (i > 0) ++reconnects_;
+    }
+    SendOutcome o;
+    o.recipient = recipients_[i % recipients_.size()];
+    o.cmid = name_ + "-" + std::to_string(i++);
+    o.started = NemesisClock::now();
+    h_.invoke(label, name_, conv(name_, o.recipient), o.cmid, kBody);
+    auto ack = client_->send(o.recipient, o.cmid, kBody);
+    o.answered = NemesisClock::now();
+    record_answer(h_, label, name_, o.cmid, ack);
+    o.acked = ack.ok();
+    if (ack.ok()) o.message_id = ack->message_id;
+    if (!ack.ok()) {
+      o.error = ack.error().message();
+      // No answer (a timeout, a closed connection): the connection is given up, the next one goes to the
+      // next gateway. A refusal (an ERROR) keeps the connection.
+      if (wire_code_of(o.error).empty()) {
+        client_.reset();
+        ++next_port_;
+      }
+    }
+    {
+      std::lock_guard lock(mu_);
+      outcomes_.push_back(std::move(o));
+    }
+    // The load's pace (about 40 SENDs a second per sender), not a synchronisation.
+    std::this_thread::sleep_for(25ms);
+  }
+}
+
+std::vector<SendOutcome> NemesisSender::outcomes() const {
+  std::lock_guard lock(mu_);
+  return outcomes_;
+}
+
+size_t NemesisSender::acked_since(NemesisClock::time_point since) const {
+  std::lock_guard lock(mu_);
+  size_t n = 0;
+  for (const auto& o : outcomes_) n += o.acked && o.started >= since;
+  return n;
+}
+
+std::optional<NemesisClock::time_point> NemesisSender::first_ack_after(NemesisClock::time_point since) const {
+  std::lock_guard lock(mu_);
+  for (const auto& o : outcomes_)
+    if (o.acked && o.started >= since) return o.answered;
+  return std::nullopt;
+}
+
+NemesisClock::duration NemesisSender::longest_ack_gap() const {
+  std::lock_guard lock(mu_);
+  NemesisClock::duration gap{};
+  std::optional<NemesisClock::time_point> last;
+  for (const auto& o : outcomes_) {
+    if (!o.acked) continue;
+    if (last) gap = std::max(gap, o.answered - *last);
+    last = o.answered;
+  }
+  return gap;
+}
+
+Result<size_t> NemesisSender::retry_unacknowledged(std::chrono::seconds within) {
+  const auto deadline = NemesisClock::now() + within;
+  const std::string label = name_ + "/retry";
+  std::unique_ptr<Client> c;
+  size_t retried = 0;
+  std::lock_guard lock(mu_);
+  for (auto& o : outcomes_) {
+    if (o.acked) continue;
+    ++retried;
+    for (;;) {
+      while (!c && NemesisClock::now() < deadline) {
+        c = connect_quietly(ports_[next_port_++ % ports_.size()], name_, 5s);
+        if (!c) std::this_thread::sleep_for(200ms);
+      }
+      if (!c) return Error(Errc::kTimeout, o.cmid + ": no gateway took a connection to retry it");
+      h_.invoke(label, name_, conv(name_, o.recipient), o.cmid, kBody);
+      auto ack = c->send(o.recipient, o.cmid, kBody);
+      record_answer(h_, label, name_, o.cmid, ack);
+      if (ack.ok()) {
+        o.acked = true;
+        o.message_id = ack->message_id;
+        break;
+      }
+      if (NemesisClock::now() >= deadline)
+        return Error(Errc::kTimeout, o.cmid + ": " + ack.error().message());
+      if (wire_code_of(ack.error().message()).empty()) c.reset();
+      std::this_thread::sleep_for(200ms);  // a client's back-off before it sends the same SEND again
+    }
+  }
+  return retried;
+}
+
+bool wait_for_acks(const std::vector<std::unique_ptr<NemesisSender>>& senders, NemesisClock::time_point since,
+                   size_t n, std::chrono::seconds within) {
+  const auto deadline = NemesisClock::now() + within;
+  for (;;) {
+    bool all = true;
+    for (const auto& s : senders) all = all && s->acked_since(since) >= n;
+    if (all) return true;
+    if (NemesisClock::now() >= deadline) return false;
+    std::this_thread::sleep_for(100ms);
+  }
+}
+
+checker::CheckReport judge(checker::HistoryRecorder& h, const Deployment& qim,
+                           const std::vector<std::unique_ptr<NemesisSender>>& senders) {
+  std::map<std::string, std::set<uint64_t>> wanted;  // user -> message ids acknowledged to or by them
+  for (const auto& s : senders) {
+    wanted[s->name()];
+    for (const auto& o : s->outcomes()) {
+      if (!o.acked) continue;
+      wanted[s->name()].insert(o.message_id);
+      wanted[o.recipient].insert(o.message_id);
+    }
+  }
+  for (const auto& [u, ids] : wanted) {
+    auto c = login_at(qim.port_for(u), u);
+    if (!c) continue;  // login_at failed the test
+    // The mailbox catches up with the Outbox (a node taking over, fanout resuming): poll until it holds
+    // every acknowledged message, then read it whole as the final read.
+    sync_until(*c, [&](const std::vector<Entry>& e) {
+      size_t found = 0;
+      for (const auto& x : e) found += ids.count(x.message_id);
+      return found >= ids.size();
+    });
+    record_final_mailbox(h, *c, u);
+  }
+  expect_history_ok(h);
+  return checker::check_history(h.events());
+}
+
+void print_figures(const std::string& scenario, const checker::CheckReport& report, size_t retried,
+                   double recover_s, double took_s) {
+  const auto& s = report.stats;
+  std::cout << "[ nemesis  ] " << scenario << ": " << s.sends << " SENDs (with retries), " << s.acknowledged
+            << " acknowledged, " << s.unknown << " unknown (" << s.unknown_stored << " of them stored), "
+            << s.refused << " refused for good, " << retried << " retried with the same key, "
+            << s.duplicates_hidden << " duplicates hidden, " << s.final_entries << " entries in "
+            << s.mailboxes << " final mailboxes, recovered in " << recover_s << " s, scenario took " << took_s
+            << " s, " << report.violations.size() << " violations\n";
+}
+
+}  // namespace qim::e2e
