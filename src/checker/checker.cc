@@ -18,6 +18,7 @@ namespace {
 struct SendState {
   std::string conversation;
   std::optional<uint64_t> acked_id;  // the last ok's message id
+  std::set<uint64_t> acked_ids;      // every message id an ok named for this key
   bool failed = false;               // a definite refusal was seen
   bool unknown = false;              // an unknown event was seen
 };
@@ -60,6 +61,7 @@ class Checker {
         }
         case EventKind::kOk:
           sends_[{e.user, e.client_msg_id}].acked_id = e.message_id;
+          sends_[{e.user, e.client_msg_id}].acked_ids.insert(e.message_id);
           break;
         case EventKind::kFail:
           sends_[{e.user, e.client_msg_id}].failed = true;
@@ -220,6 +222,11 @@ class Checker {
         violate("refused-stored", sender + "'s " + cmid + " was refused but is stored", kNone, cmid);
       if (!s.acked_id) continue;
       const uint64_t id = *s.acked_id;
+      if (s.acked_ids.size() > 1)
+        violate("one-id",
+                sender + "'s " + cmid + " was acknowledged under " + std::to_string(s.acked_ids.size()) +
+                    " message ids",
+                kNone, cmid);
       if (auto x = entry_by_id_.find(id);
           x != entry_by_id_.end() && (x->second.client_msg_id != cmid || x->second.sender != sender))
         violate("one-id",

@@ -12,7 +12,8 @@
 //                  and no final mailbox holds a second copy further behind its first than that window
 //   leak           no entry reached a user who is not a member of its conversation
 //   one-id         one (sender, client_msg_id) maps to one message id: an `unknown` SEND sent again
-//                  appears at most once; an acknowledgement names the entry that carries it
+//                  appears at most once; every acknowledgement of a key names the same id, the entry that
+//                  carries it
 //   refused-stored a SEND refused for good (a `fail`, and no later `ok` of the same key) is stored nowhere
 //   frontier       a frame holds no entry above its own frontier, a DELIVER none at or below its `from`,
 //                  a SYNC_PAGE's entries ascend

@@ -124,6 +124,14 @@ TEST_F(CheckerTest, AnUnknownSendStoredTwiceBreaksOneId) {
   EXPECT_TRUE(has(check(), "one-id"));
 }
 
+// A retry answered with another message id than the first acknowledgement: the key names two messages.
+TEST_F(CheckerTest, OneKeyAcknowledgedUnderTwoIdsBreaksOneId) {
+  rec_->final_mailbox("bob", mailbox_);
+  EXPECT_TRUE(check().ok());
+  rec_->ok("alice/phone", "alice", "m2", 0);
+  EXPECT_TRUE(has(check(), "one-id"));
+}
+
 TEST_F(CheckerTest, ARefusedSendThatIsStoredIsCaught) {
   rec_->invoke("alice/phone", "alice", kConv, "r1", "refused");
   rec_->fail("alice/phone", "alice", "r1", "UNAVAILABLE");
