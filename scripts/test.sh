@@ -14,7 +14,7 @@
 # one), so M > 0 exactly when something failed, and the exit code is non-zero exactly then.
 #
 # Overrides, to run the script beside other copies on one machine or only some phases:
-#   QIM_TEST_PHASES="unit model redis kafka pipeline cassandra cluster deploy web"   the groups to run (default: all)
+#   QIM_TEST_PHASES="unit asan model redis kafka pipeline cassandra cluster deploy web"   the groups to run (default: all)
 #   QIM_TEST_REDIS_PORTS="16379 16380 16381"   two mailbox instances and one routing; QIM_TEST_SMOKE_REDIS_PORT
 #   (16382); QIM_RUN_DIR, QIM_CASSANDRA_ADDRESS_PREFIX, QIM_CASSANDRA_JMX_PORT, QIM_KAFKA_PORT,
 #   QIM_KAFKA_CONTROLLER_PORT, QIM_KAFKA_HEAP: as the engine scripts; QIM_TEST_SKIP_BUILD=1 uses the build as
@@ -41,7 +41,7 @@ setup() {
   smoke_redis_port=${QIM_TEST_SMOKE_REDIS_PORT:-16382}
   prefix=${QIM_CASSANDRA_ADDRESS_PREFIX:-127.0.0.}
   # Every phase group, in the order they run.
-  local all="unit model redis kafka pipeline cassandra cluster deploy web"
+  local all="unit asan model redis kafka pipeline cassandra cluster deploy web"
   phases=" ${QIM_TEST_PHASES:-$all} "
   [[ ${QIM_TEST_SKIP_CLUSTER:-0} != 1 ]] || phases=${phases/ cluster / }
   local p
@@ -149,7 +149,9 @@ needs() {
   done
 }
 
-ct() { ctest --preset release --output-on-failure --timeout 600 --no-tests=error "$@"; }
+# The ctest preset of the phases (release; the asan phase sets asan).
+ctest_preset=release
+ct() { ctest --preset "$ctest_preset" --output-on-failure --timeout 600 --no-tests=error "$@"; }
 
 # Counts a ctest JUnit report: prints "PASSED FAILED SKIPPED", then one line per skipped test whose skip
 # reason names a QIM_* variable this phase has set (a test that skipped for want of an engine the phase
@@ -213,7 +215,7 @@ ctest_phase() {
   # shellcheck disable=SC2086 # word splitting wanted: a list of engines
   if ! needs $needed; then
     local n
-    n=$(ctest --preset release -N "$@" 2>/dev/null | sed -n 's/^Total Tests: //p')
+    n=$(ctest --preset "$ctest_preset" -N "$@" 2>/dev/null | sed -n 's/^Total Tests: //p')
     record "$name" 0 "${n:-1}" 0 "engine $missing_engine is not up; its tests did not run"
     return 0
   fi
@@ -345,6 +347,48 @@ e2e_distributed_phase() {
     QIM_TEST_ROUTING_REDIS_NAME="$(redis_name "${redis_ports[2]}")" ctest_phase "$name" "$needed" -L "^$label\$"
 }
 
+# The unit tests (the gateway's among them) built with AddressSanitizer and UndefinedBehaviorSanitizer (the
+# asan preset, build/asan): a use after free, an overflow or undefined behaviour fails the test that hit it.
+# Only the test binaries labelled unit are built, without the CQL client (Rust; no unit test needs it);
+# -O1 keeps them fast enough to run. ccache is used when installed. Leak checks are off: the point is memory
+# errors, and libraries' process-lifetime allocations would be reported as leaks.
+asan_phase() {
+  local dir=build/asan launcher=() targets started=$SECONDS
+  echo
+  echo "=== test phase: unit (asan): building"
+  if command -v ccache >/dev/null; then
+    # Paths relative to the clone, as in build.sh: another clone of the same sources hits the cache.
+    export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  fi
+  if ! cmake --preset asan -DQIM_WITH_CQL=OFF -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" "${launcher[@]}" >/dev/null; then
+    record "unit (asan)" 0 1 0 "the sanitizer build did not configure"
+    return 0
+  fi
+  # The unit tests' binaries: every qim_test(NAME ... LABELS ... unit ...) of the CMake files that this
+  # configuration defines (ninja knows it). Read from the sources: ctest knows a test's labels only once its
+  # binary is built.
+  targets=$(ninja -C "$dir" -t targets all | python3 -c '
+import pathlib, re, sys
+defined = {line.split(":")[0] for line in sys.stdin}
+names = set()
+for f in pathlib.Path(".").glob("**/CMakeLists.txt"):
+    if f.parts[0] == "build": continue
+    for m in re.finditer(r"qim_test\(\s*(\w+)([^)]*)\)", f.read_text()):
+        labels = re.search(r"LABELS\s+([\w\s-]+)", m.group(2))
+        if labels and "unit" in labels.group(1).split() and m.group(1) in defined: names.add(m.group(1))
+print(" ".join(sorted(names)))') || targets=""
+  # shellcheck disable=SC2086 # word splitting wanted: a list of targets
+  if [[ -z $targets ]] || ! cmake --build --preset asan --target $targets; then
+    record "unit (asan)" 0 1 0 "the sanitizer build failed"
+    return 0
+  fi
+  echo "test: the sanitizer build took $((SECONDS - started)) s"
+  ctest_preset=asan ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1} \
+    UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} ctest_phase "unit (asan)" "" -L unit
+  echo "test: the asan phase took $((SECONDS - started)) s"
+}
+
 # ------------------------------------------------------------------------------------------- the end
 
 # Runs on every exit: engines stopped first, then the summary; the last line is the total.
@@ -374,6 +418,7 @@ on_exit() {
 run_phases() {
   # 1. Unit tests and the contract suite on memory and embedded: no engine needed.
   if wanted unit; then ctest_phase "unit" "" -L unit; fi
+  if wanted asan; then asan_phase; fi
 
   # The delivery rules, model-checked with Spin (model/README.md): no engine, no build; about 30 s of CPU.
   if wanted model; then smoke_phase "model" "" bash model/check.sh; fi

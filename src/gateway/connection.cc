@@ -7,7 +7,6 @@
 
 #include "gateway/gateway_context.h"
 #include "gateway/group_history.h"
-#include "gateway/group_requests.h"
 #include "gateway/membership.h"
 #include "gateway/plain_http.h"
 #include "gateway/protocol/server_frame.h"
@@ -43,9 +42,12 @@ Connection::Connection(net::ip::tcp::socket socket, GatewayContext& ctx, uint64_
       ws_(std::move(socket), ctx.tls.get()),
       auth_timer_(ws_.get_executor()),
       expiry_timer_(ws_.get_executor()),
-      bucket_(ctx.options.max_frames_per_second, ctx.options.max_frames_per_second, Clock::now()) {}
+      bucket_(ctx.options.max_frames_per_second, ctx.options.max_frames_per_second, Clock::now()),
+      group_timer_(ws_.get_executor()) {}
 
 Connection::~Connection() {
+  ctx_.blocking.close_lane(id_);
+  ctx_.group_ops.close_lane(id_);
   ctx_.registry.remove(principal_ ? &principal_->user : nullptr, id_);
   if (routed_ && ctx_.deps.routes) ctx_.deps.routes->connection_closed(principal_->user);
   if (accepted_) ctx_.metrics.connections.Decrement();
@@ -182,9 +184,11 @@ void Connection::do_read() {
 void Connection::on_read(beast::error_code ec) {
   if (ec) {
     // Closed by the peer, by us, or by Beast after a protocol error (its close frame got a reason from
-    // CloseReasonStream).
+    // CloseReasonStream). Its work queued on the pools is dropped: nobody reads the answers.
     auth_timer_.cancel();
     expiry_timer_.cancel();
+    ctx_.blocking.close_lane(id_);
+    ctx_.group_ops.close_lane(id_);
     return;
   }
   if (input_closed_) return;
@@ -319,20 +323,7 @@ void Connection::handle_send(const std::string& ref, SendFrame f) {
         send_error(ref, WireCode::kUnavailable, "groups are not served by this gateway");
         return;
       }
-      // The membership read blocks: on the pool, then back on the strand to append.
-      net::post(ctx_.blocking, [self = shared_from_this(), groups, ref, f = std::move(f), conversation,
-                                user = me, group = *c->group_id()]() mutable {
-        GroupCheck check = check_group_member(*groups, group, user);
-        net::post(self->ws_.get_executor(),
-                  [self, ref, f = std::move(f), conversation = std::move(conversation),
-                   check = std::move(check)]() mutable {
-                    if (!check.member) {
-                      self->send_error(ref, check.code, check.message);
-                      return;
-                    }
-                    self->append_send(ref, std::move(f), std::move(conversation));
-                  });
-      });
+      queue_group_send(ref, std::move(f), std::move(conversation), *c->group_id());
       return;
     }
     if (!is_member(me, conversation)) {
@@ -340,6 +331,12 @@ void Connection::handle_send(const std::string& ref, SendFrame f) {
                  "you are not a member of conversation '" + conversation.str() + "'");
       return;
     }
+  }
+  if (!writes_.empty()) {
+    // Behind a SEND or group change still being checked: appended after it (connection.h, "Order").
+    if (writes_full(ref)) return;
+    writes_.push_back(OutboxWrite{ref, std::move(f), std::move(conversation), nullptr, nullptr});
+    return;
   }
   append_send(ref, std::move(f), std::move(conversation));
 }
@@ -410,7 +407,7 @@ void Connection::handle_sync(const std::string& ref, const SyncFrame& f) {
   MailboxQuery query{principal_->user, f.after, f.limit};  // the authenticated user's mailbox only
   MailboxStore* store = ctx_.deps.mailbox;
   GatewayMetrics* metrics = &ctx_.metrics;
-  run_blocking([store, metrics, query, ref] {
+  run_pooled(ctx_.blocking, ref, [store, metrics, query, ref] {
     auto page = store->read_mailbox(query);
     if (page.ok()) return encode_sync_page(ref, *page);
     return read_error_frame(*metrics, ref, "SYNC of " + query.user.str(), page.error());
@@ -434,23 +431,10 @@ void Connection::handle_history(const std::string& ref, const HistoryFrame& f) {
   }
   HistoryQuery query{f.conversation, f.before, f.limit};
   GatewayMetrics* metrics = &ctx_.metrics;
-  run_blocking([history, metrics, query, ref] {
+  run_pooled(ctx_.blocking, ref, [history, metrics, query, ref] {
     auto page = history->read(query);
     if (page.ok()) return encode_history_page(ref, query.conversation, *page);
     return read_error_frame(*metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
-  });
-}
-
-void Connection::handle_group(const std::string& ref, const GroupFrame& f) {
-  if (ctx_.deps.groups == nullptr) {
-    send_error(ref, WireCode::kUnavailable, "groups are not served by this gateway");
-    return;
-  }
-  GroupRequestDeps deps{ctx_.deps.groups, ctx_.deps.outbox, ctx_.deps.clock.get(),
-                        ctx_.options.group_max_members, ctx_.options.group_apply_wait_ms};
-  net::post(ctx_.group_ops, [self = shared_from_this(), deps, ref, f, who = *principal_] {
-    auto frame = std::make_shared<const std::string>(answer_group_frame(deps, ref, who, f));
-    net::post(self->ws_.get_executor(), [self, frame] { self->enqueue(frame); });
   });
 }
 
@@ -463,7 +447,7 @@ void Connection::handle_group_history(const std::string& ref, const HistoryFrame
   }
   HistoryQuery query{f.conversation, f.before, f.limit};
   GatewayMetrics* metrics = &ctx_.metrics;
-  run_blocking([groups, history, metrics, query, ref, group, user = principal_->user] {
+  run_pooled(ctx_.blocking, ref, [groups, history, metrics, query, ref, group, user = principal_->user] {
     GroupCheck check = check_group_member(*groups, group, user);
     if (!check.member) {
       metrics->errors(check.code).Increment();
@@ -473,13 +457,6 @@ void Connection::handle_group_history(const std::string& ref, const HistoryFrame
     if (!page.ok())
       return read_error_frame(*metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
     return encode_history_page(ref, query.conversation, *page);
-  });
-}
-
-void Connection::run_blocking(std::function<std::string()> read) {
-  net::post(ctx_.blocking, [self = shared_from_this(), read = std::move(read)] {
-    auto frame = std::make_shared<const std::string>(read());
-    net::post(self->ws_.get_executor(), [self, frame] { self->enqueue(frame); });
   });
 }
 

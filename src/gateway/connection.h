@@ -1,9 +1,15 @@
 #pragma once
 // One client's WebSocket connection. Everything it does runs on its own strand: reading frames, answering
 // them, and writing its outbound queue one frame at a time, answers before the pushes still waiting
-// (outbound_frames.h). Blocking reads (SYNC, HISTORY) run on the gateway's pool and post their answer back;
-// SEND acknowledgements come back from the log's callback the same way, so every write happens on the
-// strand.
+// (outbound_frames.h). Blocking reads (SYNC, HISTORY, group checks and GROUP_* frames) run in this
+// connection's lane of the gateway's pools (fair_pool.h) and post their answer back; SEND acknowledgements
+// come back from the log's callback the same way, so every write happens on the strand.
+//
+// Order: the connection's Outbox writes (SENDs and group changes) are appended in the order their frames
+// came, whatever their conversation: a write waiting for its group check holds back the ones behind it
+// (connection_work.cc). Work on the pools is bounded per connection (max_pending_per_connection: over it a
+// frame is answered RATE_LIMITED at once), and work not started by its deadline is answered UNAVAILABLE
+// instead of being done late.
 //
 // Bounds: frame size (read piece by piece up to max_frame_bytes: a larger frame closes with 1009 and a
 // reason), frame rate (token bucket: a frame over it gets RATE_LIMITED with its ref), outbound queue (over it
@@ -18,13 +24,17 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "auth/token.h"
 #include "gateway/close_reason_stream.h"
+#include "gateway/group_requests.h"
 #include "gateway/outbound_frames.h"
 #include "gateway/protocol/client_frame.h"
 #include "gateway/send_dedup.h"
@@ -34,6 +44,7 @@
 namespace qim {
 
 struct GatewayContext;
+class FairPool;
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
@@ -75,8 +86,37 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void handle_history(const std::string& ref, const HistoryFrame& f);
   void answer_send(const std::string& ref, const std::string& client_msg_id, uint64_t fingerprint,
                    Clock::time_point started, const Result<SentMessage>& sent, bool duplicate);
-  // Runs `read` on the blocking pool and queues the frame it returns.
-  void run_blocking(std::function<std::string()> read);
+  // Runs `read` in this connection's lane of `pool` and queues the frame it returns; answers `ref` with
+  // RATE_LIMITED at once over the pending bound, UNAVAILABLE if it did not start by its deadline.
+  void run_pooled(FairPool& pool, const std::string& ref, std::function<std::string()> read);
+  // Counts one more piece of work of this connection on the pools; false (and `ref` answered
+  // RATE_LIMITED naming `what`) when it is at its bound.
+  bool take_pending(const std::string& ref, std::string_view what);
+  // The deadline of work submitted now.
+  std::chrono::steady_clock::time_point work_deadline() const;
+
+  // Ordered Outbox writes (connection_work.cc).
+  struct SendCheck;
+  struct GroupChangeWork;
+  struct OutboxWrite {
+    std::string ref;
+    std::optional<SendFrame> send;  // a SEND to `conversation`, after `check` when it is a group's
+    ConversationId conversation;
+    std::shared_ptr<SendCheck> check;
+    std::shared_ptr<GroupChangeWork> change;  // or a group change
+  };
+  // Queues a SEND to a group behind its membership check (shared with the SENDs to that group that come
+  // before the check starts).
+  void queue_group_send(const std::string& ref, SendFrame f, ConversationId conversation,
+                        const GroupId& group);
+  void check_done(const std::shared_ptr<SendCheck>& check);
+  // Appends the writes at the front whose checks are done, in order.
+  void drain_writes();
+  bool writes_full(const std::string& ref);
+  void start_next_group_change();
+  void append_group_change(const std::shared_ptr<GroupChangeWork>& change);
+  void poll_group_outcome(const std::shared_ptr<GroupChangeWork>& change);
+  void group_change_answered(const std::shared_ptr<GroupChangeWork>& change, std::string frame);
 
   void send_error(const std::string& ref, WireCode code, std::string_view message);
   // UNAUTHENTICATED naming what came instead of AUTH, then a close (1008).
@@ -106,9 +146,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<Principal> principal_;
 
   OutboundFrames out_;
-  bool counted_ = false;       // holds a slot of max_connections
-  bool accepted_ = false;      // the WebSocket handshake completed
-  bool input_closed_ = false;  // no more frames are processed
+  uint32_t pending_ = 0;            // work on the pools not answered yet (take_pending)
+  std::deque<OutboxWrite> writes_;  // Outbox writes waiting for an earlier one's check, in frame order
+  std::map<GroupId, std::shared_ptr<SendCheck>> open_checks_;   // group checks of SENDs not started yet
+  std::deque<std::shared_ptr<GroupChangeWork>> group_changes_;  // waiting for the one in progress
+  std::shared_ptr<GroupChangeWork> group_change_;               // checked, appended or polled now
+  boost::asio::steady_timer group_timer_;                       // the pause between outcome polls
+  bool counted_ = false;                                        // holds a slot of max_connections
+  bool accepted_ = false;                                       // the WebSocket handshake completed
+  bool input_closed_ = false;                                   // no more frames are processed
   std::optional<boost::beast::websocket::close_reason> close_;
 };
 

@@ -49,7 +49,7 @@ struct GatewayOptions {
   int64_t auth_timeout_ms = 10'000;      // a connection without AUTH by then is closed
   size_t dedup_capacity = 200'000;       // SEND idempotency keys kept (rebuilt from the Outbox at start)
   int64_t dedup_window_ms = 86'400'000;  // how long a client_msg_id stays a duplicate
-  uint32_t blocking_threads = 2;         // threads for store and history reads (SYNC, HISTORY)
+  uint32_t blocking_threads = 2;         // threads for store and history reads (SYNC, HISTORY, group checks)
   // TLS (both or neither): the client port then serves wss:// (and the web page over https://) only.
   std::string tls_cert_file;  // QIM_TLS_CERT: PEM certificate chain
   std::string tls_key_file;   // QIM_TLS_KEY: PEM private key of its first certificate
@@ -59,6 +59,11 @@ struct GatewayOptions {
   // Groups (docs/protocol.md "Groups"):
   uint32_t group_max_members = 10'000;  // QIM_GROUP_MAX_MEMBERS (fanout reads the same variable)
   int64_t group_apply_wait_ms = 5'000;  // QIM_GROUP_APPLY_WAIT_MS: how long a GROUP_* change waits for fanout
+  // Work on the worker pools per connection (docs/protocol.md "Limits and closes"): SYNC, HISTORY, GROUP_*
+  // frames and group membership checks answered not yet; a frame over it is answered RATE_LIMITED at once.
+  uint32_t max_pending_per_connection = 32;  // QIM_GATEWAY_MAX_PENDING
+  // Work not started on a pool this long after its frame came is not done; its frame is answered UNAVAILABLE.
+  int64_t pending_deadline_ms = 5'000;  // QIM_GATEWAY_PENDING_DEADLINE_MS
 };
 
 // An extra endpoint of the admin server (loopback only), e.g. a test knob a deployment registers.

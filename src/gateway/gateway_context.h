@@ -1,16 +1,16 @@
 #pragma once
 // What every connection of one gateway shares: options, dependencies, the idempotency table, the live
-// connection registry (the push router), metrics, and the pool that runs blocking store reads. Owned by
+// connection registry (the push router), metrics, and the pools that run blocking store reads. Owned by
 // the gateway; outlives every connection (stop() drains them first).
 
 #include <boost/asio/ssl/context.hpp>
-#include <boost/asio/thread_pool.hpp>
 
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
 
 #include "gateway/connection_registry.h"
+#include "gateway/fair_pool.h"
 #include "gateway/gateway.h"
 #include "gateway/gateway_metrics.h"
 #include "gateway/parser_pool.h"
@@ -30,8 +30,8 @@ struct GatewayContext {
         dedup(deps.send_dedup ? deps.send_dedup : &memory_dedup),
         registry(mode != DeliveryMode::kPull, deps.shard_count, metrics),
         unauthenticated(options.max_unauthenticated, options.max_unauthenticated_per_peer),
-        blocking(options.blocking_threads),
-        group_ops(2) {}
+        blocking("gateway-read", options.blocking_threads),
+        group_ops("gateway-group", 2) {}
 
   const GatewayOptions options;
   const GatewayDeps deps;
@@ -41,11 +41,12 @@ struct GatewayContext {
   SendDedup* dedup;
   ConnectionRegistry registry;
   UnauthenticatedSlots unauthenticated;  // connections from accept to AUTH_OK (bounded apart)
-  ParserPool parsers;                    // shared: a parser's buffers grow to the largest frame it saw
-  boost::asio::thread_pool blocking;
-  // GROUP_* changes wait for fanout (up to QIM_GROUP_APPLY_WAIT_MS): on threads of their own, so they
-  // never hold up SYNC and HISTORY reads.
-  boost::asio::thread_pool group_ops;
+  ParserPool parsers;  // shared: a parser's buffers grow to the largest frame it saw
+  // Both pools have one lane per connection (fair_pool.h); stop() stops them before the io_context their
+  // tasks post answers to goes. SYNC, HISTORY and the membership checks of group SENDs:
+  FairPool blocking;
+  // GROUP_* frames: their checks, lists and the polls of a change's outcome (no thread waits for fanout).
+  FairPool group_ops;
   // Set by start() before the first accept when TLS is configured; null: plain ws://.
   std::shared_ptr<boost::asio::ssl::context> tls;
 

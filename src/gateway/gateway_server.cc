@@ -50,7 +50,8 @@ Status check_options(const GatewayOptions& o, const GatewayDeps& d) {
   if (o.max_frames_per_second == 0 || o.max_connections == 0 || o.threads == 0 || o.threads > 64 ||
       o.blocking_threads == 0 || o.blocking_threads > 64 || o.max_outbound_frames == 0 ||
       o.max_outbound_bytes < o.max_frame_bytes || o.auth_timeout_ms <= 0 || o.dedup_capacity == 0 ||
-      o.dedup_window_ms <= 0)
+      o.dedup_window_ms <= 0 || o.max_pending_per_connection == 0 || o.pending_deadline_ms <= 0 ||
+      o.group_apply_wait_ms <= 0)
     return Error(Errc::kConfig,
                  "gateway limits must be positive (threads and blocking threads at most 64, outbound bytes "
                  "at least a frame)");
@@ -127,10 +128,13 @@ class GatewayServer final : public Gateway {
     for (auto& c : ctx_->registry.all_open()) c->shutdown("server shutting down");
     for (int i = 0; i < 200 && ctx_->open_connections.load() > 0; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    // Every pool stops (what is queued is dropped, what runs finishes) while the io_context its tasks post
+    // their answers to still exists: it goes before ctx_ (members are destroyed in reverse order).
+    ctx_->blocking.stop();
+    ctx_->group_ops.stop();
     io_.stop();
     for (auto& t : threads_) t.join();
     threads_.clear();
-    ctx_->blocking.join();
   }
 
   uint16_t port() const override { return port_; }

@@ -2,12 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include <future>
+#include <algorithm>
 #include <random>
-#include <thread>
 
 #include "gateway/protocol/server_frame.h"
-#include "outbox/outbox_record.h"
 
 namespace qim {
 
@@ -129,24 +127,82 @@ GroupId mint_group_id() {
   return GroupId::unchecked(std::move(id));
 }
 
-std::string answer_group_frame(const GroupRequestDeps& deps, const std::string& ref, const Principal& who,
-                               const GroupFrame& f) {
-  if (f.request == GroupRequest::kList) return list_groups(deps, ref, who.user);
-  if (f.request == GroupRequest::kMembers) return list_members(deps, ref, who.user, f.group);
+namespace {
+
+// What the check of `op` by `actor` needs of the group, read row by row: the meta row, the actor's member
+// row, and the rows of the users the op names only where its rule depends on them (an admin's remove: their
+// roles; a role change: its target; an add that may go over the limit: who is a member already). Fanout
+// keeps the whole state; the gateway never loads it (its outcomes grow with every op ever made).
+Result<GroupState> state_for_check(GroupStore& store, const GroupId& group, const GroupOp& op,
+                                   const UserId& actor, uint32_t max_members) {
+  QIM_ASSIGN_OR_RETURN(auto meta, store.meta(group));
+  if (!meta) return GroupState(group);
+  std::vector<GroupMemberRecord> rows;
+  QIM_ASSIGN_OR_RETURN(auto me, store.member(group, actor));
+  if (!me || !me->current()) return GroupState(*meta, {}, {});  // refused: not a member
+  const GroupRole role = me->role;
+  rows.push_back(std::move(*me));
+  std::vector<UserId> targets;
+  switch (op.kind) {
+    case GroupOpKind::kAdd:
+      // Counting every named user as new can only overstate the count: read their rows only if that
+      // overstated count is over the limit.
+      if (meta->member_count + op.members.size() > max_members) targets = op.members;
+      break;
+    case GroupOpKind::kRemove:
+      // The owner removes anyone but itself (its own row is read); an admin may not remove an admin.
+      if (role != GroupRole::kOwner) targets = op.members;
+      break;
+    case GroupOpKind::kSetRole:
+      targets = op.members;
+      break;
+    case GroupOpKind::kCreate:
+    case GroupOpKind::kLeave:
+    case GroupOpKind::kRename:
+      break;
+  }
+  for (const auto& u : targets) {
+    if (u == actor || std::any_of(rows.begin(), rows.end(), [&](const auto& r) { return r.user == u; }))
+      continue;
+    QIM_ASSIGN_OR_RETURN(auto row, store.member(group, u));
+    if (row) rows.push_back(std::move(*row));
+  }
+  return GroupState(*meta, std::move(rows), {});
+}
+
+}  // namespace
+
+GroupPlan plan_group_frame(const GroupRequestDeps& deps, const std::string& ref, const Principal& who,
+                           const GroupFrame& f) {
+  GroupPlan plan;
+  if (f.request == GroupRequest::kList) {
+    plan.answer = list_groups(deps, ref, who.user);
+    return plan;
+  }
+  if (f.request == GroupRequest::kMembers) {
+    plan.answer = list_members(deps, ref, who.user, f.group);
+    return plan;
+  }
 
   GroupOp op{op_kind_of(f.request), f.members, f.name, f.role};
   const GroupId group = f.request == GroupRequest::kCreate ? mint_group_id() : f.group;
   if (f.request != GroupRequest::kCreate) {
-    // The same rules fanout applies, on a copy of the current state: refused here, nothing is appended.
-    auto state = deps.store->load(group);
-    if (!state.ok()) return error_of(ref, state.error(), "group check of g:" + group.str());
-    GroupState probe = *state ? **state : GroupState(group);
-    GroupChange change = probe.apply(op, who.user, kOpenInterval - 1, deps.max_members);
-    if (!change.outcome.applied)
-      return encode_error(ref, wire_code_of(change.outcome.refusal), change.outcome.reason);
+    // The same rules fanout applies, on what the rule needs of the current state: refused here, nothing
+    // is appended.
+    auto state = state_for_check(*deps.store, group, op, who.user, deps.max_members);
+    if (!state.ok()) {
+      plan.answer = error_of(ref, state.error(), "group check of g:" + group.str());
+      return plan;
+    }
+    GroupChange change = state->apply(op, who.user, kOpenInterval - 1, deps.max_members);
+    if (!change.outcome.applied) {
+      plan.answer = encode_error(ref, wire_code_of(change.outcome.refusal), change.outcome.reason);
+      return plan;
+    }
   } else if (f.members.size() + 1 > deps.max_members) {
-    return encode_error(ref, WireCode::kGroupFull,
-                        "a group has at most " + std::to_string(deps.max_members) + " members");
+    plan.answer = encode_error(ref, WireCode::kGroupFull,
+                               "a group has at most " + std::to_string(deps.max_members) + " members");
+    return plan;
   }
 
   OutboxRecord record;
@@ -157,36 +213,30 @@ std::string answer_group_frame(const GroupRequestDeps& deps, const std::string& 
   record.server_time_ms = deps.clock->now_ms();
   record.body = group_op_body(op, who.user);
   record.group_op = op;
-  const uint32_t partition = outbox_partition_of(record.conversation, deps.outbox->partition_count());
-  std::promise<Result<Offset>> appended;
-  auto done = appended.get_future();
-  deps.outbox->append(partition, record.conversation.str(), encode_outbox_record(record),
-                      [&appended](Result<Offset> r) { appended.set_value(std::move(r)); });
-  Result<Offset> offset = done.get();
-  if (!offset.ok()) {
-    return encode_error(ref, wire_code_of(offset.code()),
-                        "the group change was not stored: " + offset.error().message());
-  }
-  // Fanout decides at the offset; wait for its outcome so the next frame of any client sees it.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(deps.apply_wait_ms);
-  auto pause = std::chrono::milliseconds(2);
-  while (true) {
-    auto outcome = deps.store->outcome(group, offset->value);
-    if (!outcome.ok()) return error_of(ref, outcome.error(), "group outcome of g:" + group.str());
-    if (*outcome) {
-      if (!(*outcome)->applied)
-        return encode_error(ref, wire_code_of((*outcome)->refusal), (*outcome)->reason);
-      return encode_group_ok(ref, group_op_name(op.kind), group, message_id_of(partition, *offset));
-    }
-    if (std::chrono::steady_clock::now() >= deadline) {
-      return encode_error(
-          ref, WireCode::kUnavailable,
-          "the group change was appended but fanout has not applied it yet; it will be decided "
-          "there (read GROUP_MEMBERS rather than repeating it)");
-    }
-    std::this_thread::sleep_for(pause);  // polling the store: fanout gives no signal to the gateway
-    pause = std::min(pause * 2, std::chrono::milliseconds(50));
-  }
+  plan.partition = outbox_partition_of(record.conversation, deps.outbox->partition_count());
+  plan.record = std::move(record);
+  plan.group = group;
+  plan.kind = op.kind;
+  return plan;
+}
+
+std::optional<std::string> group_outcome_answer(GroupStore& store, const std::string& ref,
+                                                const GroupPlan& plan, Offset offset) {
+  auto outcome = store.outcome(plan.group, offset.value);
+  if (!outcome.ok()) return error_of(ref, outcome.error(), "group outcome of g:" + plan.group.str());
+  if (!*outcome) return std::nullopt;
+  if (!(*outcome)->applied) return encode_error(ref, wire_code_of((*outcome)->refusal), (*outcome)->reason);
+  return encode_group_ok(ref, group_op_name(plan.kind), plan.group, message_id_of(plan.partition, offset));
+}
+
+std::string group_append_failed(const std::string& ref, const Error& error) {
+  return encode_error(ref, wire_code_of(error.code()), "the group change was not stored: " + error.message());
+}
+
+std::string group_not_applied(const std::string& ref) {
+  return encode_error(ref, WireCode::kUnavailable,
+                      "the group change was appended but fanout has not applied it yet; it will be decided "
+                      "there (read GROUP_MEMBERS rather than repeating it)");
 }
 
 }  // namespace qim

@@ -1,10 +1,14 @@
 #pragma once
 // The gateway's side of groups (docs/protocol.md "Groups"): the GROUP_* frames, and the membership check
-// of SEND and HISTORY to a group. Everything here blocks (store reads, the Outbox append, waiting for
-// fanout to apply an op), so connections run it on a pool, never on their strand.
+// of SEND and HISTORY to a group. The functions here do store reads (they block), so connections run them
+// on a pool, never on their strand. A change is planned here, appended by the connection (in the order of
+// its frames, with its SENDs), and its outcome polled here until fanout decided it: no thread waits for
+// fanout.
 //
 // The checks are against the current membership, so that a refusal is quick and typed and nothing is
 // appended for it; fanout decides again at the op's offset and is authoritative (groups/membership.h).
+// They read the actor's member row and the group's meta row (and the rows of the users an op names, only
+// where the op's rule depends on them), never the whole group with every outcome ever recorded.
 
 #include <cstdint>
 #include <optional>
@@ -16,6 +20,7 @@
 #include "gateway/protocol/wire_code.h"
 #include "groups/group_store.h"
 #include "log/log.h"
+#include "outbox/outbox_record.h"
 
 namespace qim {
 
@@ -39,11 +44,26 @@ struct GroupCheck {
 };
 GroupCheck check_group_member(GroupStore& store, const GroupId& group, const UserId& user);
 
-// Answers one GROUP_* frame of `who` with the frame to send back (GROUP_OK, GROUPS_LIST,
-// GROUP_MEMBERS_LIST or ERROR). A change is appended only if the current membership allows it; its
-// GROUP_OK waits until fanout has applied it (up to apply_wait_ms, then UNAVAILABLE).
-std::string answer_group_frame(const GroupRequestDeps& deps, const std::string& ref, const Principal& who,
-                               const GroupFrame& frame);
+// A GROUP_* frame after the gateway's check: either its whole answer (GROUPS_LIST, GROUP_MEMBERS_LIST, or
+// the ERROR of a refusal or of a failed read), or the change to append.
+struct GroupPlan {
+  std::string answer;                  // non-empty: send this; nothing is appended
+  std::optional<OutboxRecord> record;  // else: append this to `partition` of the Outbox
+  uint32_t partition = 0;
+  GroupId group;
+  GroupOpKind kind = GroupOpKind::kCreate;
+};
+// Checks one GROUP_* frame of `who` against the current membership (the same rules fanout applies).
+GroupPlan plan_group_frame(const GroupRequestDeps& deps, const std::string& ref, const Principal& who,
+                           const GroupFrame& frame);
+// After `plan`'s record was appended at `offset`: GROUP_OK once fanout applied it, the refusal's ERROR if
+// fanout refused it, an ERROR if the store read failed; nullopt while fanout has not decided yet.
+std::optional<std::string> group_outcome_answer(GroupStore& store, const std::string& ref,
+                                                const GroupPlan& plan, Offset offset);
+// The ERROR of a change whose append failed.
+std::string group_append_failed(const std::string& ref, const Error& error);
+// The ERROR of a change appended but not decided by fanout within QIM_GROUP_APPLY_WAIT_MS.
+std::string group_not_applied(const std::string& ref);
 
 // A new group id: 128 random bits as 32 hex digits (unguessable; a valid name).
 GroupId mint_group_id();
