@@ -21,7 +21,7 @@ if [[ ${QIM_SKIP_BUILD:-0} != 1 ]]; then
     cmake --preset release -DQIM_WITH_CQL=OFF -DQIM_WITH_KAFKA=OFF -DQIM_BUILD_TESTS=OFF \
       -DQIM_BUILD_BENCH=OFF >/dev/null
   fi
-  echo "run: compiling qim and qimctl with 2 jobs (about 15 min from a clean clone on 2 cores)"
+  echo "run: compiling qim and qimctl with 2 jobs (162 steps: about 20-30 min from a clean clone on 2 cores)"
   cmake --build --preset release --target qim qimctl
 fi
 echo "run: building the TypeScript SDK for the web page (clients/js)"
