@@ -10,11 +10,15 @@
 # the test command. Needs root, debootstrap, podman and runc (Debian packages).
 #   bash scripts/fresh-debian/rehearse.sh [WORK_DIR]     (default /tmp/qim-fresh-debian; kept for a rerun:
 #                                                         the root filesystem is made once)
+#   QIM_REHEARSE_KEEP_CLONE=1 ...                       reuse the clone of a run cut short (its build dir)
 # Containers on this VM need `--runtime runc --cgroup-manager cgroupfs` (crun refuses the hybrid cgroups)
 # and explicit nofile/nproc limits no higher than this process may set without CAP_SYS_RESOURCE (podman's
 # defaults are refused: "error setting rlimit type 6: operation not permitted"): nofile is 65536 or this
 # shell's hard limit if lower, nproc 32768 (65536 was refused here with a hard limit of 96369);
-# QIM_REHEARSE_NOFILE, QIM_REHEARSE_NPROC override them, QIM_REHEARSE_PODMAN_ARGS adds more.
+# QIM_REHEARSE_NOFILE, QIM_REHEARSE_NPROC override them, QIM_REHEARSE_PODMAN_ARGS adds more. Behind a
+# TLS-inspecting proxy (as on the machine this was written on) npm in the container must trust the host's
+# CA: QIM_REHEARSE_PODMAN_ARGS="-v /etc/ssl/certs/ca-certificates.crt:/host-ca.crt:ro
+# -e NODE_EXTRA_CA_CERTS=/host-ca.crt".
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 work=${1:-/tmp/qim-fresh-debian}
@@ -46,9 +50,14 @@ SOURCES
 fi
 say "image ready after $((SECONDS - t0)) s"
 
-rm -rf "$work/qim"
-git clone -q --no-local "$repo" "$work/qim"
-say "fresh clone of $(git -C "$repo" rev-parse --short HEAD) in $work/qim"
+if [[ ${QIM_REHEARSE_KEEP_CLONE:-0} == 1 && -d $work/qim ]]; then
+  # A run cut short: the same clone, its build dir as far as it got (the time is then not a clean clone's).
+  say "reusing the clone in $work/qim (QIM_REHEARSE_KEEP_CLONE=1)"
+else
+  rm -rf "$work/qim"
+  git clone -q --no-local "$repo" "$work/qim"
+  say "fresh clone of $(git -C "$repo" rev-parse --short HEAD) in $work/qim"
+fi
 
 # Inside: no Rust, then the README's command in the background, timed until /healthz answers, then a
 # message through it. The clone is the container's /qim.
@@ -64,7 +73,7 @@ until curl -fsS http://127.0.0.1:41501/healthz >/dev/null 2>&1; do
   if ! kill -0 $runner 2>/dev/null; then echo "inside: run.sh ended before qim up served:"; tail -n 40 /tmp/run.log; exit 1; fi
   sleep 5
 done
-echo "inside: qim up serves after $(( $(date +%s) - start )) s from a clean clone"
+echo "inside: qim up serves after $(( $(date +%s) - start )) s (from a clean clone unless QIM_REHEARSE_KEEP_CLONE=1)"
 grep -E '^(install-deps|run):' /tmp/run.log | sed 's/^/inside:   /'
 export PATH=/qim/build/release/src/app:/qim/build/release/src/ctl:$PATH
 ALICE=$(qim token --user alice) BOB=$(qim token --user bob); export QIM_URL=ws://127.0.0.1:41500
