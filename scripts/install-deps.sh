@@ -1,19 +1,61 @@
 #!/usr/bin/env bash
-# Installs every Debian package QIM builds, tests and runs with. Idempotent: a second run installs nothing.
-# The real engines (Kafka and Cassandra jars) are fetched by scripts/engines/*.sh when first started.
+# Installs what QIM builds, tests and runs with. Idempotent: a second run installs nothing.
+#   bash scripts/install-deps.sh          everything the test command needs: Debian packages, and Rust >= 1.88
+#                                         for the CQL driver (src/mailbox/scylla/cql), from rustup when the
+#                                         machine's cargo is missing or older
+#   bash scripts/install-deps.sh --run    only what `qim up` and qimctl need (scripts/run.sh): no Rust, no
+#                                         Kafka, Java, Chromium or test libraries
+# apt's own output goes to a log file (QIM_INSTALL_LOG, default build/install-deps.log); the terminal gets a
+# line per step. The real engines (Kafka and Cassandra jars) are fetched by scripts/engines/*.sh when first
+# started.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
-packages=(
+profile=all
+case "${1:-}" in
+  --run) profile=run ;;
+  "" | --all) ;;
+  *) echo "usage: bash scripts/install-deps.sh [--run|--all]" >&2; exit 2 ;;
+esac
+
+# What `qim up` and qimctl build with (CMake options QIM_WITH_CQL, QIM_WITH_KAFKA, QIM_BUILD_TESTS and
+# QIM_BUILD_BENCH off), and the TypeScript SDK behind the web page.
+run_packages=(
   build-essential cmake ninja-build ccache pkg-config git curl ca-certificates python3
-  clang-14 clang-format libfuzzer-14-dev libclang-rt-14-dev
   libboost1.81-all-dev librocksdb-dev libsimdjson-dev libspdlog-dev libfmt-dev libcli11-dev
-  libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev libhiredis-dev librdkafka-dev
-  prometheus-cpp-dev libssl-dev zlib1g-dev
-  redis-server redis-tools openjdk-17-jre-headless maven gnuplot-nox
-  spin
-  nodejs chromium
-  faketime  # libfaketime: the nemesis test's skewed clock (tests/e2e/nemesis_test.cc)
+  libxxhash-dev libhiredis-dev prometheus-cpp-dev libssl-dev zlib1g-dev
+  nodejs
 )
+# The rest of the test command: Kafka, the tests and benchmarks, the fuzzer, the engines, the browser.
+all_packages=(
+  "${run_packages[@]}"
+  clang-14 clang-format libfuzzer-14-dev libclang-rt-14-dev
+  libgtest-dev libgmock-dev libbenchmark-dev librdkafka-dev
+  redis-server redis-tools openjdk-17-jre-headless maven gnuplot-nox
+  spin      # the model check (model/check.sh)
+  faketime  # libfaketime: the nemesis test's skewed clock (tests/e2e/nemesis_test.cc)
+  chromium
+)
+if [[ $profile == run ]]; then packages=("${run_packages[@]}"); else packages=("${all_packages[@]}"); fi
+
+log=${QIM_INSTALL_LOG:-$PWD/build/install-deps.log}
+mkdir -p "$(dirname "$log")"
+: >>"$log"
+# step DESCRIPTION COMMAND...: one line on the terminal, the command's output in the log; on failure the
+# log's last lines and its path.
+step() {
+  local what=$1 start=$SECONDS
+  shift
+  echo "install-deps: $what (output in $log)"
+  echo "==== $(date -u '+%F %T') $what: $*" >>"$log"
+  if ! "$@" >>"$log" 2>&1; then
+    echo "install-deps: FAILED: $what; the last lines of $log:" >&2
+    tail -n 20 "$log" >&2
+    [[ -z ${step_hint:-} ]] || echo "install-deps: $step_hint" >&2
+    exit 1
+  fi
+  echo "install-deps:   done in $((SECONDS - start)) s"
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -23,12 +65,71 @@ done
 # Node.js project) conflicts with Debian's npm package, so npm is asked for only when no npm is on PATH.
 command -v npm >/dev/null || missing+=(npm)
 if ((${#missing[@]})); then
-  echo "install-deps: installing ${missing[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  echo "install-deps: ${#missing[@]} Debian packages to install: ${missing[*]}"
+  step "apt-get update" $SUDO apt-get update -q
+  step "apt-get install (${#missing[@]} packages; a few minutes on a fresh machine)" \
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 else
   echo "install-deps: all Debian packages present"
 fi
 # Debian's redis-server package starts a system instance on 6379; QIM runs its own on other ports.
-command -v cargo >/dev/null || { echo "install-deps: cargo (Rust) is required for the CQL driver" >&2; exit 1; }
+
+[[ $profile == run ]] && exit 0
+
+# ---- Rust for the CQL driver (the scylla crate needs rustc >= 1.88; Debian 12 ships 1.63) ----
+# The cargo CMake uses is the first of $CARGO_HOME/bin, ~/.cargo/bin and PATH (src/mailbox/scylla/cql).
+rust_min=1.88
+rust_pinned=${QIM_RUST_TOOLCHAIN:-1.95.0}  # the version the test command runs with here
+cargo_home=${CARGO_HOME:-$HOME/.cargo}
+find_cargo() {
+  local c
+  for c in "$cargo_home/bin/cargo" "$HOME/.cargo/bin/cargo" "$(command -v cargo || true)"; do
+    [[ -n $c && -x $c ]] && { echo "$c"; return 0; }
+  done
+  return 1
+}
+# version_at_least HAVE WANT: true when dotted version HAVE >= WANT.
+version_at_least() { [[ $(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n 1) == "$2" ]]; }
+
+have=""
+if cargo=$(find_cargo); then have=$("$cargo" --version 2>/dev/null | awk '{print $2}' || true); fi
+if [[ -n $have ]] && version_at_least "$have" "$rust_min"; then
+  echo "install-deps: Rust $have present ($cargo)"
+  exit 0
+fi
+echo "install-deps: the CQL driver needs Rust >= $rust_min; found ${have:+$have at $cargo}${have:-none}."
+echo "install-deps: installing Rust $rust_pinned with rustup (the Rust project's installer, https://rustup.rs)"
+echo "install-deps:   into $cargo_home and ${RUSTUP_HOME:-$HOME/.rustup} for this user, PATH and Debian's"
+echo "install-deps:   packages untouched; about 30 s to 2 min (a ~80 MB download), then the first build compiles"
+echo "install-deps:   the driver's crates (about 5 min on 2 cores)"
+# The documented command (curl ... https://sh.rustup.rs | sh -s -- -y), with the minimal profile and the
+# pinned toolchain; sh.rustup.rs serves static.rust-lang.org/rustup/rustup-init.sh, tried second.
+fetch_rustup() {
+  local url
+  for url in https://sh.rustup.rs https://static.rust-lang.org/rustup/rustup-init.sh; do
+    if curl --proto '=https' --tlsv1.2 -sSf --connect-timeout 15 --max-time 120 "$url" -o "$1"; then
+      echo "fetched $url"
+      return 0
+    fi
+  done
+  return 1
+}
+installer=$(mktemp)
+trap 'rm -f "$installer"' EXIT
+step_hint="could not download rustup from sh.rustup.rs or static.rust-lang.org (no internet, or the Rust
+  project's host is not reachable from here). Install Rust >= $rust_min yourself (e.g. from another mirror, then
+  put its cargo on PATH or in \$CARGO_HOME/bin), or run QIM without the CQL driver: bash scripts/run.sh"
+step "downloading rustup-init.sh" fetch_rustup "$installer"
+step_hint="rustup could not install Rust $rust_pinned (see the log above; QIM_RUST_TOOLCHAIN picks another
+  version >= $rust_min). scripts/run.sh needs no Rust."
+step "rustup: toolchain $rust_pinned, profile minimal" \
+  sh "$installer" -y --no-modify-path --profile minimal --default-toolchain "$rust_pinned"
+step_hint=""
+cargo="$cargo_home/bin/cargo"
+have=$("$cargo" --version 2>/dev/null | awk '{print $2}' || true)
+if [[ -z $have ]] || ! version_at_least "$have" "$rust_min"; then
+  echo "install-deps: rustup ran but $cargo reports '${have:-nothing}'; see $log" >&2
+  exit 1
+fi
+echo "install-deps: Rust $have installed ($cargo; add $cargo_home/bin to PATH to use it yourself)"

@@ -3,11 +3,14 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <openssl/rand.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+
+#include <cerrno>
 
 #include <filesystem>
 #include <regex>
@@ -126,6 +129,20 @@ Result<std::optional<RunningInstance>> read_running_file(const std::string& data
   r.epoch = static_cast<uint32_t>(std::stoul(m[4]));
   if (m[5].matched) r.shards = static_cast<uint32_t>(std::stoul(m[5]));  // absent in a file of an older qim
   return std::optional(r);
+}
+
+Status refuse_if_in_use(const std::string& data_dir, std::string_view command) {
+  auto running = read_running_file(data_dir);
+  if (!running.ok() || !running->has_value()) return {};
+  const int64_t pid = (*running)->pid;
+  // kill(pid, 0) asks whether the process exists without signalling it (EPERM: it does, someone else's).
+  if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) return {};
+  return Error(
+      Errc::kIo,
+      fmt::format("the data directory {} is in use by `qim up` (pid {}, {}/running.json): its embedded "
+                  "store opens in one process at a time. Stop that `qim up` (Ctrl-C) and run `{}` "
+                  "again; `qim status` and `qim quarantine` work beside it (through its admin port)",
+                  data_dir, pid, data_dir, command));
 }
 
 }  // namespace qim

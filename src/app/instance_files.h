@@ -30,4 +30,9 @@ void remove_running_file(const std::string& data_dir);
 // What running.json says, nullopt if absent. CorruptEntry if it does not parse.
 Result<std::optional<RunningInstance>> read_running_file(const std::string& data_dir);
 
+// For a command that opens the embedded store itself (RocksDB admits one process per directory): NotFound
+// is not used; Io naming the running instance's pid, running.json and what to do instead when running.json
+// names a live process; ok when there is none (or only a stale file of a process that is gone).
+Status refuse_if_in_use(const std::string& data_dir, std::string_view command);
+
 }  // namespace qim

@@ -83,5 +83,24 @@ TEST(AdminRoutesTest, QueryParameters) {
   EXPECT_EQ(query_param("", "offset"), std::nullopt);
 }
 
+// `qim admin ...` beside a running `qim up` says which process holds the directory (issue 37), and a
+// stale running.json of a process that is gone does not stop it.
+TEST(InstanceFiles, RefusesADirectoryALiveQimUpHolds) {
+  testing::TempDir dir;
+  EXPECT_TRUE(refuse_if_in_use(dir.path(), "qim admin mailbox read").ok());
+  RunningInstance me;
+  me.pid = ::getpid();
+  ASSERT_TRUE(write_running_file(dir.path(), me).ok());
+  Status s = refuse_if_in_use(dir.path(), "qim admin mailbox read");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message().find("in use by `qim up` (pid " + std::to_string(me.pid)), std::string::npos)
+      << s.error().message();
+  EXPECT_NE(s.error().message().find("run `qim admin mailbox read` again"), std::string::npos);
+  RunningInstance gone;
+  gone.pid = 0x7ffffff0;  // above any pid_max
+  ASSERT_TRUE(write_running_file(dir.path(), gone).ok());
+  EXPECT_TRUE(refuse_if_in_use(dir.path(), "qim admin mailbox read").ok());
+}
+
 }  // namespace
 }  // namespace qim

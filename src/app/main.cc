@@ -3,11 +3,13 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <map>
 
 #include "app/commands.h"
 #include "app/config.h"
 #include "app/ops_cli.h"
+#include "ctl/usage.h"
 
 namespace {
 
@@ -116,6 +118,11 @@ int main(int argc, char** argv) {
   // Operator commands on the mailbox store (docs/operations.md).
   const qim::OpsCli ops(app, [&overrides](CLI::App* cmd) { store_flags(cmd, overrides); });
 
+  // A mistyped command gets the list of commands, not CLI11's "The following argument was not expected".
+  if (auto unknown = qim::ctl::unknown_command(app, "qim", argc, argv)) {
+    std::fputs(unknown->c_str(), stderr);
+    return static_cast<int>(CLI::ExitCodes::ExtrasError);
+  }
   CLI11_PARSE(app, argc, argv);
   const qim::EnvLookup env = qim::with_overrides(qim::process_env(), overrides);
   if (up->parsed()) return qim::run_up(env);

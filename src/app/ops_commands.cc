@@ -9,6 +9,7 @@
 #include <set>
 
 #include "app/config.h"
+#include "app/instance_files.h"
 #include "gateway/protocol/json_writer.h"
 #include "mailbox/open_audit_reader.h"
 #include "node/lease/lease_config.h"
@@ -44,20 +45,24 @@ struct ShardScope {
   std::unique_ptr<AuditReader> reader;
 };
 
-Result<ShardScope> open_scope(const EnvLookup& env, const std::vector<uint32_t>& given) {
+Result<ShardScope> open_scope(const EnvLookup& env, const std::vector<uint32_t>& given,
+                              std::string_view command) {
   QIM_ASSIGN_OR_RETURN(AppConfig config, app_config_from_env(env));
   QIM_ASSIGN_OR_RETURN(ShardMap map, ShardMap::create(config.shards));
   QIM_ASSIGN_OR_RETURN(std::vector<ShardId> shards, shards_of(given, map));
+  if (config.store.backend == "embedded") QIM_RETURN_IF_ERROR(refuse_if_in_use(config.data_dir, command));
   QIM_ASSIGN_OR_RETURN(std::unique_ptr<AuditReader> reader, open_audit_reader(config.store));
   return ShardScope{std::move(config), std::move(map), std::move(shards), std::move(reader)};
 }
 
-// An embedded store is a directory; looking at one that is not there must not create it.
-Status check_store_exists(const AppConfig& config) {
-  if (config.store.backend == "embedded" && !std::filesystem::exists(config.store.data_dir + "/CURRENT"))
+// An embedded store is a directory; looking at one that is not there must not create it, and one a
+// running `qim up` holds cannot be opened (RocksDB's LOCK): say which process holds it.
+Status check_store_exists(const AppConfig& config, std::string_view command) {
+  if (config.store.backend != "embedded") return {};
+  if (!std::filesystem::exists(config.store.data_dir + "/CURRENT"))
     return Error(Errc::kNotFound,
                  "no embedded mailbox store in " + config.store.data_dir + " (QIM_DATA_DIR / --data-dir)");
-  return {};
+  return refuse_if_in_use(config.data_dir, command);
 }
 
 Result<uint64_t> parse_u64(std::string_view text, const std::string& what) {
@@ -105,7 +110,7 @@ int run_audit_dispatch(const EnvLookup& env, const AuditCommand& command) {
   const char* what = "qim admin audit dispatch";
   if (command.all == !command.shards.empty())
     return fail(what, Error(Errc::kInvalidArgument, "give --shard N (repeatable) or --all"));
-  auto scope = open_scope(env, command.shards);
+  auto scope = open_scope(env, command.shards, what);
   if (!scope.ok()) return fail(what, scope.error());
   AuditRequest request{scope->map, scope->shards, command.rate, [](uint64_t rows, std::string_view phase) {
                          fmt::print(stderr, "audit: {} rows read so far ({})\n", rows, phase);
@@ -118,7 +123,7 @@ int run_audit_dispatch(const EnvLookup& env, const AuditCommand& command) {
 
 int run_frontier_show(const EnvLookup& env, const FrontierCommand& command) {
   const char* what = "qim admin frontier show";
-  auto scope = open_scope(env, command.shards);
+  auto scope = open_scope(env, command.shards, what);
   if (!scope.ok()) return fail(what, scope.error());
   std::set<uint32_t> wanted;
   for (ShardId s : scope->shards) wanted.insert(s.value);
@@ -201,7 +206,7 @@ int run_mailbox_read(const EnvLookup& env, const MailboxReadCommand& command) {
   if (!after.ok()) return fail(what, after.error());
   auto config = app_config_from_env(env);
   if (!config.ok()) return fail(what, config.error());
-  if (Status s = check_store_exists(*config); !s.ok()) return fail(what, s.error());
+  if (Status s = check_store_exists(*config, what); !s.ok()) return fail(what, s.error());
   auto store = open_mailbox_store(config->store);
   if (!store.ok()) return fail(what + std::string(": opening the store"), store.error());
   auto page = (*store)->read_mailbox(MailboxQuery{*user, *after, command.limit});
@@ -244,7 +249,7 @@ int run_dispatch_show(const EnvLookup& env, const DispatchShowCommand& command) 
     return fail(what, Error(Errc::kInvalidArgument, "'" + command.id +
                                                         "' is not a fanout id (m<message>-s<shard>): "
                                                         "give --shard"));
-  auto scope = open_scope(env, {*shard_value});
+  auto scope = open_scope(env, {*shard_value}, what);
   if (!scope.ok()) return fail(what, scope.error());
   const ShardId shard = scope->shards[0];
   // The epochs to look at: every epoch up to the highest the shard has a frontier row at, and the next
@@ -325,7 +330,7 @@ int run_retention_sweep(const EnvLookup& env, const RetentionSweepCommand& comma
   }
   auto config = app_config_from_env(env);
   if (!config.ok()) return fail(what, config.error());
-  if (Status s = check_store_exists(*config); !s.ok()) return fail(what, s.error());
+  if (Status s = check_store_exists(*config, what); !s.ok()) return fail(what, s.error());
   auto store = open_mailbox_store(config->store);
   if (!store.ok()) return fail(what + std::string(": opening the store"), store.error());
   MailboxStore& st = **store;

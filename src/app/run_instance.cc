@@ -9,6 +9,7 @@
 #include "app/admin_routes.h"
 #include "app/commands.h"
 #include "app/config.h"
+#include "app/engine_hint.h"
 #include "app/instance_files.h"
 #include "app/pipeline.h"
 #include "app/role_admin.h"
@@ -103,7 +104,11 @@ void print_banner(const AppConfig& c, const Gateway* gw, const GatewayOptions& g
         "  admin               http://127.0.0.1:{}/healthz  /metrics  (/admin/*: qim status, or header "
         "X-QIM-Admin)\n",
         gw->admin_port());
-    fmt::print("  get a token         qim token --data-dir {} --user alice --device d1\n", dir);
+    // The binary's own path: `qim` is rarely on PATH in a fresh clone, and this line is pasted as it is.
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    fmt::print("  get a token         {} token --data-dir {} --user alice --device d1\n",
+               ec ? std::string("qim") : self.string(), dir);
     if (dev_secret)
       fmt::print("                      (dev secret in {}/auth-secret; set QIM_AUTH_SECRET to choose one)\n",
                  dir);
@@ -121,6 +126,10 @@ void print_banner(const AppConfig& c, const Gateway* gw, const GatewayOptions& g
 
 int run_instance(const EnvLookup& base_env, const Instance& instance) {
   auto& log = *spdlog::default_logger();
+  // An engine that cannot be reached names the variable that says where it is (with_engine_hint).
+  auto refuse = [&base_env](spdlog::logger& l, const std::string& what, const Error& e) {
+    return qim::refuse(l, what, with_engine_hint(e, base_env));
+  };
   auto config = app_config_from_env(base_env);
   if (!config.ok()) return refuse(log, instance.name, config.error());
   const AppConfig& cfg = *config;

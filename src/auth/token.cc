@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "auth/base64url.h"
+#include "core/utc_time.h"
 
 namespace qim {
 
@@ -77,7 +78,10 @@ Result<Principal> verify_token(std::string_view secret, std::string_view token, 
 
   std::string expected = hmac_sha256(secret, head);
   if (CRYPTO_memcmp(expected.data(), mac->data(), kMacBytes) != 0)
-    return Error(Errc::kUnauthenticated, "token signature does not match");
+    return Error(
+        Errc::kUnauthenticated,
+        "token signature does not match: it was signed with another secret (minted for another data "
+        "directory or QIM_AUTH_SECRET?); mint it with `qim token --data-dir <this server's data dir>`");
 
   // Signed by us, so a bad payload is a minting bug or a changed format; still never trusted blindly.
   auto fields = split(*payload, '|');
@@ -92,8 +96,8 @@ Result<Principal> verify_token(std::string_view secret, std::string_view token, 
 
   int64_t now = clock.now_ms();
   if (now >= expiry) {
-    return Error(Errc::kUnauthenticated,
-                 "token expired at " + std::to_string(expiry) + " ms (now " + std::to_string(now) + " ms)");
+    return Error(Errc::kUnauthenticated, "token expired at " + utc_time(expiry) + " (now " + utc_time(now) +
+                                             "): mint a new one with `qim token` (--ttl SECONDS)");
   }
   return Principal{std::move(user).value(), std::move(device).value(), expiry};
 }

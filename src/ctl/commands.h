@@ -3,6 +3,7 @@
 // message, see format.h) and returns the process exit code: 0 on success, 1 with a message on `err` for
 // any error (a bad URL, no connection, or an ERROR frame, printed as "<CODE>: <message>").
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <iosfwd>
@@ -26,15 +27,17 @@ int run_send(const SendRequest& r, std::ostream& out, std::ostream& err);
 
 struct ListenRequest {
   Connection connection;
-  uint64_t after = 0;                // the cursor to resume from (0: the oldest retained entry)
-  std::optional<uint64_t> count;     // stop after this many messages (synced and pushed together)
-  std::chrono::seconds timeout{60};  // stop after this long in any case
+  uint64_t after = 0;                           // the cursor to resume from (0: the oldest retained entry)
+  std::optional<uint64_t> count;                // stop after this many messages (synced and pushed together)
+  std::optional<std::chrono::seconds> timeout;  // stop after this long; none: until `stop` (Ctrl-C)
+  const std::atomic<bool>* stop = nullptr;      // set (e.g. by SIGINT): print the cursor and return 0
 };
 // The client loop of docs/protocol.md (client::MailboxFollower): SYNCs from `after` until `more` is
 // false, then prints pushed DELIVER entries as they come, SYNCing again when a push does not continue
 // what was printed or the gateway sends SYNC_NEEDED (in pull mode it polls SYNC instead); every entry is
-// printed once, in seq order. Ends with "cursor=<seq>", the highest seq printed (or `after`), for a later
-// `listen --after`. Returns 3 if `count` was set and not reached before the timeout.
+// printed once, in seq order. Follows until `count` messages, the timeout or `stop`, whichever comes first.
+// Ends with "cursor=<seq>", the highest seq printed (or `after`), for a later `listen --after`. Returns 3 if
+// `count` was set and not reached before the timeout, 0 otherwise (also when stopped).
 int run_listen(const ListenRequest& r, std::ostream& out, std::ostream& err);
 
 struct HistoryRequest {
@@ -44,7 +47,8 @@ struct HistoryRequest {
   uint32_t limit = 50;
   std::optional<uint64_t> before;  // page back from this message id (exclusive)
 };
-// One HISTORY page, newest first, as history_line(); then "more=true next_before=<id>" if older exist.
+// One HISTORY page, newest first, as history_line() ("(no messages)" for none); then "more=true
+// next_before=<id>" if older exist.
 int run_history(const HistoryRequest& r, std::ostream& out, std::ostream& err);
 
 struct SyncRequest {
@@ -52,7 +56,8 @@ struct SyncRequest {
   uint64_t after = 0;
   uint32_t limit = 100;
 };
-// One SYNC page as entry_line(), then "cursor=<last seq> frontier=<f> more=<bool>" (and gap_through).
+// One SYNC page as entry_line() ("(no messages)" for none), then "cursor=<last seq> frontier=<f>
+// more=<bool>" (and gap_through).
 int run_sync(const SyncRequest& r, std::ostream& out, std::ostream& err);
 
 struct GroupCommand {

@@ -1,6 +1,7 @@
 #include "ctl/format.h"
 
 #include <fmt/format.h>
+#include <simdjson.h>
 
 #include "core/ids.h"
 
@@ -34,14 +35,27 @@ std::string escape_body(std::string_view body) {
   return out;
 }
 
+namespace {
+
+// "body=<escaped body>", or for a group's system entry (client_msg_id "~group:<op>", docs/protocol.md
+// "Groups") "system=<its text>": the JSON body is for programs, its `text` for people.
+std::string body_field(const client::Entry& e) {
+  if (!e.client_msg_id.starts_with("~group:")) return "body=" + escape_body(e.body);
+  simdjson::dom::parser parser;
+  std::string_view text;
+  if (parser.parse(e.body).get_object()["text"].get_string().get(text) != simdjson::SUCCESS) text = e.body;
+  return "system=" + escape_body(text);
+}
+
+}  // namespace
+
 std::string entry_line(const client::Entry& e) {
-  return fmt::format("seq={} from={} conversation={} body={}", e.seq, e.sender, e.conversation,
-                     escape_body(e.body));
+  return fmt::format("seq={} from={} conversation={} {}", e.seq, e.sender, e.conversation, body_field(e));
 }
 
 std::string history_line(const client::Entry& m) {
-  return fmt::format("message_id={} from={} time={} body={}", m.message_id, m.sender, m.server_time,
-                     escape_body(m.body));
+  return fmt::format("message_id={} from={} time={} {}", m.message_id, m.sender, m.server_time,
+                     body_field(m));
 }
 
 std::string ack_line(const client::ServerFrame& ack) {

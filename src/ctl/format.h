@@ -15,9 +15,10 @@ namespace qim::ctl {
 // `\t`, `\xHH`); everything else, UTF-8 included, unchanged.
 std::string escape_body(std::string_view body);
 
-// A mailbox entry (SYNC or DELIVER): "seq=<seq> from=<sender> conversation=<c> body=<body>".
+// A mailbox entry (SYNC or DELIVER): "seq=<seq> from=<sender> conversation=<c> body=<body>"; a group's
+// system entry (client_msg_id "~group:<op>") ends "system=<its text>" instead, e.g. "system=bob added carol".
 std::string entry_line(const client::Entry& e);
-// A history message: "message_id=<id> from=<sender> time=<server_time> body=<body>".
+// A history message: "message_id=<id> from=<sender> time=<server_time> body=<body>" (or system=<text>).
 std::string history_line(const client::Entry& m);
 // A SEND_ACK: "message_id=<id> conversation=<c> server_time=<ms> duplicate=<true|false>".
 std::string ack_line(const client::ServerFrame& ack);

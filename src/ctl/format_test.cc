@@ -44,5 +44,24 @@ TEST(DirectConversation, RefusesANameWithTheSeparator) {
   EXPECT_NE(c.error().message().find("user id 'alice:bob'"), std::string::npos) << c.error().message();
 }
 
+// A group's system entry (client_msg_id ~group:<op>) prints its text for people, not its JSON (issue 37).
+TEST(Lines, SystemEntriesPrintTheirText) {
+  client::Entry e;
+  e.seq = 5;
+  e.message_id = 9;
+  e.sender = "bob";
+  e.conversation = "g:00ff";
+  e.client_msg_id = "~group:add";
+  e.server_time = 7;
+  e.body = R"({"group_op":"add","by":"bob","members":["carol"],"text":"bob added carol"})";
+  EXPECT_EQ(entry_line(e), "seq=5 from=bob conversation=g:00ff system=bob added carol");
+  EXPECT_EQ(history_line(e), "message_id=9 from=bob time=7 system=bob added carol");
+  e.body = "not json";  // never an exception: the body as it is
+  EXPECT_EQ(entry_line(e), "seq=5 from=bob conversation=g:00ff system=not json");
+  e.client_msg_id = "note-1";  // an ordinary message whose body looks like one stays a body
+  e.body = R"({"text":"x"})";
+  EXPECT_EQ(entry_line(e), R"(seq=5 from=bob conversation=g:00ff body={"text":"x"})");
+}
+
 }  // namespace
 }  // namespace qim::ctl

@@ -28,6 +28,7 @@ int run_history(const HistoryRequest& r, std::ostream& out, std::ostream& err) {
   }
   auto page = session->client->history(conversation, r.before, r.limit);
   if (!page.ok()) return fail(err, "history of " + conversation, page.error());
+  if (page->entries.empty()) out << "(no messages)\n";
   for (const auto& m : page->entries) out << history_line(m) << '\n';
   if (page->more && !page->entries.empty())
     out << "more=true next_before=" << page->entries.back().message_id << '\n';

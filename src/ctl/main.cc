@@ -3,12 +3,22 @@
 // Output is one line per message in key=value form (ctl/format.h); errors go to stderr with exit code 1.
 #include <CLI/CLI.hpp>
 
+#include <atomic>
+#include <csignal>
 #include <iostream>
 #include <vector>
 
 #include "ctl/commands.h"
+#include "ctl/usage.h"
 
 namespace {
+
+// Set by SIGINT/SIGTERM: `listen` then prints its cursor and exits 0. A signal handler can reach nothing
+// but a static, hence the one global of this program.
+std::atomic<bool> stop_requested{false};
+void on_stop_signal(int) {
+  stop_requested.store(true);
+}
 
 // --url and --token on every subcommand (flags before the subcommand would read worse in the examples).
 void connection_flags(CLI::App* cmd, qim::ctl::Connection& c) {
@@ -42,17 +52,17 @@ int main(int argc, char** argv) {
 
   qim::ctl::ListenRequest listen;
   uint64_t count = 0;
-  int64_t timeout_s = 60;
-  auto* listen_cmd =
-      app.add_subcommand("listen", "SYNC from a cursor, then print pushed messages as they come");
+  int64_t timeout_s = 0;
+  auto* listen_cmd = app.add_subcommand(
+      "listen", "SYNC from a cursor, then print pushed messages as they come, until Ctrl-C");
   connection_flags(listen_cmd, listen.connection);
   listen_cmd->add_option("--after", listen.after, "resume after this cursor (a seq; 0: from the oldest)")
       ->capture_default_str();
   auto* count_opt = listen_cmd->add_option("--count", count, "stop after N messages")
                         ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 62));
-  listen_cmd->add_option("--timeout-s", timeout_s, "stop after S seconds in any case")
-      ->capture_default_str()
-      ->check(CLI::Range(int64_t{1}, int64_t{86400}));
+  auto* timeout_opt =
+      listen_cmd->add_option("--timeout-s", timeout_s, "stop after S seconds (default: follow until Ctrl-C)")
+          ->check(CLI::Range(int64_t{1}, int64_t{86400}));
 
   qim::ctl::HistoryRequest history;
   uint64_t before = 0;
@@ -116,12 +126,20 @@ int main(int argc, char** argv) {
     actions.push_back(cmd);
   }
 
+  // An unknown command gets the list of commands, not CLI11's "argument was not expected".
+  if (auto unknown = qim::ctl::unknown_command(app, "qimctl", argc, argv)) {
+    std::cerr << *unknown;
+    return static_cast<int>(CLI::ExitCodes::ExtrasError);
+  }
   CLI11_PARSE(app, argc, argv);
   if (group_cmd->parsed()) return qim::ctl::run_group(group, std::cout, std::cerr);
   if (send_cmd->parsed()) return qim::ctl::run_send(send, std::cout, std::cerr);
   if (listen_cmd->parsed()) {
     if (count_opt->count() > 0) listen.count = count;
-    listen.timeout = std::chrono::seconds(timeout_s);
+    if (timeout_opt->count() > 0) listen.timeout = std::chrono::seconds(timeout_s);
+    std::signal(SIGINT, on_stop_signal);
+    std::signal(SIGTERM, on_stop_signal);
+    listen.stop = &stop_requested;
     return qim::ctl::run_listen(listen, std::cout, std::cerr);
   }
   if (history_cmd->parsed()) {

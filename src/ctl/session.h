@@ -25,6 +25,12 @@ struct Session {
 // cannot connect; the server's refusal as an error whose message is "auth: UNAUTHENTICATED: ...".
 Result<Session> open_session(const Connection& c);
 
+// `e` (a failed connect or handshake to `c.url`) with a second line saying what to do when the cause is
+// a known first-hour mistake: nothing listening (is `qim up` running? --url / QIM_URL), the admin port
+// given as the client URL, wss:// to a plain port or ws:// to a TLS one, an untrusted certificate (--ca).
+// Otherwise `e` unchanged.
+Error explain_connection_error(const Connection& c, const Error& e);
+
 // Prints "qimctl: <e's message>" on stderr and returns the exit code of a failed command: 1.
 int fail(std::ostream& err, const Error& e);
 // The same with what was being done first: "qimctl: <what>: <e's message>".

@@ -11,6 +11,7 @@ int run_sync(const SyncRequest& r, std::ostream& out, std::ostream& err) {
   auto page = session->client->sync(r.after, r.limit);
   if (!page.ok()) return fail(err, "sync", page.error());
   uint64_t cursor = r.after;
+  if (page->entries.empty()) out << "(no messages)\n";
   for (const auto& e : page->entries) {
     out << entry_line(e) << '\n';
     cursor = e.seq;

@@ -1,7 +1,9 @@
 #include "log/open_log.h"
 
 #include "log/embedded/embedded_log.h"
+#if defined(QIM_WITH_KAFKA_LOG)
 #include "log/kafka/kafka_log.h"
+#endif
 
 namespace qim {
 
@@ -40,6 +42,7 @@ Result<std::unique_ptr<Log>> open_log(const LogOptions& options, const std::stri
     return std::unique_ptr<Log>(std::move(log));
   }
   if (options.backend == "kafka") {
+#if defined(QIM_WITH_KAFKA_LOG)
     KafkaLogOptions o;
     o.brokers = options.kafka_brokers;
     o.topic_prefix = options.kafka_topic_prefix;
@@ -54,6 +57,12 @@ Result<std::unique_ptr<Log>> open_log(const LogOptions& options, const std::stri
     o.logger = std::move(logger);
     QIM_ASSIGN_OR_RETURN(auto log, KafkaLog::open(std::move(o)));
     return std::unique_ptr<Log>(std::move(log));
+#else
+    return Error(Errc::kConfig,
+                 "QIM_LOG_BACKEND='kafka': the Kafka log was not built into this binary (configured with "
+                 "-DQIM_WITH_KAFKA=OFF, as scripts/run.sh does); build with -DQIM_WITH_KAFKA=ON, e.g. "
+                 "bash scripts/build.sh");
+#endif
   }
   return Error(Errc::kConfig, "QIM_LOG_BACKEND='" + options.backend + "': expected embedded or kafka");
 }

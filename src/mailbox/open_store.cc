@@ -40,10 +40,21 @@ Result<std::unique_ptr<MailboxStore>> open_mailbox_store(const StoreOptions& opt
   } else if (options.backend == "scylla" || options.backend == "scylla-lwt") {
     QIM_RETURN_IF_ERROR(check_identity_ttl_covers_replays(options));
     QIM_ASSIGN_OR_RETURN(backend, open_scylla_backend(context, options));
+#else
+  } else if (options.backend == "scylla" || options.backend == "scylla-lwt") {
+    return Error(Errc::kConfig,
+                 "QIM_MAILBOX_STORE_BACKEND='" + options.backend +
+                     "': the scylla backends were not built into this binary (configured with "
+                     "-DQIM_WITH_CQL=OFF, as scripts/run.sh does); build with -DQIM_WITH_CQL=ON "
+                     "(needs Rust >= 1.88), e.g. bash scripts/build.sh");
 #endif
   } else {
-    return Error(Errc::kConfig,
-                 "QIM_MAILBOX_STORE_BACKEND='" + options.backend + "' is not built into this binary");
+    return Error(Errc::kConfig, "QIM_MAILBOX_STORE_BACKEND='" + options.backend +
+                                    "' is not built into this binary (built in: memory, embedded, redis" +
+#ifdef QIM_WITH_CQL_BACKENDS
+                                    ", scylla, scylla-lwt" +
+#endif
+                                    ")");
   }
   return std::unique_ptr<MailboxStore>(
       std::make_unique<ContractStore>(std::move(backend), context, options.page_max,

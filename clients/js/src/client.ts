@@ -6,7 +6,7 @@
 // connections, so a retry never makes a second message.
 //
 // Runs in browsers (the native WebSocket) and in Node 20 (pass the `ws` package's WebSocket).
-import { QimConnectionError, QimError, QimTimeoutError } from './errors.js';
+import { QimAuthError, QimConnectionError, QimError, QimTimeoutError } from './errors.js';
 import type {
   AuthOk,
   ClientFrame,
@@ -65,6 +65,12 @@ export interface QimClientOptions {
   createSocket?: (url: string) => WebSocketLike;
   /** Default: in memory (a new client starts from 0). */
   cursorStore?: CursorStore;
+  /**
+   * How long `start()` tries to get online (connect and AUTH, with retries) before it rejects with a
+   * QimConnectionError naming the URL and the last error, and the client closes. Default 10000; 0: keep
+   * trying until close(). Once online, reconnects after a loss keep trying whatever this is.
+   */
+  connectTimeoutMs?: number;
   /** How long a request waits for its answer. Default 10000. */
   requestTimeoutMs?: number;
   /** Reconnect back-off: the first delay, doubled per failed attempt up to the maximum (with jitter). */
@@ -117,6 +123,20 @@ function max(a: bigint, b: bigint): bigint {
   return a > b ? a : b;
 }
 
+// Why `url` cannot be a gateway's address (a message naming it and the expected form), or null when it can.
+function badUrl(url: unknown): string | null {
+  const expected = 'expected ws://host:port/ or wss://host:port/, e.g. ws://127.0.0.1:7400/';
+  if (typeof url !== 'string' || url === '') return `no gateway URL given (${expected})`;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return `bad gateway URL '${url}': ${expected}`;
+  }
+  if (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:') return `bad gateway URL '${url}': ${expected}`;
+  return null;
+}
+
 export class QimClient {
   private readonly opts: Required<Omit<QimClientOptions, 'WebSocket' | 'createSocket' | 'token'>> &
     Pick<QimClientOptions, 'token'>;
@@ -148,6 +168,7 @@ export class QimClient {
       url: options.url,
       token: options.token,
       cursorStore: options.cursorStore ?? new MemoryCursorStore(),
+      connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
       requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
       reconnectInitialMs: options.reconnectInitialMs ?? 250,
       reconnectMaxMs: options.reconnectMaxMs ?? 10_000,
@@ -194,32 +215,50 @@ export class QimClient {
 
   /**
    * Connects and authenticates; resolves with the first AUTH_OK (the first SYNC then runs; `synced` says
-   * when it is done). Rejects with QimError UNAUTHENTICATED if the token is refused (the client then
-   * stops), or QimConnectionError if close() comes first. A connection that fails is retried with back-off
-   * (`state` goes 'offline', `error` tells why) until it succeeds or close() is called.
+   * when it is done). Rejects with QimAuthError (a QimError, code UNAUTHENTICATED) if the token is refused
+   * (the client then stops); at once with QimConnectionError if the URL is not a ws:// or wss:// URL; with
+   * QimConnectionError naming the URL and the last error if it is not online within `connectTimeoutMs`
+   * (the client then closes), or if close() comes first. Until then a connection that fails is retried
+   * with back-off (`state` goes 'offline', `error` tells why).
    */
   start(): Promise<AuthOk> {
     if (this.stateValue !== 'idle') return Promise.reject(new Error('QimClient: already started'));
+    const bad = badUrl(this.opts.url);
+    if (bad) return Promise.reject(new QimConnectionError(bad));
     this.closedByUser = false;
     return new Promise<AuthOk>((resolve, reject) => {
       let first = true;
-      const offState = this.on('state', (s) => {
-        if (!first || (s !== 'online' && s !== 'closed')) return;
+      let lastError: Error | null = null;
+      let timer: ReturnType<typeof setTimeout> | null = null;
+      const settle = (fn: () => void) => {
         first = false;
         offState();
         offError();
-        if (s === 'online') resolve(this.authOk!);
-        else reject(new QimConnectionError('the client was closed before it was online'));
+        if (timer) clearTimeout(timer);
+        fn();
+      };
+      const offState = this.on('state', (s) => {
+        if (!first || (s !== 'online' && s !== 'closed')) return;
+        if (s === 'online') settle(() => resolve(this.authOk!));
+        else settle(() => reject(new QimConnectionError('the client was closed before it was online')));
       });
       const offError = this.on('error', (e) => {
         if (!first) return;
-        if (e instanceof QimError || this.stateValue === 'closed') {
-          first = false;
-          offState();
-          offError();
-          reject(e);
-        }
+        lastError = e;
+        if (e instanceof QimError || this.stateValue === 'closed') settle(() => reject(e));
       });
+      if (this.opts.connectTimeoutMs > 0) {
+        const ms = this.opts.connectTimeoutMs;
+        timer = setTimeout(() => {
+          if (!first) return;
+          const why = lastError ? ` (last error: ${lastError.message})` : '';
+          const error = new QimConnectionError(
+            `could not connect to ${this.opts.url} within ${ms} ms${why}: is the QIM server running there?`,
+          );
+          settle(() => reject(error));
+          this.close();
+        }, ms);
+      }
       void this.connect();
     });
   }
@@ -480,7 +519,12 @@ export class QimClient {
       const p = this.pending.get(frame.ref)!;
       this.pending.delete(frame.ref);
       clearTimeout(p.timer);
-      if (frame.type === 'ERROR') p.reject(new QimError(frame.code, frame.message, frame.ref));
+      if (frame.type === 'ERROR')
+        p.reject(
+          frame.code === 'UNAUTHENTICATED'
+            ? new QimAuthError(frame.message, frame.ref)
+            : new QimError(frame.code, frame.message, frame.ref),
+        );
       else p.resolve(frame);
       return;
     }

@@ -17,6 +17,18 @@ export class QimError extends Error {
   }
 }
 
+/**
+ * The server refused the token (UNAUTHENTICATED: malformed, expired, or signed with another secret, e.g.
+ * minted for another data directory). A QimError too; `start()` rejects with it and a fixed token stops the
+ * client.
+ */
+export class QimAuthError extends QimError {
+  constructor(message: string, ref?: string) {
+    super('UNAUTHENTICATED', message, ref);
+    this.name = 'QimAuthError';
+  }
+}
+
 /** No answer within the request timeout. The request may or may not have reached the server. */
 export class QimTimeoutError extends Error {
   constructor(what: string, ms: number) {
