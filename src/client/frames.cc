@@ -2,7 +2,6 @@
 
 #include <simdjson.h>
 
-
 #include "gateway/protocol/json_fields.h"
 #include "gateway/protocol/json_writer.h"
 

@@ -41,7 +41,7 @@ struct GatewayContext {
   SendDedup* dedup;
   ConnectionRegistry registry;
   UnauthenticatedSlots unauthenticated;  // connections from accept to AUTH_OK (bounded apart)
-  ParserPool parsers;  // shared: a parser's buffers grow to the largest frame it saw
+  ParserPool parsers;                    // shared: a parser's buffers grow to the largest frame it saw
   // Both pools have one lane per connection (fair_pool.h); stop() stops them before the io_context their
   // tasks post answers to goes. SYNC, HISTORY and the membership checks of group SENDs:
   FairPool blocking;

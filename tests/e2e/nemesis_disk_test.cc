@@ -156,12 +156,7 @@ TEST(Nemesis, EmbeddedDiskFullRefusesWithUnavailableStaysUpAndResumes) {
     auto t = s->first_ack_after(freed_at);
     if (t && (!back || *t > *back)) back = t;
   }
-  size_t retried = 0;
-  for (auto& s : senders) {
-    auto r = s->retry_unacknowledged(60s);
-    ASSERT_TRUE(r.ok()) << r.error().to_string() << "\n" << qim->log_tail();
-    retried += *r;
-  }
+  const size_t retried = stop_and_retry(senders);
   auto report = judge(h, *qim, senders);
   EXPECT_TRUE(healthy(*qim)) << qim->log_tail();
   EXPECT_EQ(qim->stop(), 0) << qim->log_tail();

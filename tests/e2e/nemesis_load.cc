@@ -158,6 +158,17 @@ bool wait_for_acks(const std::vector<std::unique_ptr<NemesisSender>>& senders, N
   }
 }
 
+size_t stop_and_retry(std::vector<std::unique_ptr<NemesisSender>>& senders) {
+  for (auto& s : senders) s->stop();
+  size_t retried = 0;
+  for (auto& s : senders) {
+    auto r = s->retry_unacknowledged(std::chrono::seconds(60));
+    EXPECT_TRUE(r.ok()) << s->name() << ": " << r.error().to_string();
+    if (r.ok()) retried += *r;
+  }
+  return retried;
+}
+
 checker::CheckReport judge(checker::HistoryRecorder& h, const Deployment& qim,
                            const std::vector<std::unique_ptr<NemesisSender>>& senders) {
   std::map<std::string, std::set<uint64_t>> wanted;  // user -> message ids acknowledged to or by them

@@ -86,6 +86,10 @@ class NemesisSender {
 bool wait_for_acks(const std::vector<std::unique_ptr<NemesisSender>>& senders, NemesisClock::time_point since,
                    size_t n, std::chrono::seconds within);
 
+// Stops every sender's load, then retries each SEND of it that was not acknowledged, with its key, as a
+// client does after a fault; the number retried. A retry that is never acknowledged fails the test.
+size_t stop_and_retry(std::vector<std::unique_ptr<NemesisSender>>& senders);
+
 // After the senders stopped and retried: reads the mailbox of every recipient and sender (until each holds
 // what it was acknowledged), records them as final, and judges the history (a test failure on a
 // violation). Returns the checker's report (its stats are the figures of docs/reliability.md).

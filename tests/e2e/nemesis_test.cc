@@ -152,13 +152,7 @@ TEST(Nemesis, MailboxNodePausedPastItsLeaseIsFencedAndLosesNothing) {
                                                         << qim->log_tail();
   const double recover_s = seconds(
       std::max(*senders[0]->first_ack_after(woke_at), *senders[1]->first_ack_after(woke_at)) - woke_at);
-  size_t retried = 0;
-  for (auto& s : senders) {
-    s->stop();
-    auto r = s->retry_unacknowledged(60s);
-    ASSERT_TRUE(r.ok()) << r.error().to_string();
-    retried += *r;
-  }
+  const size_t retried = stop_and_retry(senders);
   auto report = judge(h, *qim, senders);
   EXPECT_EQ(not_serving(*qim, 30s), std::vector<std::string>{}) << "a process died\n" << qim->log_tail();
   EXPECT_EQ(qim->stop(), 0) << qim->log_tail();
@@ -207,13 +201,7 @@ TEST(Nemesis, GatewayAndFanoutPausedPastTheirTimeoutsLoseNothingAcknowledged) {
   // its SEND timeout and the reconnection to the other gateway).
   for (const auto& s : senders) recover_s = std::max(recover_s, seconds(s->longest_ack_gap()));
   EXPECT_GT(senders[0]->reconnects(), 0u) << "the sender on the paused gateway never had to reconnect";
-  size_t retried = 0;
-  for (auto& s : senders) {
-    s->stop();
-    auto r = s->retry_unacknowledged(60s);
-    ASSERT_TRUE(r.ok()) << r.error().to_string();
-    retried += *r;
-  }
+  const size_t retried = stop_and_retry(senders);
   auto report = judge(h, *qim, senders);
   EXPECT_EQ(not_serving(*qim, 30s), std::vector<std::string>{}) << "a process died\n" << qim->log_tail();
   EXPECT_EQ(qim->stop(), 0) << qim->log_tail();
@@ -289,13 +277,7 @@ TEST(Nemesis, DISABLED_MailboxNodeClockAheadThenBehindByMoreThanALeaseLosesNothi
                                                              << qim->log_tail();
   std::cerr << "[nemesis] lease grants while mailbox-1's clock was off: " << granted_while_skewed
             << " (16 without a move); leases settled " << settle_s << " s after the correction\n";
-  size_t retried = 0;
-  for (auto& s : senders) {
-    s->stop();
-    auto r = s->retry_unacknowledged(60s);
-    ASSERT_TRUE(r.ok()) << r.error().to_string();
-    retried += *r;
-  }
+  const size_t retried = stop_and_retry(senders);
   auto report = judge(h, *qim, senders);
   EXPECT_EQ(not_serving(*qim, 30s), std::vector<std::string>{}) << "a process died\n" << qim->log_tail();
   EXPECT_EQ(qim->stop(), 0) << qim->log_tail();
