@@ -56,7 +56,7 @@ class Checker {
         case EventKind::kInvoke: {
           auto& s = sends_[{e.user, e.client_msg_id}];
           s.conversation = e.conversation;
-          ++report_.stats.sends;
+          ++report_.stats.attempts;
           break;
         }
         case EventKind::kOk:
@@ -83,6 +83,7 @@ class Checker {
           break;
       }
     }
+    report_.stats.sends = sends_.size();
     for (const auto& [key, s] : sends_) {
       if (s.acked_id) {
         ++report_.stats.acknowledged;
@@ -282,11 +283,12 @@ class Checker {
 
 std::string CheckReport::to_string() const {
   std::ostringstream out;
-  out << "history: " << stats.sends << " sends (" << stats.acknowledged << " acknowledged, " << stats.refused
-      << " refused, " << stats.unknown << " unknown of which " << stats.unknown_stored << " stored), "
-      << stats.mailboxes << " mailboxes read at the end (" << stats.final_entries << " entries, "
-      << stats.duplicates_hidden << " second copies a client hides), " << stats.shown_entries
-      << " entries shown, " << stats.frames << " frames; " << violations.size() << " violations\n";
+  out << "history: " << stats.sends << " sends in " << stats.attempts << " attempts (" << stats.acknowledged
+      << " acknowledged, " << stats.refused << " refused, " << stats.unknown << " unknown of which "
+      << stats.unknown_stored << " stored), " << stats.mailboxes << " mailboxes read at the end ("
+      << stats.final_entries << " entries, " << stats.duplicates_hidden << " second copies a client hides), "
+      << stats.shown_entries << " entries shown, " << stats.frames << " frames; " << violations.size()
+      << " violations\n";
   for (const auto& v : violations) {
     out << "VIOLATION " << v.rule << ": " << v.message << "\n";
     for (const auto& line : v.excerpt) out << "    " << line << "\n";

@@ -44,7 +44,8 @@ struct Violation {
 };
 
 struct CheckStats {
-  uint64_t sends = 0;           // invoked
+  uint64_t sends = 0;           // distinct SEND keys (sender, client_msg_id) invoked
+  uint64_t attempts = 0;        // invokes, retries with the same key included
   uint64_t acknowledged = 0;    // with an ok
   uint64_t refused = 0;         // with a fail and no ok
   uint64_t unknown = 0;         // with neither (or an unknown event)

@@ -199,12 +199,13 @@ checker::CheckReport judge(checker::HistoryRecorder& h, const Deployment& qim,
 void print_figures(const std::string& scenario, const checker::CheckReport& report, size_t retried,
                    double recover_s, double took_s) {
   const auto& s = report.stats;
-  std::cout << "[ nemesis  ] " << scenario << ": " << s.sends << " SENDs (with retries), " << s.acknowledged
-            << " acknowledged, " << s.unknown << " unknown (" << s.unknown_stored << " of them stored), "
-            << s.refused << " refused for good, " << retried << " retried with the same key, "
-            << s.duplicates_hidden << " duplicates hidden, " << s.final_entries << " entries in "
-            << s.mailboxes << " final mailboxes, recovered in " << recover_s << " s, scenario took " << took_s
-            << " s, " << report.violations.size() << " violations\n";
+  std::cout << "[ nemesis  ] " << scenario << ": " << s.sends << " SENDs (" << s.attempts
+            << " attempts with the retries), " << s.acknowledged << " acknowledged, " << s.unknown
+            << " unknown (" << s.unknown_stored << " of them stored), " << s.refused << " refused for good, "
+            << retried << " retried with the same key, " << s.duplicates_hidden << " duplicates hidden, "
+            << s.final_entries << " entries in " << s.mailboxes << " final mailboxes, recovered in "
+            << recover_s << " s, scenario took " << took_s << " s, " << report.violations.size()
+            << " violations\n";
 }
 
 }  // namespace qim::e2e
