@@ -289,8 +289,8 @@ web_prepare() {
   [[ $web_prepared == 1 ]]
 }
 # node_phase NAME FILES...: `node --test` in clients/js against a real `qim up` (the tests start their own,
-# port 0, data under /tmp/web-*); counts from its JUnit report (a testcase with <failure> failed, with
-# <skipped> skipped). QIM_BINARY: the build's qim.
+# port 0, data under /tmp/web-*); counts from its TAP summary (cancelled counts as failed, todo as
+# skipped). QIM_BINARY: the build's qim.
 node_phase() {
   local name=$1
   shift
@@ -300,25 +300,27 @@ node_phase() {
     record "$name" 0 1 0 "npm ci or the SDK's build failed; its tests did not run"
     return 0
   fi
-  local junit="$work/phase$((${#phase_lines[@]} + 1)).xml" rc=0
-  # The patterns are expanded in clients/js (Node 20's --test does not expand globs itself).
+  local tap="$work/phase$((${#phase_lines[@]} + 1)).tap" rc=0
+  # The patterns are expanded in clients/js (Node 20's --test does not expand globs itself). The counts come
+  # from the TAP reporter's summary, which Debian 12's Node 18 has too (its --test has no junit reporter).
   # shellcheck disable=SC2048,SC2086
   (cd clients/js && files=($*) && QIM_BINARY=$PWD/../../build/release/src/app/qim node --test \
-    --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit \
-    --test-reporter-destination="$junit" "${files[@]}") || rc=$?
+    --test-reporter=spec --test-reporter-destination=stdout --test-reporter=tap \
+    --test-reporter-destination="$tap" "${files[@]}") || rc=$?
   local counts passed failed skipped why=""
-  counts=$(python3 - "$junit" <<'PY' || true
-import sys, xml.etree.ElementTree as ET
-p = f = s = 0
-for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
-    if case.find("failure") is not None: f += 1
-    elif case.find("skipped") is not None: s += 1
-    else: p += 1
-print(p, f, s)
+  # "# pass N", "# fail N", "# cancelled N", "# skipped N", "# todo N": the run's totals, last in the report.
+  counts=$(python3 - "$tap" <<'PY' || true
+import re, sys
+totals = {}
+for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
+    m = re.match(r"^# (pass|fail|cancelled|skipped|todo) (\d+)$", line.strip())
+    if m: totals[m.group(1)] = int(m.group(2))
+if "pass" in totals and "fail" in totals:
+    print(totals["pass"], totals["fail"] + totals.get("cancelled", 0), totals.get("skipped", 0) + totals.get("todo", 0))
 PY
 )
   if ! [[ $counts =~ ^[0-9]+\ [0-9]+\ [0-9]+$ ]]; then
-    record "$name" 0 0 0 "no readable JUnit report from node --test (exit $rc)"
+    record "$name" 0 0 0 "no readable TAP summary from node --test (exit $rc)"
     return 0
   fi
   read -r passed failed skipped <<<"$counts"
