@@ -8,8 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { QimClient } from '../dist/index.js';
-import { Qim, user, waitFor } from './qim.mjs';
+import { Qim, runExampleAndReceive } from './qim.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const run = promisify(execFile);
@@ -36,20 +35,7 @@ test('the packed tarball installs into an empty project and the README example r
     assert.ok(existsSync(join(app, 'node_modules', 'ws', 'package.json')), 'ws must come with @qim/client');
 
     copyFileSync(join(root, 'examples', 'hello.mjs'), join(app, 'hello.mjs'));
-    const a = user('alice'), b = user('bob');
-    const { stdout } = await run(process.execPath, ['hello.mjs'], {
-      cwd: app,
-      env: { ...process.env, QIM_URL: qim.url, QIM_TOKEN: qim.token(a), QIM_TO: b },
-    });
-    assert.match(stdout, /^stored as \d+ in d:/m);
-
-    const bob = new QimClient({ url: qim.url, token: qim.token(b), createSocket: qim.socketFactory() });
-    const got = [];
-    bob.on('message', (m) => got.push(m));
-    await bob.start();
-    await waitFor('bob', () => got.length >= 1);
-    assert.equal(got[0].body, 'hello from the SDK');
-    bob.close();
+    await runExampleAndReceive(qim, 'hello.mjs', app);
   } finally {
     await qim.destroy();
     rmSync(work, { recursive: true, force: true });

@@ -1,13 +1,15 @@
 // A real `qim up` for the SDK's tests: its own data directory under /tmp/web-sdk-*, its own free port
 // (read back from running.json), tokens from `qim token`. QIM_BINARY names the binary (default: the
 // release build of this checkout).
-import { execFileSync, spawn } from 'node:child_process';
+import assert from 'node:assert/strict';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import WebSocket from 'ws';
-import { MAX_FRAME_BYTES } from '../dist/index.js';
+import { MAX_FRAME_BYTES, QimClient } from '../dist/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const QIM_BINARY = process.env.QIM_BINARY ?? resolve(here, '../../../build/release/src/app/qim');
@@ -106,4 +108,23 @@ let serial = 0;
 /** A user name unique to this run. */
 export function user(name) {
   return `${name}_${process.pid}_${++serial}`;
+}
+
+// Runs the README example (`script`, from `cwd`) as alice sending to bob against `qim`, and checks that it
+// reports the stored message and that a fresh reader, bob, receives it. Returns alice's and bob's names.
+export async function runExampleAndReceive(qim, script, cwd = undefined) {
+  const a = user('alice'), b = user('bob');
+  const { stdout } = await promisify(execFile)(process.execPath, [script], {
+    cwd,
+    env: { ...process.env, QIM_URL: qim.url, QIM_TOKEN: qim.token(a), QIM_TO: b },
+  });
+  assert.match(stdout, /^stored as \d+ in d:/m);
+  const bob = new QimClient({ url: qim.url, token: qim.token(b), createSocket: qim.socketFactory() });
+  const got = [];
+  bob.on('message', (m) => got.push(m));
+  await bob.start();
+  await waitFor('bob', () => got.length >= 1);
+  bob.close();
+  assert.equal(got[0].body, 'hello from the SDK');
+  return { sender: got[0].sender, alice: a };
 }
