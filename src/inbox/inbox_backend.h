@@ -1,0 +1,104 @@
+#pragma once
+// The primitives an engine provides under the inbox (docs/adr/0068): per user and conversation, a row
+// holding the conversation's latest entry and an index of its entries, the user's read marks, and per
+// conversation its members' read receipts. The rules (what is visible, what counts as unread, the cap,
+// paging) live once in Inbox (inbox.h); a backend only stores, like StoreBackend under ContractStore.
+//
+// Every cell is ordered by what orders it: rows and index by the entry's mailbox seq, read marks by the
+// seq read, receipts by the message id read: monotonic maxima, never counters, so a retry, a replay or a
+// stale owner cannot push one wrong. On CQL no LWT: write timestamps below 2^48 (an offset, never a seq
+// with its epoch bits: ADR-0022's lesson), the epoch in the key where a seq orders a cell.
+//
+// Backends are thread-safe; errors are values (core/status.h), none swallowed.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/mailbox_seq.h"
+#include "core/status.h"
+#include "mailbox/entry_sink.h"
+#include "mailbox/message.h"
+#include "mailbox/op_counters.h"
+
+namespace qim {
+
+// The first bytes of a body kept in a conversation row (cut on a UTF-8 boundary).
+inline constexpr size_t kPreviewBytes = 200;
+
+// What the inbox keeps of one entry of a user's mailbox.
+struct InboxEntryRef {
+  MailboxSeq seq;
+  MessageId message;
+  UserId sender;
+  int64_t server_time_ms = 0;
+  bool counts = false;  // counts toward the user's unread (inbox/unread_rule.h decides, once)
+  std::string preview;  // the body's first kPreviewBytes
+  bool operator==(const InboxEntryRef&) const = default;
+};
+
+// A user's row of one conversation: the entry with the highest seq the backend holds for it. It may lie
+// above its epoch's frontier (written with a page not yet finished, or by an owner that lost the shard);
+// Inbox then takes the highest visible one from the index.
+struct ConversationRow {
+  ConversationId conversation;
+  InboxEntryRef last;
+};
+
+struct ReadMark {
+  ConversationId conversation;
+  MailboxSeq seq;  // read up to and including this seq of the user's own mailbox
+};
+
+struct ReceiptMark {
+  UserId user;
+  MessageId read_through;  // the highest message of the conversation this user has read
+};
+
+class InboxBackend : public EntrySink {
+ public:
+  // "memory", "embedded", "redis", "cql".
+  virtual std::string_view name() const = 0;
+
+  // (EntrySink) For each entry: upserts its index row (user, conversation, seq) with the entries' TTL and
+  // raises the (user, conversation) row to it if its seq is higher (a lower or equal one changes nothing).
+  // No reads; idempotent; one write per entry at most, batched per call.
+
+  // Every conversation row of `user` (any order). A backend that keeps one row per epoch returns each; the
+  // caller takes the highest visible one per conversation.
+  virtual Result<std::vector<ConversationRow>> conversation_rows(const UserId& user) = 0;
+  // The index rows of (user, conversation) with after < seq <= upto, descending by seq, at most `limit`.
+  virtual Result<std::vector<InboxEntryRef>> index_rows_desc(const UserId& user, const ConversationId& c,
+                                                            MailboxSeq after, MailboxSeq upto,
+                                                            uint32_t limit) = 0;
+  // How many index rows of (user, conversation) with after < seq <= upto have `counts`, stopping at `cap`.
+  virtual Result<uint32_t> count_unread(const UserId& user, const ConversationId& c, MailboxSeq after,
+                                        MailboxSeq upto, uint32_t cap) = 0;
+
+  // Raises the user's read mark of `c` to `seq` (a lower or equal one changes nothing).
+  virtual Status raise_read_mark(const UserId& user, const ConversationId& c, MailboxSeq seq) = 0;
+  // Every read mark of `user` (any order); the highest per conversation if several are kept.
+  virtual Result<std::vector<ReadMark>> read_marks(const UserId& user) = 0;
+  // The read mark of (user, c): zero if none.
+  virtual Result<MailboxSeq> read_mark(const UserId& user, const ConversationId& c) = 0;
+
+  // Raises `user`'s receipt in conversation `c` to `read_through` (one conversation's messages share one
+  // Outbox partition, so their ids order them; a lower or equal one changes nothing).
+  virtual Status raise_receipt(const ConversationId& c, const UserId& user, MessageId read_through) = 0;
+  // The receipts of `c` (any order), at most `limit`.
+  virtual Result<std::vector<ReceiptMark>> receipts(const ConversationId& c, uint32_t limit) = 0;
+
+  // A user's settings (e.g. "receipts" = "on"|"off", "presence" = "everyone"|"contacts"|"nobody"): the
+  // value with the highest `version` (milliseconds, below 2^48) wins; an equal version keeps either.
+  virtual Status put_setting(const UserId& user, const std::string& key, const std::string& value,
+                             int64_t version) = 0;
+  virtual Result<std::map<std::string, std::string>> settings(const UserId& user) = 0;
+
+  virtual OpCounters& counters() = 0;
+};
+
+}  // namespace qim
