@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <thread>
 
 #include "inbox/redis/redis_inbox_keys.h"
 #include "mailbox/redis/redis_backend.h"
@@ -241,6 +242,37 @@ TEST_F(RedisInboxBackendTest, WritesAreOneScriptPerInstanceAndNoReads) {
   EXPECT_EQ(d.inserts, page.size());
   EXPECT_EQ(d.lwts, 0u);
   EXPECT_EQ(d.updates, 0u);
+}
+
+// More than 128 entries for one instance: several calls, still one pipeline (one round trip).
+TEST_F(RedisInboxBackendTest, LargePagesAreSplitIntoCallsOf128) {
+  std::vector<MailboxEntry> page;
+  for (uint64_t i = 1; i <= 300; ++i) page.push_back(entry(alice_, kAB, seq(2, i), bob_, i));
+  const OpCounts before = backend_->counters().snapshot();
+  write(page);
+  const OpCounts d = backend_->counters().snapshot() - before;
+  EXPECT_EQ(d.scripts, 3u);
+  EXPECT_EQ(d.inserts, 300u);
+  EXPECT_EQ(unread(alice_, kAB), 300u);
+  EXPECT_EQ(unread(alice_, kAB, seq(2, 100), seq(2, 250), 999), 150u);
+  EXPECT_EQ(rows(alice_)[kAB.str()], seq(2, 300));
+}
+
+// Two devices READ at once, in any order: the mark ends at the highest, never lower.
+TEST_F(RedisInboxBackendTest, ConcurrentReadsKeepTheHighestMark) {
+  std::vector<std::thread> devices;
+  for (int d = 0; d < 4; ++d) {
+    devices.emplace_back([&, d] {
+      std::mt19937 rng(static_cast<unsigned>(d));
+      for (int i = 0; i < 50; ++i) {
+        const auto s = backend_->raise_read_mark(alice_, kAB, seq(3, 1 + rng() % 1000));
+        EXPECT_TRUE(s.ok()) << s.error().to_string();
+      }
+      EXPECT_TRUE(backend_->raise_read_mark(alice_, kAB, seq(3, 1000 + static_cast<uint64_t>(d))).ok());
+    });
+  }
+  for (auto& t : devices) t.join();
+  EXPECT_EQ(*backend_->read_mark(alice_, kAB), seq(3, 1003));
 }
 
 // A user's inbox keys are on the instance of the user's shard, as the user's mailbox entries.
