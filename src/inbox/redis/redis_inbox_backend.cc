@@ -326,4 +326,12 @@ Result<std::unique_ptr<InboxBackend>> open_redis_inbox_backend(const BackendCont
   return std::unique_ptr<InboxBackend>(std::move(backend));
 }
 
+Result<std::unique_ptr<InboxBackend>> open_redis_inbox(const BackendContext& context,
+                                                       const StoreOptions& store) {
+  RedisInboxOptions options;
+  options.endpoints = store.redis_endpoints;
+  options.key_prefix = store.redis_key_prefix;
+  return open_redis_inbox_backend(context, options);
+}
+
 }  // namespace qim

@@ -22,6 +22,7 @@
 
 #include "inbox/inbox_backend.h"
 #include "mailbox/store_backend.h"
+#include "mailbox/store_options.h"
 
 namespace qim {
 
@@ -38,5 +39,10 @@ struct RedisInboxOptions {
 // malformed endpoint or an empty list; Transport or Timeout naming an instance that cannot be reached.
 Result<std::unique_ptr<InboxBackend>> open_redis_inbox_backend(const BackendContext& context,
                                                                const RedisInboxOptions& options);
+
+// The inbox of a deployment whose mailbox store is `store` (open_inbox's redis branch): its instances
+// (QIM_MAILBOX_REDIS) and prefix (QIM_MAILBOX_REDIS_PREFIX), default pool and timeouts. Errors as above.
+Result<std::unique_ptr<InboxBackend>> open_redis_inbox(const BackendContext& context,
+                                                       const StoreOptions& store);
 
 }  // namespace qim
