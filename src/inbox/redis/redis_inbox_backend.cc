@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "inbox/entry_ref.h"
 #include "inbox/redis/redis_inbox_instance.h"
 #include "inbox/redis/redis_inbox_keys.h"
 #include "inbox/redis/redis_inbox_values.h"
@@ -24,20 +25,6 @@ constexpr int64_t kMaxSettingVersion = int64_t{1} << 48;
 Error unexpected(const RedisEndpoint& endpoint, std::string_view what) {
   return Error(Errc::kTransport,
                "redis " + endpoint.to_string() + ": unexpected reply to " + std::string(what));
-}
-
-// TODO(inbox-core merge): inbox/unread_rule.h decides; the same rule until it is merged.
-bool counts_toward_unread(const MailboxEntry& e) {
-  return e.message.sender != e.user && !e.message.client_msg_id.starts_with("~");
-}
-
-InboxEntryRef ref_of(const MailboxEntry& e) {
-  return InboxEntryRef{e.seq,
-                       e.message.id,
-                       e.message.sender,
-                       e.message.server_time_ms,
-                       counts_toward_unread(e),
-                       preview_of(e.message.body)};
 }
 
 class RedisInboxBackend final : public InboxBackend {
@@ -69,7 +56,7 @@ class RedisInboxBackend final : public InboxBackend {
     for (const auto& e : entries) {
       const UserId& u = e.user;
       const ConversationId& c = e.message.conversation;
-      const InboxEntryRef ref = ref_of(e);
+      const InboxEntryRef ref = inbox_ref_of(e);
       auto& batch = batches[user_instance(u)];
       if (batch.empty() || batch.back().args.size() >= 3 + 4 * kEntriesPerScript) {
         batch.push_back(InboxScriptCall{

@@ -142,6 +142,7 @@ TEST_F(RedisInboxBackendTest, ReplaysAndLowerSeqsChangeNothing) {
   write(page);
   write(page);                                      // a replay
   write({entry(alice_, kAB, seq(1, 2), bob_, 2)});  // a late lower entry: indexed, but the row stays
+  EXPECT_EQ(rows(alice_), (std::map<std::string, MailboxSeq>{{kAB.str(), seq(1, 6)}}));
   write({page[1]});
   EXPECT_EQ(unread(alice_, kAB), 3u);
   EXPECT_EQ(index(alice_, kAB), (std::vector{seq(1, 6), seq(1, 5), seq(1, 2)}));

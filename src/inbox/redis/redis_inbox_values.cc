@@ -68,12 +68,4 @@ Result<MessageId> parse_message_id_hex(std::string_view hex) {
   return MessageId{raw.raw()};
 }
 
-std::string preview_of(std::string_view body) {
-  if (body.size() <= kPreviewBytes) return std::string(body);
-  size_t cut = kPreviewBytes;
-  // A UTF-8 continuation byte is 10xxxxxx: back off to the start of the character it belongs to.
-  while (cut > 0 && (static_cast<unsigned char>(body[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(body.substr(0, cut));
-}
-
 }  // namespace qim

@@ -32,7 +32,4 @@ Result<std::string> decode_setting_value(std::string_view bytes);
 std::string message_id_hex(MessageId id);
 Result<MessageId> parse_message_id_hex(std::string_view hex);
 
-// The first kPreviewBytes of a body, cut back to a UTF-8 character boundary.
-std::string preview_of(std::string_view body);
-
 }  // namespace qim

@@ -63,17 +63,5 @@ TEST(RedisInboxValuesTest, MessageIdHexIsFixedWidthAndExact) {
   EXPECT_FALSE(parse_message_id_hex("12").ok());
 }
 
-TEST(RedisInboxValuesTest, PreviewCutsOnACharacterBoundary) {
-  EXPECT_EQ(preview_of("short"), "short");
-  const std::string ascii(kPreviewBytes + 10, 'a');
-  EXPECT_EQ(preview_of(ascii).size(), kPreviewBytes);
-  // 199 ASCII bytes then a 3-byte character straddling byte 200: the character is left out whole.
-  const std::string straddling = std::string(kPreviewBytes - 1, 'a') + "\xe2\x82\xac" + "tail";
-  EXPECT_EQ(preview_of(straddling), std::string(kPreviewBytes - 1, 'a'));
-  // A character ending exactly at the cut is kept.
-  const std::string fits = std::string(kPreviewBytes - 3, 'a') + "\xe2\x82\xac" + "tail";
-  EXPECT_EQ(preview_of(fits), std::string(kPreviewBytes - 3, 'a') + "\xe2\x82\xac");
-}
-
 }  // namespace
 }  // namespace qim
