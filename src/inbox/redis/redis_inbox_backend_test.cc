@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "inbox/open_inbox.h"
 #include "inbox/redis/redis_inbox_keys.h"
 #include "mailbox/redis/redis_backend.h"
 #include "mailbox/redis/redis_connection.h"
@@ -352,6 +353,35 @@ TEST_F(RedisInboxBackendTest, CountsEqualAScanOfTheMailbox) {
       EXPECT_EQ(rows(u), last) << "step " << step << " user " << u.str();
     }
   }
+}
+
+// open_inbox's redis branch: the mailbox store's instances and prefix (QIM_MAILBOX_REDIS,
+// QIM_MAILBOX_REDIS_PREFIX), the same keys this backend opened directly sees.
+TEST_F(RedisInboxBackendTest, OpenInboxOpensTheRedisInboxOfTheRedisStore) {
+  StoreOptions store;
+  store.backend = "redis";
+  store.redis_endpoints = endpoints_;
+  store.redis_key_prefix = prefix_;
+  store.shard_count = 4;
+  store.clock = clock_;
+  store.retention_ms = context_.retention_ms;
+  auto opened = open_inbox(store, "");
+  ASSERT_TRUE(opened.ok()) << opened.error().to_string();
+  EXPECT_EQ((*opened)->name(), "redis");
+  const std::vector<MailboxEntry> page = {entry(alice_, kAB, seq(0, 1), bob_, 1)};
+  ASSERT_TRUE((*opened)->entries_written(ShardId{0}, Epoch{0}, page).ok());
+  EXPECT_EQ(unread(alice_, kAB), 1u);
+}
+
+TEST_F(RedisInboxBackendTest, BadEndpointsAreRefused) {
+  RedisInboxOptions options;
+  options.key_prefix = prefix_;
+  EXPECT_EQ(open_redis_inbox_backend(context_, options).code(), Errc::kConfig);
+  options.endpoints = {"no-port"};
+  EXPECT_EQ(open_redis_inbox_backend(context_, options).code(), Errc::kConfig);
+  options.endpoints = {"127.0.0.1:42018"};  // nothing listens there (this slice's port range)
+  options.connect_timeout = std::chrono::milliseconds(200);
+  EXPECT_EQ(open_redis_inbox_backend(context_, options).code(), Errc::kTransport);
 }
 
 }  // namespace
