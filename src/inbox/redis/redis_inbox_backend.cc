@@ -49,8 +49,9 @@ class RedisInboxBackend final : public InboxBackend {
     if (entries.empty()) return {};
     const int64_t ttl_ms = context_.entry_ttl_ms();
     const int64_t now = context_.clock->now_ms();
-    // The mailbox's write_entries gave these entries now + TTL by the same clock just before: the same
-    // expiry here, so an index row lives exactly as long as its entry.
+    // The mailbox's write_entries gave these entries now + TTL by the same clock just before: the clock
+    // read again gives the same expiry under a test's ManualClock, a few milliseconds later under a real
+    // one (docs/adr/0072: the trim hides both a day before either expires).
     const std::string expires = std::to_string(now + ttl_ms);
     std::map<size_t, std::vector<InboxScriptCall>> batches;  // instance -> calls, one pipeline each
     for (const auto& e : entries) {

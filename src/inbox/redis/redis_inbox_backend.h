@@ -6,10 +6,10 @@
 //
 // entries_written is one script call per instance (up to 128 entries each, one pipeline per instance: one
 // round trip per instance), write-only from the client's side: the monotonic maximum of each conversation
-// row is compared inside the script. Index rows expire exactly when the mailbox's entries do (the same
-// expiry: the caller's clock + BackendContext::entry_ttl_ms() at the write), so a count over the index
-// equals a scan of read_entries at any time by that clock. count_unread is one ZLEXCOUNT (O(log n)) over
-// a set of the counting rows.
+// row is compared inside the script. Index rows expire as the mailbox's entries do (the store's clock +
+// BackendContext::entry_ttl_ms() at the write), and every read drops the expired ones first, so a count
+// over the index equals a scan of read_entries at any time by that clock. count_unread is one ZLEXCOUNT
+// (O(log n)) over a set of the counting rows.
 //
 // Operation counts (counters()): every script call (EVALSHA) and SCRIPT LOAD in `scripts`, every plain
 // read command in `reads`, and every index row entries_written upserts in `inserts` (a row written inside
