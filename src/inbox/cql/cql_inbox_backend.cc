@@ -159,10 +159,10 @@ cql::ExecOptions CqlInboxBackend::plain() const {
 }
 
 Result<cql::Rows> CqlInboxBackend::read_all(const cql::Prepared& statement, const Values& values,
-                                            std::string_view what) {
+                                            std::string_view what, int64_t max_rows) {
   cql::ExecOptions o = plain();
   o.page_size = kPage;
-  o.max_rows = -1;
+  o.max_rows = max_rows;
   QIM_ASSIGN_OR_RETURN(cql::Rows rows,
                        lift(session_.execute(statement, values, o), "inbox: " + std::string(what)));
   counters_.reads += rows.size() / kPage + 1;
@@ -359,16 +359,13 @@ Status CqlInboxBackend::raise_receipt(const ConversationId& c, const UserId& use
       "inbox: raise the receipt of " + user.str() + " in " + c.str());
 }
 
+// Paged: a large group's receipts come kPage rows a response, never one huge one.
 Result<std::vector<ReceiptMark>> CqlInboxBackend::receipts(const ConversationId& c, uint32_t limit) {
   std::vector<ReceiptMark> out;
   if (limit == 0) return out;
-  counters_.reads++;
-  QIM_ASSIGN_OR_RETURN(cql::Rows rows,
-                       lift(session_.execute(receipts_read_,
-                                             Values().text(c.str()).int32(
-                                                 static_cast<int32_t>(std::min<uint32_t>(limit, INT32_MAX))),
-                                             plain()),
-                            "inbox: read the receipts of " + c.str()));
+  const int32_t lim = static_cast<int32_t>(std::min<uint32_t>(limit, INT32_MAX));
+  QIM_ASSIGN_OR_RETURN(cql::Rows rows, read_all(receipts_read_, Values().text(c.str()).int32(lim),
+                                                "read the receipts of " + c.str(), lim));
   out.reserve(rows.size());
   for (const cql::Row row : rows) {
     QIM_ASSIGN_OR_RETURN(ReceiptMark r, inbox_cells::receipt(row, c));
