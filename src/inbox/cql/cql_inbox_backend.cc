@@ -240,15 +240,18 @@ Status CqlInboxBackend::entries_written(ShardId, Epoch, std::span<const MailboxE
 Result<std::vector<ConversationRow>> CqlInboxBackend::conversation_rows(const UserId& user) {
   QIM_ASSIGN_OR_RETURN(cql::Rows rows,
                        read_all(conversation_read_, Values().text(user.str()), "read conversation rows"));
-  std::map<ConversationId, ConversationRow> highest;
-  for (const cql::Row row : rows) {
-    QIM_ASSIGN_OR_RETURN(ConversationRow r, inbox_cells::conversation_row(row));
-    auto [at, fresh] = highest.try_emplace(r.conversation, r);
-    if (!fresh && at->second.last.seq < r.last.seq) at->second = std::move(r);
-  }
+  // The partition comes in clustering order, (conversation ASC, epoch DESC): a conversation's first row is
+  // its highest epoch's, and the rows after it, of the same conversation, are skipped undecoded.
   std::vector<ConversationRow> out;
-  out.reserve(highest.size());
-  for (auto& [c, r] : highest) out.push_back(std::move(r));
+  out.reserve(rows.size());
+  for (const cql::Row row : rows) {
+    if (!out.empty()) {
+      auto text = row.get_text(0);
+      if (text.ok() && *text == out.back().conversation.str()) continue;
+    }
+    QIM_ASSIGN_OR_RETURN(ConversationRow r, inbox_cells::conversation_row(row));
+    out.push_back(std::move(r));
+  }
   return out;
 }
 
