@@ -23,6 +23,9 @@
 #include "gateway/gateway.h"
 #include "gateway/gateway_options.h"
 #include "node/lease/lease_config.h"
+#include "presence/memory_presence_exchange.h"
+#include "presence/presence_options.h"
+#include "presence/redis/redis_presence_exchange.h"
 #include "tls/dev_cert.h"
 
 namespace qim {
@@ -241,6 +244,23 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     local_signals = local.get();
     signal_bus = std::move(local);
   }
+  // Presence (docs/adr/0081): the gateway's hub over an exchange in memory (`qim up`) or in the routing
+  // Redis (a pub/sub channel per watched user). No directory yet: no implicit peers, privacy "everyone".
+  std::unique_ptr<PresenceExchange> presence_exchange;
+  RedisPresenceExchange* redis_presence = nullptr;
+  std::unique_ptr<PresenceHub> presence;
+  if (instance.gateway) {
+    auto po = presence_options_from_env(env);
+    if (!po.ok()) return refuse(log, instance.name, po.error());
+    if (routing) {
+      auto e = std::make_unique<RedisPresenceExchange>(routing->redis(), routing->gateway_id());
+      redis_presence = e.get();
+      presence_exchange = std::move(e);
+    } else {
+      presence_exchange = std::make_unique<MemoryPresenceExchange>();
+    }
+    presence = std::make_unique<PresenceHub>(*presence_exchange, nullptr, cfg.store.clock, *po);
+  }
 
   // Gateways of one deployment share the SEND idempotency table in the routing Redis, so a retry through
   // another gateway gets the same message id (docs/protocol.md "Idempotent send"). Outlives the gateway.
@@ -268,6 +288,7 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     deps.clock = cfg.store.clock;
     deps.shard_count = cfg.shards;
     deps.signals = signal_bus.get();
+    deps.presence = presence.get();
     deps.extra_metrics = [p = pipeline.get(), r = routing.get(), l = local_signals,
                           rs = routing ? static_cast<RedisSignalBus*>(signal_bus.get()) : nullptr] {
       return p->prometheus() + (r != nullptr ? r->metrics_text() : std::string()) +
@@ -300,6 +321,7 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   if (gateway) {
     // Subscribed before the first AUTH can come, so no push for a routed user is missed.
     if (routing) {
+      if (redis_presence != nullptr) redis_presence->start();
       if (Status s = routing->start(gateway->notifier(), &gateway->signal_sink()); !s.ok()) {
         (void)pipeline->shutdown();
         return refuse(log, instance.name + ": the routing Redis (QIM_ROUTING_REDIS) does not answer",
@@ -373,8 +395,11 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   routed_notifier.reset();  // publishes what the node reported last, then stops
   node_signals.reset();
   if (local_signals != nullptr) local_signals->attach(nullptr);
-  gateway.reset();           // after the pipeline stopped reporting to it
-  signal_bus.reset();        // after the gateway that sent on it
+  gateway.reset();     // after the pipeline stopped reporting to it
+  signal_bus.reset();  // after the gateway that sent on it
+  presence.reset();    // after the gateway whose connections watched
+  if (redis_presence != nullptr) redis_presence->stop();
+  presence_exchange.reset();
   if (admin) admin->stop();  // answered /healthz and /metrics through the drain
   remove_running_file(cfg.data_dir);
   if (leases) leases->loop.reset();  // before the node it adds shards to

@@ -23,6 +23,8 @@
 
 namespace qim {
 
+class PresenceHub;
+
 struct GatewayOptions {
   std::string listen_address = "127.0.0.1";  // QIM_GATEWAY_LISTEN
   uint16_t port = 7400;                      // QIM_GATEWAY_PORT; 0 picks a free port
@@ -99,6 +101,10 @@ struct GatewayDeps {
   // LocalSignalBus attached to this gateway's signal_sink() in one process, a RedisSignalBus across
   // gateways. Null: the gateway's own LocalSignalBus over its connections. Must outlive the gateway.
   SignalBus* signals = nullptr;
+  // Optional: presence (presence/presence_hub.h: connections counted, PRESENCE_SUBSCRIBE, pushes). Null:
+  // the gateway's own hub over an in-memory exchange (presence among its own connections; no privacy
+  // settings, no implicit peers). Must outlive the gateway.
+  PresenceHub* presence = nullptr;
 };
 
 class Gateway {

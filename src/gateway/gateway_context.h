@@ -17,6 +17,8 @@
 #include "gateway/parser_pool.h"
 #include "gateway/send_dedup.h"
 #include "gateway/unauthenticated_slots.h"
+#include "presence/memory_presence_exchange.h"
+#include "presence/presence_hub.h"
 
 namespace qim {
 
@@ -38,6 +40,11 @@ struct GatewayContext {
       own_signals->attach(&registry);
     }
     signals = deps.signals != nullptr ? deps.signals : own_signals.get();
+    if (deps.presence == nullptr) {
+      own_presence_exchange = std::make_unique<MemoryPresenceExchange>();
+      own_presence = std::make_unique<PresenceHub>(*own_presence_exchange, nullptr, deps.clock);
+    }
+    presence = deps.presence != nullptr ? deps.presence : own_presence.get();
   }
   ~GatewayContext() {
     if (own_signals) own_signals->attach(nullptr);
@@ -60,6 +67,10 @@ struct GatewayContext {
   // Ephemeral signals (typing, presence): deps.signals, else own_signals over the registry.
   std::unique_ptr<LocalSignalBus> own_signals;
   SignalBus* signals = nullptr;
+  // Presence: deps.presence, else a hub of this gateway's own.
+  std::unique_ptr<MemoryPresenceExchange> own_presence_exchange;
+  std::unique_ptr<PresenceHub> own_presence;
+  PresenceHub* presence = nullptr;
   // Set by start() before the first accept when TLS is configured; null: plain ws://.
   std::shared_ptr<boost::asio::ssl::context> tls;
 

@@ -91,6 +91,7 @@ class GatewayServer final : public Gateway {
         [ctx, extra] {
           std::string text = ctx->metrics.serialize();
           if (ctx->own_signals) text += ctx->own_signals->metrics_text();
+          text += ctx->presence->metrics_text();
           if (extra) text += extra();
           return text;
         },
