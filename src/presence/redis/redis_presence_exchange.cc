@@ -125,6 +125,7 @@ void RedisPresenceExchange::watch(const UserId& user, bool on) {
   std::lock_guard lock(mu_);
   if (on ? !watched_.insert(user.str()).second : watched_.erase(user.str()) == 0) return;
   pending_[redis_.instance_of_user(user)].emplace_back(key("presence-ch", user), on);
+  requested_++;
 }
 
 Status RedisPresenceExchange::run_script(const UserId& user, const char* script,
@@ -180,6 +181,14 @@ Status RedisPresenceExchange::refresh(std::span<const UserId> users) {
 }
 
 Result<std::vector<PresenceRecord>> RedisPresenceExchange::records(std::span<const UserId> users) {
+  if (thread_.joinable()) {
+    // The subscriptions asked before this read are in place first (bounded: a routing instance that does
+    // not answer must not hold the read; its changes are lost for pushes until it does).
+    std::unique_lock lock(mu_);
+    const uint64_t target = requested_;
+    applied_cv_.wait_for(lock, std::chrono::seconds(1),
+                         [&] { return applied_ >= target || stopping_.load(); });
+  }
   std::vector<PresenceRecord> out(users.size());
   std::vector<std::vector<size_t>> index_by_instance(redis_.size());
   for (size_t k = 0; k < users.size(); ++k) index_by_instance[redis_.instance_of_user(users[k])].push_back(k);
@@ -250,11 +259,20 @@ void RedisPresenceExchange::run() {
   };
   while (!stopping_.load()) {
     bool any = false;
+    bool all_applied = true;
+    uint64_t pass_target = 0;
+    {
+      std::lock_guard lock(mu_);
+      pass_target = requested_;
+    }
     for (size_t i = 0; i < n && !stopping_.load(); ++i) {
       std::vector<std::pair<std::string, bool>> changes;
       if (!conns[i]) {
         auto conn = RedisConnection::open(redis_.endpoint(i), redis_.options().timeouts);
-        if (!conn.ok()) continue;
+        if (!conn.ok()) {
+          all_applied = false;
+          continue;
+        }
         conns[i] = std::move(conn).value();
         // A fresh connection: every channel of this instance again (whatever was pending is in it).
         std::lock_guard lock(mu_);
@@ -275,6 +293,7 @@ void RedisPresenceExchange::run() {
           spdlog::warn("presence: subscriptions on {} failed: {}", redis_.endpoint(i).to_string(),
                        replies.error().to_string());
           conns[i].reset();
+          all_applied = false;
           continue;
         }
         for (const auto& r : *replies) on_reply(r);  // a message may come before an acknowledgement
@@ -290,6 +309,11 @@ void RedisPresenceExchange::run() {
                      msg.error().to_string());
         conns[i].reset();
       }
+    }
+    if (all_applied) {
+      std::lock_guard lock(mu_);
+      if (applied_ < pass_target) applied_ = pass_target;
+      applied_cv_.notify_all();
     }
     if (!any) std::this_thread::sleep_for(kBackoff);
   }

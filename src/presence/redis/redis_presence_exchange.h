@@ -23,6 +23,7 @@
 // for pushes (reads stay right).
 
 #include <atomic>
+#include <condition_variable>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -70,6 +71,10 @@ class RedisPresenceExchange final : public PresenceExchange {
   std::set<std::string> watched_;  // users
   // Per instance: channels to (un)subscribe on the next turn of the thread.
   std::vector<std::vector<std::pair<std::string, bool>>> pending_;
+  // watch() calls so far, and how many of them the thread has applied (SUBSCRIBE acknowledged): records()
+  // waits (briefly) for the ones asked before it, so a change right after a PRESENCE_STATE is not missed.
+  uint64_t requested_ = 0, applied_ = 0;
+  std::condition_variable applied_cv_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> received_{0};
   std::thread thread_;
