@@ -3,6 +3,7 @@
 // both let go; last seen and privacy are read back.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "delivery/redis/routing_test_env.h"
@@ -121,6 +122,45 @@ TEST_F(RedisPresenceTest, NobodyIsHiddenFromWatchersOnOtherGateways) {
   ASSERT_TRUE(state.ok());
   EXPECT_FALSE((*state)[0].online);
   EXPECT_EQ((*state)[0].last_seen, std::nullopt);
+}
+
+// Issue 38 item 9's figure (printed, not asserted): one presence change of a user with 1,000 contacts
+// online (500 watching on each of two gateways), from the announcement until the last watcher's frame is
+// queued, through the routing Redis: one script, one PUBLISH, two gateways' subscriptions.
+TEST_F(RedisPresenceTest, FigureOneChangeToAThousandContacts) {
+  constexpr int kContacts = 1000;
+  constexpr int kRounds = 100;
+  std::atomic<int> got{0};
+  std::vector<std::shared_ptr<PresenceWatch>> watches;
+  for (int i = 0; i < kContacts; ++i) {
+    auto& hub = *hubs_[i % 2];
+    watches.push_back(hub.watch(u("w" + std::to_string(i)), [&got](auto) { got++; }));
+    ASSERT_TRUE(hub.subscribe(*watches.back(), {u("carol")}).ok());
+  }
+  std::vector<double> micros;
+  for (int round = 0; round < kRounds; ++round) {
+    for (bool online : {true, false}) {
+      const int target = (2 * round + (online ? 1 : 2)) * kContacts;
+      const auto start = std::chrono::steady_clock::now();
+      if (online) {
+        hubs_[0]->connected(u("carol"));
+      } else {
+        hubs_[0]->disconnected(u("carol"));
+      }
+      const auto deadline = start + 10s;
+      while (got.load() < target && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+      ASSERT_EQ(got.load(), target) << "round " << round;
+      // Only the online changes are timed: an offline one waits out the grace first.
+      if (online)
+        micros.push_back(
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    }
+  }
+  std::sort(micros.begin(), micros.end());
+  std::printf(
+      "presence over the routing Redis: one change of a user with %d contacts online (2 gateways): P50 %.0f "
+      "us, P99 %.0f us (%zu changes)\n",
+      kContacts, micros[micros.size() / 2], micros[micros.size() * 99 / 100], micros.size());
 }
 
 }  // namespace
