@@ -6,6 +6,7 @@
 #include "gateway/tests/gateway_harness.h"
 #include "groups/embedded/rocks_group_store.h"
 #include "log/testing/temp_dir.h"
+#include "presence/memory_presence_exchange.h"
 
 namespace qim {
 namespace {
@@ -163,6 +164,50 @@ TEST_F(EphemeralTest, PresenceOfAUserWithThreeDevices) {
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(has(*again, R"("status":"online")"));
   EXPECT_FALSE(next(*dave, "PRESENCE", "offline", 300ms).ok());
+}
+
+// With a presence hub whose directory knows the direct peers (the inbox's role in a deployment): they are
+// watched from AUTH, their state pushed as a PRESENCE_STATE without ref, and "contacts" shows to them only.
+class PeersTest : public testing::GatewayHarness {
+ protected:
+  PeersTest() : GatewayHarness(kSecret) {}
+  void SetUp() override {
+    directory_.add_peers(u("alice"), u("bob"));
+    PresenceOptions o;
+    o.offline_grace = std::chrono::milliseconds(50);
+    hub_ = std::make_unique<PresenceHub>(exchange_, &directory_, clock_, o);
+    start();
+  }
+  void TearDown() override {
+    GatewayHarness::TearDown();
+    hub_.reset();
+  }
+  void configure(GatewayOptions&, GatewayDeps& d) override { d.presence = hub_.get(); }
+
+  MemoryPresenceDirectory directory_;
+  MemoryPresenceExchange exchange_;
+  std::unique_ptr<PresenceHub> hub_;
+};
+
+TEST_F(PeersTest, DirectPeersAreWatchedFromAuthAndContactsSeeThem) {
+  directory_.set_privacy(u("alice"), PresencePrivacy::kContacts);
+  auto alice = login("alice");
+  auto bob = login("bob");
+  auto peers = bob->wait_for([](const client::ServerFrame& f) { return f.type == "PRESENCE_STATE"; }, 5s);
+  ASSERT_TRUE(peers.ok()) << peers.error().to_string();
+  EXPECT_EQ(peers->raw,
+            R"({"type":"PRESENCE_STATE","users":[{"user":"alice","status":"online","last_seen":null}]})");
+  // carol is no contact of alice: subscribed explicitly, she sees her offline and hears nothing.
+  auto carol = login("carol");
+  carol->send_text(R"({"type":"PRESENCE_SUBSCRIBE","ref":"p","users":["alice"]})");
+  auto state = carol->wait_ref("p", 5s);
+  ASSERT_TRUE(state.ok());
+  EXPECT_TRUE(has(*state, R"("status":"offline","last_seen":null)")) << state->raw;
+  alice->close();
+  auto offline = next(*bob, "PRESENCE", R"("status":"offline")");
+  ASSERT_TRUE(offline.ok()) << offline.error().to_string();
+  EXPECT_FALSE(has(*offline, R"("last_seen":null)"));
+  EXPECT_FALSE(next(*carol, "PRESENCE", "alice", 300ms).ok());
 }
 
 }  // namespace
