@@ -14,13 +14,20 @@
 #include "app/pipeline.h"
 #include "app/role_admin.h"
 #include "core/cpu_placement.h"
+#include "delivery/local_signal_bus.h"
 #include "delivery/redis/gateway_routing.h"
 #include "delivery/redis/redis_send_dedup.h"
+#include "delivery/redis/redis_signal_bus.h"
 #include "delivery/redis/routed_notifier.h"
 #include "delivery/redis/routing_options.h"
 #include "gateway/gateway.h"
 #include "gateway/gateway_options.h"
 #include "node/lease/lease_config.h"
+#include "inbox/inbox.h"
+#include "presence/inbox_presence_directory.h"
+#include "presence/memory_presence_exchange.h"
+#include "presence/presence_options.h"
+#include "presence/redis/redis_presence_exchange.h"
 #include "tls/dev_cert.h"
 
 namespace qim {
@@ -222,10 +229,43 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     pipeline->deliver_to(routed_notifier.get());
   }
   std::unique_ptr<GatewayRouting> routing;  // the gateway's routes and subscription
+  // Ephemeral signals (docs/adr/0080): in one process over the gateway's connections, across processes
+  // over the routing Redis. A MailboxNode process has one too (node_signals: its signals, e.g. DELIVERED,
+  // reach the gateways holding the users). Declared before the gateway, which sends on it.
+  std::unique_ptr<SignalBus> signal_bus;
+  LocalSignalBus* local_signals = nullptr;
+  std::unique_ptr<RedisSignalBus> node_signals;
+  if (routing_redis) node_signals = std::make_unique<RedisSignalBus>(*routing_redis, std::string());
   if (routing_options && instance.gateway) {
     auto r = GatewayRouting::create(*routing_options, cfg.shards);
     if (!r.ok()) return refuse(log, instance.name, r.error());
     routing = std::move(r).value();
+    signal_bus = std::make_unique<RedisSignalBus>(routing->redis(), routing->gateway_id());
+  } else if (instance.gateway) {
+    auto local = std::make_unique<LocalSignalBus>();
+    local_signals = local.get();
+    signal_bus = std::move(local);
+  }
+  // Presence (docs/adr/0081): the gateway's hub over an exchange in memory (`qim up`) or in the routing
+  // Redis (a pub/sub channel per watched user). The inbox is its directory: a user's direct peers (watched
+  // from AUTH) and the "presence" privacy setting; without an inbox, no implicit peers, privacy "everyone".
+  std::unique_ptr<PresenceDirectory> presence_directory;
+  if (pipeline->inbox() != nullptr)
+    presence_directory = std::make_unique<InboxPresenceDirectory>(pipeline->inbox()->backend());
+  std::unique_ptr<PresenceExchange> presence_exchange;
+  RedisPresenceExchange* redis_presence = nullptr;
+  std::unique_ptr<PresenceHub> presence;
+  if (instance.gateway) {
+    auto po = presence_options_from_env(env);
+    if (!po.ok()) return refuse(log, instance.name, po.error());
+    if (routing) {
+      auto e = std::make_unique<RedisPresenceExchange>(routing->redis(), routing->gateway_id());
+      redis_presence = e.get();
+      presence_exchange = std::move(e);
+    } else {
+      presence_exchange = std::make_unique<MemoryPresenceExchange>();
+    }
+    presence = std::make_unique<PresenceHub>(*presence_exchange, presence_directory.get(), cfg.store.clock, *po);
   }
 
   // Gateways of one deployment share the SEND idempotency table in the routing Redis, so a retry through
@@ -254,12 +294,18 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     deps.inbox = pipeline->inbox();
     deps.clock = cfg.store.clock;
     deps.shard_count = cfg.shards;
-    deps.extra_metrics = [p = pipeline.get(), r = routing.get()] {
-      return p->prometheus() + (r != nullptr ? r->metrics_text() : std::string());
+    deps.signals = signal_bus.get();
+    deps.presence = presence.get();
+    deps.extra_metrics = [p = pipeline.get(), r = routing.get(), l = local_signals,
+                          rs = routing ? static_cast<RedisSignalBus*>(signal_bus.get()) : nullptr] {
+      return p->prometheus() + (r != nullptr ? r->metrics_text() : std::string()) +
+             (l != nullptr ? l->metrics_text() : std::string()) +
+             (rs != nullptr ? rs->metrics_text() : std::string());
     };
     deps.admin_routes = pipeline_admin_routes(*pipeline);
     if (routing) deps.routes = &routing->registrar();
     gateway = make_gateway(*std::move(options), std::move(deps));
+    if (local_signals != nullptr) local_signals->attach(&gateway->signal_sink());
     if (cfg.delivery_mode != "pull" && !instance.alone) pipeline->deliver_to(&gateway->notifier());
   }
   std::atomic<bool> fatal{false};
@@ -282,7 +328,8 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   if (gateway) {
     // Subscribed before the first AUTH can come, so no push for a routed user is missed.
     if (routing) {
-      if (Status s = routing->start(gateway->notifier()); !s.ok()) {
+      if (redis_presence != nullptr) redis_presence->start();
+      if (Status s = routing->start(gateway->notifier(), &gateway->signal_sink()); !s.ok()) {
         (void)pipeline->shutdown();
         return refuse(log, instance.name + ": the routing Redis (QIM_ROUTING_REDIS) does not answer",
                       s.error());
@@ -295,8 +342,10 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     }
   } else {
     admin = std::make_unique<RoleAdmin>(
-        [p = pipeline.get(), n = routed_notifier.get(), l = leases ? leases->loop.get() : nullptr] {
+        [p = pipeline.get(), n = routed_notifier.get(), l = leases ? leases->loop.get() : nullptr,
+         ns = node_signals.get()] {
           return p->prometheus() + (n != nullptr ? n->metrics_text() : std::string()) +
+                 (ns != nullptr ? ns->metrics_text() : std::string()) +
                  (l != nullptr ? ownership_prometheus(l->metrics()) : std::string());
         },
         [&] {
@@ -350,8 +399,14 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   // their next scan rather than after the lease ttl.
   if (leases && leases->loop) leases->loop->stop();
   Status drained = pipeline->shutdown();
-  routed_notifier.reset();   // publishes what the node reported last, then stops
-  gateway.reset();           // after the pipeline stopped reporting to it
+  routed_notifier.reset();  // publishes what the node reported last, then stops
+  node_signals.reset();
+  if (local_signals != nullptr) local_signals->attach(nullptr);
+  gateway.reset();     // after the pipeline stopped reporting to it
+  signal_bus.reset();  // after the gateway that sent on it
+  presence.reset();    // after the gateway whose connections watched
+  if (redis_presence != nullptr) redis_presence->stop();
+  presence_exchange.reset();
   if (admin) admin->stop();  // answered /healthz and /metrics through the drain
   remove_running_file(cfg.data_dir);
   if (leases) leases->loop.reset();  // before the node it adds shards to

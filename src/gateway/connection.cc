@@ -5,6 +5,7 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 
+#include "gateway/ephemeral_requests.h"
 #include "gateway/gateway_context.h"
 #include "gateway/group_history.h"
 #include "gateway/membership.h"
@@ -49,6 +50,7 @@ Connection::~Connection() {
   ctx_.blocking.close_lane(id_);
   ctx_.group_ops.close_lane(id_);
   ctx_.registry.remove(principal_ ? &principal_->user : nullptr, id_);
+  presence_closed();
   if (routed_ && ctx_.deps.routes) ctx_.deps.routes->connection_closed(principal_->user);
   if (accepted_) ctx_.metrics.connections.Decrement();
   if (counted_) ctx_.open_connections.fetch_sub(1);
@@ -269,6 +271,10 @@ void Connection::handle_frame(std::string_view text) {
           handle_history(frame.ref, f);
         } else if constexpr (std::is_same_v<F, GroupFrame>) {
           handle_group(frame.ref, f);
+        } else if constexpr (std::is_same_v<F, TypingFrame>) {
+          handle_typing(frame.ref, f);
+        } else if constexpr (std::is_same_v<F, PresenceSubscribeFrame>) {
+          handle_presence_subscribe(frame.ref, std::move(f));
         } else if constexpr (std::is_same_v<F, PingFrame>) {
           enqueue(std::make_shared<const std::string>(encode_pong(frame.ref)));
         }
@@ -296,6 +302,7 @@ void Connection::handle_auth(const std::string& ref, const AuthFrame& f) {
   routed_ = true;
   // Registered before AUTH_OK is queued: a push posted from now on lands behind it on this strand.
   ctx_.registry.add_user(principal_->user, id_, shared_from_this());
+  presence_connected();
   enqueue(
       std::make_shared<const std::string>(encode_auth_ok(ref, *principal_, delivery_mode_name(ctx_.mode))));
 }
@@ -503,6 +510,7 @@ void Connection::end_at_expiry(const std::string& ref) {
   // No push reaches this connection from now on, even before the close handshake ends: it leaves the
   // registry, and its user's route goes with its last connection.
   ctx_.registry.remove(&principal_->user, id_);
+  presence_closed();
   if (routed_) {
     routed_ = false;
     if (ctx_.deps.routes) ctx_.deps.routes->connection_closed(principal_->user);

@@ -45,6 +45,7 @@ namespace qim {
 
 struct GatewayContext;
 class FairPool;
+struct EphemeralState;
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
@@ -86,8 +87,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void handle_history(const std::string& ref, const HistoryFrame& f);
   void answer_send(const std::string& ref, const std::string& client_msg_id, uint64_t fingerprint,
                    Clock::time_point started, const Result<SentMessage>& sent, bool duplicate);
-  // Runs `read` in this connection's lane of `pool` and queues the frame it returns; answers `ref` with
-  // RATE_LIMITED at once over the pending bound, UNAVAILABLE if it did not start by its deadline.
+  // Typing and presence (ephemeral_requests.cc).
+  void handle_typing(const std::string& ref, const TypingFrame& f);
+  void handle_presence_subscribe(const std::string& ref, PresenceSubscribeFrame f);
+  // At AUTH: the user is counted online here, the connection watches its direct peers.
+  void presence_connected();
+  // At the close or the token's expiry (once): no longer counted, nothing watched.
+  void presence_closed();
+
+  // Runs `read` in this connection's lane of `pool` and queues the frame it returns (none if empty); answers
+  // `ref` with RATE_LIMITED at once over the pending bound, UNAVAILABLE if it did not start by its deadline.
   void run_pooled(FairPool& pool, const std::string& ref, std::function<std::string()> read);
   // Counts one more piece of work of this connection on the pools; false (and `ref` answered
   // RATE_LIMITED naming `what`) when it is at its bound.
@@ -156,6 +165,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool accepted_ = false;                                       // the WebSocket handshake completed
   bool input_closed_ = false;                                   // no more frames are processed
   std::optional<boost::beast::websocket::close_reason> close_;
+  std::unique_ptr<EphemeralState> ephemeral_;  // typing buckets, the presence watch (after AUTH)
 };
 
 }  // namespace qim

@@ -82,7 +82,7 @@ void Connection::run_pooled(FairPool& pool, const std::string& ref, std::functio
     if (auto self = weak.lock()) {
       net::post(self->ws_.get_executor(), [self, frame = std::move(frame)] {
         --self->pending_;
-        self->enqueue(frame);
+        if (!frame->empty()) self->enqueue(frame);  // work that answers only a refusal
       });
     }
   };

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "delivery/local_signal_bus.h"
 #include "gateway/connection_registry.h"
 #include "gateway/fair_pool.h"
 #include "gateway/gateway.h"
@@ -16,6 +17,8 @@
 #include "gateway/parser_pool.h"
 #include "gateway/send_dedup.h"
 #include "gateway/unauthenticated_slots.h"
+#include "presence/memory_presence_exchange.h"
+#include "presence/presence_hub.h"
 
 namespace qim {
 
@@ -31,7 +34,21 @@ struct GatewayContext {
         registry(mode != DeliveryMode::kPull, deps.shard_count, metrics),
         unauthenticated(options.max_unauthenticated, options.max_unauthenticated_per_peer),
         blocking("gateway-read", options.blocking_threads),
-        group_ops("gateway-group", 2) {}
+        group_ops("gateway-group", 2) {
+    if (deps.signals == nullptr) {
+      own_signals = std::make_unique<LocalSignalBus>();
+      own_signals->attach(&registry);
+    }
+    signals = deps.signals != nullptr ? deps.signals : own_signals.get();
+    if (deps.presence == nullptr) {
+      own_presence_exchange = std::make_unique<MemoryPresenceExchange>();
+      own_presence = std::make_unique<PresenceHub>(*own_presence_exchange, nullptr, deps.clock);
+    }
+    presence = deps.presence != nullptr ? deps.presence : own_presence.get();
+  }
+  ~GatewayContext() {
+    if (own_signals) own_signals->attach(nullptr);
+  }
 
   const GatewayOptions options;
   const GatewayDeps deps;
@@ -47,6 +64,13 @@ struct GatewayContext {
   FairPool blocking;
   // GROUP_* frames: their checks, lists and the polls of a change's outcome (no thread waits for fanout).
   FairPool group_ops;
+  // Ephemeral signals (typing, presence): deps.signals, else own_signals over the registry.
+  std::unique_ptr<LocalSignalBus> own_signals;
+  SignalBus* signals = nullptr;
+  // Presence: deps.presence, else a hub of this gateway's own.
+  std::unique_ptr<MemoryPresenceExchange> own_presence_exchange;
+  std::unique_ptr<PresenceHub> own_presence;
+  PresenceHub* presence = nullptr;
   // Set by start() before the first accept when TLS is configured; null: plain ws://.
   std::shared_ptr<boost::asio::ssl::context> tls;
 

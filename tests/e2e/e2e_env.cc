@@ -28,6 +28,7 @@ Env process_env_for_backend() {
   Env env;
   env["QIM_AUTH_SECRET"] = kSecret;
   env["QIM_MAILBOX_STORE_BACKEND"] = backend_under_test();
+  env["QIM_PRESENCE_GRACE_MS"] = "1000";  // presence scenarios wait out the debounce (scenarios_signals)
   return env;
 }
 

@@ -251,6 +251,12 @@ Parsed read_frame(const object& o, const FrameLimits& limits) {
   if (type == "SYNC") return read_sync(o);
   if (type == "HISTORY") return read_history(o);
   if (type == "PING") return ClientFrame{{}, PingFrame{}};
+  if (type == "TYPING" || type == "PRESENCE_SUBSCRIBE") {  // signal_frames.h
+    auto f = read_signal_frame(type, o);
+    if (auto* e = std::get_if<std::string>(&f)) return invalid(std::move(*e));
+    if (auto* t = std::get_if<TypingFrame>(&f)) return ClientFrame{{}, std::move(*t)};
+    return ClientFrame{{}, std::get<PresenceSubscribeFrame>(std::move(f))};
+  }
   for (std::string_view g : {"GROUPS", "GROUP_CREATE", "GROUP_ADD", "GROUP_REMOVE", "GROUP_LEAVE",
                              "GROUP_RENAME", "GROUP_ROLE", "GROUP_MEMBERS"}) {
     if (type == g) return read_group(type, o);

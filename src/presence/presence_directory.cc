@@ -1,0 +1,34 @@
+#include "presence/presence_directory.h"
+
+namespace qim {
+
+void MemoryPresenceDirectory::set_privacy(const UserId& user, PresencePrivacy p) {
+  std::lock_guard lock(mu_);
+  privacy_[user] = p;
+}
+
+void MemoryPresenceDirectory::add_peers(const UserId& a, const UserId& b) {
+  std::lock_guard lock(mu_);
+  peers_[a].insert(b);
+  peers_[b].insert(a);
+}
+
+Result<std::vector<UserId>> MemoryPresenceDirectory::direct_peers(const UserId& user, size_t limit) {
+  std::lock_guard lock(mu_);
+  std::vector<UserId> out;
+  auto it = peers_.find(user);
+  if (it == peers_.end()) return out;
+  for (const auto& p : it->second) {
+    if (out.size() == limit) break;
+    out.push_back(p);
+  }
+  return out;
+}
+
+Result<PresencePrivacy> MemoryPresenceDirectory::privacy(const UserId& user) {
+  std::lock_guard lock(mu_);
+  auto it = privacy_.find(user);
+  return it == privacy_.end() ? PresencePrivacy::kEveryone : it->second;
+}
+
+}  // namespace qim

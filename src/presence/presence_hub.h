@@ -1,0 +1,140 @@
+#pragma once
+// One gateway's presence (docs/protocol.md "Typing and presence", docs/adr/0081):
+//
+// - Online/offline of its own users: it counts their live connections; the first one announces the user
+//   online to the exchange (presence_exchange.h), which decides across gateways; when the last one closes
+//   the user goes offline only after `offline_grace` (a reconnect within it, here, is no change at all),
+//   with last seen = the time the last connection closed.
+// - Watchers: each connection holds a PresenceWatch: its user's direct peers (read once, at AUTH, from the
+//   PresenceDirectory; they also count as contacts) and the explicit list of its last PRESENCE_SUBSCRIBE
+//   (bounded). The hub asks the exchange for the changes of every user watched here (reference-counted),
+//   and pushes each change it hears to the watching connections of this gateway only. Per change: no store
+//   read at all (the privacy travels with the change), one frame encoded per visibility.
+// - Privacy: everyone sees "everyone"; "contacts" is seen by the user's direct peers; "nobody" by nobody
+//   (nor "contacts" by others): they see the user offline without a last seen. A user always sees
+//   themself.
+//
+// Thread-safe. Blocking calls (store and exchange reads) are marked; the rest never block.
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "core/clock.h"
+#include "gateway/protocol/signal_frames.h"
+#include "presence/presence_directory.h"
+#include "presence/presence_exchange.h"
+
+namespace qim {
+
+struct PresenceOptions {
+  // A user whose last connection closed is offline after this long without a new one (QIM_PRESENCE_GRACE_MS).
+  std::chrono::milliseconds offline_grace{5'000};
+  // How often the users held here are refreshed on the exchange (where liveness expires: Redis).
+  std::chrono::milliseconds refresh_interval{10'000};
+  size_t max_peers = 1'000;  // direct peers subscribed implicitly per connection
+};
+
+class PresenceHub;
+
+// One connection's subscriptions. Dropping it unsubscribes everything it watched.
+class PresenceWatch {
+ public:
+  using Push = std::function<void(std::shared_ptr<const std::string> frame)>;
+  ~PresenceWatch();
+  PresenceWatch(const PresenceWatch&) = delete;
+  PresenceWatch& operator=(const PresenceWatch&) = delete;
+  const UserId& watcher() const { return watcher_; }
+
+ private:
+  friend class PresenceHub;
+  PresenceWatch(PresenceHub& hub, UserId watcher, Push push)
+      : hub_(hub), watcher_(std::move(watcher)), push_(std::move(push)) {}
+  PresenceHub& hub_;
+  const UserId watcher_;
+  const Push push_;
+  // Under the hub's mutex:
+  std::set<UserId> peers_;     // implicit (and contacts)
+  std::set<UserId> explicit_;  // the last PRESENCE_SUBSCRIBE
+};
+
+class PresenceHub {
+ public:
+  // `exchange` must outlive the hub; `directory` may be null (no peers, every privacy "everyone").
+  // Starts the hub's thread (announcements, the offline debounce, refreshes).
+  PresenceHub(PresenceExchange& exchange, PresenceDirectory* directory, std::shared_ptr<const Clock> clock,
+              PresenceOptions options = {});
+  // Stops the thread; users still held are not announced offline (their liveness expires on the exchange).
+  ~PresenceHub();
+  PresenceHub(const PresenceHub&) = delete;
+  PresenceHub& operator=(const PresenceHub&) = delete;
+
+  // A connection of `user` passed AUTH / closed (once each per connection). Never block.
+  void connected(const UserId& user);
+  void disconnected(const UserId& user);
+
+  // A watch for one connection of `watcher`; `push` queues a frame to that connection (any thread).
+  std::shared_ptr<PresenceWatch> watch(const UserId& watcher, PresenceWatch::Push push);
+  // Blocking (a directory read, an exchange read): subscribes the watcher's direct peers and returns
+  // their views (empty without a directory). A store error as it is (the watch is then unchanged).
+  Result<std::vector<PresenceView>> subscribe_peers(PresenceWatch& watch);
+  // Blocking (an exchange read): the watch's explicit list becomes `users`; returns their views.
+  Result<std::vector<PresenceView>> subscribe(PresenceWatch& watch, std::vector<UserId> users);
+  // The user's privacy setting changed (call after storing it): re-read and published. Never blocks.
+  void privacy_changed(const UserId& user);
+
+  // Returns once every announcement queued before the call was made (tests).
+  void flush();
+  // Users online here (with a live connection, or within the offline grace).
+  size_t users_held() const;
+  std::string metrics_text() const;
+
+ private:
+  friend class PresenceWatch;
+  struct Local {
+    uint32_t connections = 0;
+    std::optional<std::chrono::steady_clock::time_point> offline_due;  // in the grace
+    int64_t closed_at_ms = 0;
+  };
+  enum class TaskKind { kOnline, kOffline, kPrivacy };
+  struct Task {
+    TaskKind kind;
+    UserId user;
+  };
+
+  void run();
+  void forget(PresenceWatch* watch);
+  // Adds/removes `user` to the users watched by `watch` (under mu_), telling the exchange on the first/last.
+  void watch_locked(PresenceWatch* watch, const UserId& user);
+  void unwatch_locked(PresenceWatch* watch, const UserId& user);
+  void on_change(const PresenceChange& change);
+  PresencePrivacy read_privacy(const UserId& user);
+  PresenceView view_for(const PresenceWatch& watch, const UserId& user, const PresenceRecord& r) const;
+  static bool visible_to(const PresenceWatch& watch, const UserId& user, PresencePrivacy privacy);
+
+  PresenceExchange& exchange_;
+  PresenceDirectory* const directory_;
+  const std::shared_ptr<const Clock> clock_;
+  const PresenceOptions options_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::unordered_map<std::string, Local> local_;
+  std::unordered_map<std::string, std::vector<PresenceWatch*>> watchers_;  // watched user -> watches
+  std::deque<Task> tasks_;
+  uint64_t tasks_queued_ = 0, tasks_done_ = 0;
+  bool stopping_ = false;
+  bool rescan_ = false;  // an offline deadline was set since the thread last looked
+  std::atomic<uint64_t> changes_heard_{0}, frames_pushed_{0}, announce_failures_{0};
+  std::thread thread_;
+};
+
+}  // namespace qim

@@ -1,0 +1,129 @@
+// Typing and presence against a real deployment (issue 38, items 5, 6 and 8): across the two gateways of
+// the distributed deployment (through the routing Redis), in one process on `qim up`.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "e2e/e2e_env.h"
+#include "e2e/scenario_helpers.h"
+
+namespace qim::e2e {
+namespace {
+
+// The first and the last gateway (the same one on `qim up`).
+uint16_t first_gateway(const Deployment& qim) {
+  return qim.gateway_ports().front();
+}
+uint16_t last_gateway(const Deployment& qim) {
+  return qim.gateway_ports().back();
+}
+
+Result<ServerFrame> next(Client& c, std::string_view type, std::string_view text,
+                         std::chrono::milliseconds wait = kWait) {
+  return c.wait_for(
+      [&](const ServerFrame& f) { return f.type == type && f.raw.find(text) != std::string::npos; }, wait);
+}
+
+std::string typing(const std::string& conversation, const std::string& extra = "") {
+  return R"({"type":"TYPING","conversation":")" + conversation + "\"" + extra + "}";
+}
+
+// T01. Typing reaches the peer's connections on the other gateway, never the sender's own; a non-member's
+// TYPING is FORBIDDEN and reaches nobody.
+TEST(E2E, T01_TypingCrossesGatewaysMembersOnly) {
+  auto& qim = shared_qim();
+  const auto a = user("t01", "alice"), b = user("t01", "bob"), c = user("t01", "carol");
+  auto alice = login_at(first_gateway(qim), a);
+  auto bob = login_at(last_gateway(qim), b);
+  auto bob2 = login_at(first_gateway(qim), b, "d2");
+  auto carol = login_at(last_gateway(qim), c);
+  ASSERT_TRUE(alice && bob && bob2 && carol);
+  const std::string ab = conv(a, b);
+  alice->send_text(typing(ab));
+  for (auto* to : {bob.get(), bob2.get()}) {
+    auto f = next(*to, "TYPING", ab);
+    ASSERT_TRUE(f.ok()) << f.error().to_string();
+    EXPECT_NE(f->raw.find(R"("user":")" + a + R"(","state":"start","expires_in_ms":6000)"), std::string::npos)
+        << f->raw;
+  }
+  carol->send_text(typing(ab, R"(,"ref":"t")"));
+  auto refused = carol->wait_ref("t", kWait);
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->code, "FORBIDDEN");
+  alice->send_text(typing(ab, R"(,"state":"stop")"));
+  EXPECT_TRUE(next(*bob, "TYPING", "\"stop\"").ok());
+  // Nothing reached the sender, nor the non-member (of alice's typing or of its own).
+  EXPECT_FALSE(next(*alice, "TYPING", ab, kQuiet).ok());
+  EXPECT_FALSE(next(*carol, "TYPING", ab, 100ms).ok());
+  EXPECT_FALSE(next(*bob, "TYPING", c, 100ms).ok());
+}
+
+// T02. TYPING over its rate (per connection and conversation) is RATE_LIMITED and not sent on.
+TEST(E2E, T02_TypingRateLimited) {
+  auto& qim = shared_qim();
+  const auto a = user("t02", "alice"), b = user("t02", "bob");
+  auto alice = login_at(first_gateway(qim), a);
+  auto bob = login_at(last_gateway(qim), b);
+  ASSERT_TRUE(alice && bob);
+  const std::string ab = conv(a, b);
+  for (int i = 0; i < 3; ++i) alice->send_text(typing(ab));
+  alice->send_text(typing(ab, R"(,"ref":"over")"));
+  auto e = alice->wait_ref("over", kWait);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->code, "RATE_LIMITED");
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(next(*bob, "TYPING", ab).ok()) << i;
+  EXPECT_FALSE(next(*bob, "TYPING", ab, kQuiet).ok());
+}
+
+// T03. A user with three devices over both gateways is online while any is connected: one PRESENCE online,
+// no offline while one device stays (past the debounce), then one offline with a last seen.
+TEST(E2E, T03_PresenceOfThreeDevicesAcrossGateways) {
+  auto& qim = shared_qim();
+  const auto d = user("t03", "dave"), c = user("t03", "carol");
+  auto dave = login_at(first_gateway(qim), d);
+  ASSERT_TRUE(dave);
+  dave->send_text(R"({"type":"PRESENCE_SUBSCRIBE","ref":"p1","users":[")" + c + R"("]})");
+  auto state = dave->wait_ref("p1", kWait);
+  ASSERT_TRUE(state.ok());
+  EXPECT_NE(state->raw.find(R"("status":"offline","last_seen":null)"), std::string::npos) << state->raw;
+  auto c1 = login_at(first_gateway(qim), c, "d1");
+  auto c2 = login_at(last_gateway(qim), c, "d2");
+  auto c3 = login_at(last_gateway(qim), c, "d3");
+  ASSERT_TRUE(c1 && c2 && c3);
+  auto online = next(*dave, "PRESENCE", R"("status":"online")");
+  ASSERT_TRUE(online.ok()) << online.error().to_string();
+  EXPECT_FALSE(next(*dave, "PRESENCE", c, kQuiet).ok()) << "a second change for one user going online";
+  c1->close();
+  c2->close();
+  // The deployment's grace is QIM_PRESENCE_GRACE_MS=1000 (e2e_env.cc): past it, still online.
+  EXPECT_FALSE(next(*dave, "PRESENCE", R"("status":"offline")", 2500ms).ok());
+  dave->send_text(R"({"type":"PRESENCE_SUBSCRIBE","ref":"p2","users":[")" + c + R"("]})");
+  auto still = dave->wait_ref("p2", kWait);
+  ASSERT_TRUE(still.ok());
+  EXPECT_NE(still->raw.find(R"("status":"online")"), std::string::npos) << still->raw;
+  c3->close();
+  auto offline = next(*dave, "PRESENCE", R"("status":"offline")");
+  ASSERT_TRUE(offline.ok()) << offline.error().to_string();
+  EXPECT_EQ(offline->raw.find(R"("last_seen":null)"), std::string::npos) << offline->raw;
+}
+
+// T04. A reconnect within the debounce is no change: no offline, no second online.
+TEST(E2E, T04_PresenceReconnectWithinTheGraceIsNoChange) {
+  auto& qim = shared_qim();
+  const auto d = user("t04", "dave"), c = user("t04", "carol");
+  auto dave = login_at(last_gateway(qim), d);
+  ASSERT_TRUE(dave);
+  auto c1 = login_at(first_gateway(qim), c);
+  ASSERT_TRUE(c1);
+  dave->send_text(R"({"type":"PRESENCE_SUBSCRIBE","ref":"p","users":[")" + c + R"("]})");
+  auto state = dave->wait_ref("p", kWait);
+  ASSERT_TRUE(state.ok());
+  EXPECT_NE(state->raw.find(R"("status":"online")"), std::string::npos) << state->raw;
+  c1->close();
+  auto c2 = login_at(last_gateway(qim), c);  // back at once, on the other gateway
+  ASSERT_TRUE(c2);
+  EXPECT_FALSE(next(*dave, "PRESENCE", c, 2500ms).ok());
+}
+
+}  // namespace
+}  // namespace qim::e2e
