@@ -14,8 +14,10 @@
 #include "app/pipeline.h"
 #include "app/role_admin.h"
 #include "core/cpu_placement.h"
+#include "delivery/local_signal_bus.h"
 #include "delivery/redis/gateway_routing.h"
 #include "delivery/redis/redis_send_dedup.h"
+#include "delivery/redis/redis_signal_bus.h"
 #include "delivery/redis/routed_notifier.h"
 #include "delivery/redis/routing_options.h"
 #include "gateway/gateway.h"
@@ -222,10 +224,22 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     pipeline->deliver_to(routed_notifier.get());
   }
   std::unique_ptr<GatewayRouting> routing;  // the gateway's routes and subscription
+  // Ephemeral signals (docs/adr/0080): in one process over the gateway's connections, across processes
+  // over the routing Redis. A MailboxNode process has one too (node_signals: its signals, e.g. DELIVERED,
+  // reach the gateways holding the users). Declared before the gateway, which sends on it.
+  std::unique_ptr<SignalBus> signal_bus;
+  LocalSignalBus* local_signals = nullptr;
+  std::unique_ptr<RedisSignalBus> node_signals;
+  if (routing_redis) node_signals = std::make_unique<RedisSignalBus>(*routing_redis, std::string());
   if (routing_options && instance.gateway) {
     auto r = GatewayRouting::create(*routing_options, cfg.shards);
     if (!r.ok()) return refuse(log, instance.name, r.error());
     routing = std::move(r).value();
+    signal_bus = std::make_unique<RedisSignalBus>(routing->redis(), routing->gateway_id());
+  } else if (instance.gateway) {
+    auto local = std::make_unique<LocalSignalBus>();
+    local_signals = local.get();
+    signal_bus = std::move(local);
   }
 
   // Gateways of one deployment share the SEND idempotency table in the routing Redis, so a retry through
@@ -253,12 +267,17 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     deps.groups = pipeline->groups();
     deps.clock = cfg.store.clock;
     deps.shard_count = cfg.shards;
-    deps.extra_metrics = [p = pipeline.get(), r = routing.get()] {
-      return p->prometheus() + (r != nullptr ? r->metrics_text() : std::string());
+    deps.signals = signal_bus.get();
+    deps.extra_metrics = [p = pipeline.get(), r = routing.get(), l = local_signals,
+                          rs = routing ? static_cast<RedisSignalBus*>(signal_bus.get()) : nullptr] {
+      return p->prometheus() + (r != nullptr ? r->metrics_text() : std::string()) +
+             (l != nullptr ? l->metrics_text() : std::string()) +
+             (rs != nullptr ? rs->metrics_text() : std::string());
     };
     deps.admin_routes = pipeline_admin_routes(*pipeline);
     if (routing) deps.routes = &routing->registrar();
     gateway = make_gateway(*std::move(options), std::move(deps));
+    if (local_signals != nullptr) local_signals->attach(&gateway->signal_sink());
     if (cfg.delivery_mode != "pull" && !instance.alone) pipeline->deliver_to(&gateway->notifier());
   }
   std::atomic<bool> fatal{false};
@@ -281,7 +300,7 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   if (gateway) {
     // Subscribed before the first AUTH can come, so no push for a routed user is missed.
     if (routing) {
-      if (Status s = routing->start(gateway->notifier()); !s.ok()) {
+      if (Status s = routing->start(gateway->notifier(), &gateway->signal_sink()); !s.ok()) {
         (void)pipeline->shutdown();
         return refuse(log, instance.name + ": the routing Redis (QIM_ROUTING_REDIS) does not answer",
                       s.error());
@@ -294,8 +313,10 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     }
   } else {
     admin = std::make_unique<RoleAdmin>(
-        [p = pipeline.get(), n = routed_notifier.get(), l = leases ? leases->loop.get() : nullptr] {
+        [p = pipeline.get(), n = routed_notifier.get(), l = leases ? leases->loop.get() : nullptr,
+         ns = node_signals.get()] {
           return p->prometheus() + (n != nullptr ? n->metrics_text() : std::string()) +
+                 (ns != nullptr ? ns->metrics_text() : std::string()) +
                  (l != nullptr ? ownership_prometheus(l->metrics()) : std::string());
         },
         [&] {
@@ -349,8 +370,11 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   // their next scan rather than after the lease ttl.
   if (leases && leases->loop) leases->loop->stop();
   Status drained = pipeline->shutdown();
-  routed_notifier.reset();   // publishes what the node reported last, then stops
+  routed_notifier.reset();  // publishes what the node reported last, then stops
+  node_signals.reset();
+  if (local_signals != nullptr) local_signals->attach(nullptr);
   gateway.reset();           // after the pipeline stopped reporting to it
+  signal_bus.reset();        // after the gateway that sent on it
   if (admin) admin->stop();  // answered /healthz and /metrics through the drain
   remove_running_file(cfg.data_dir);
   if (leases) leases->loop.reset();  // before the node it adds shards to

@@ -146,4 +146,22 @@ void ConnectionRegistry::range_unknown(ShardId shard, MailboxSeq from, MailboxSe
                                ", " + to.to_string() + "] could not be pushed");
 }
 
+void ConnectionRegistry::deliver_signal(std::span<const UserId> users,
+                                        std::shared_ptr<const std::string> frame,
+                                        uint64_t except_connection) {
+  std::vector<std::shared_ptr<Connection>> targets;
+  {
+    std::lock_guard lock(mu_);
+    for (const UserId& user : users) {
+      auto it = by_user_.find(user.str());
+      if (it == by_user_.end()) continue;
+      for (const auto& [id, weak] : it->second.connections) {
+        if (id == except_connection) continue;
+        if (auto c = weak.lock()) targets.push_back(std::move(c));
+      }
+    }
+  }
+  for (auto& c : targets) c->push(frame);
+}
+
 }  // namespace qim

@@ -25,13 +25,14 @@
 
 #include "core/sharding.h"
 #include "delivery/notifier.h"
+#include "delivery/signal_bus.h"
 
 namespace qim {
 
 class Connection;
 class GatewayMetrics;
 
-class ConnectionRegistry final : public DeliveryNotifier {
+class ConnectionRegistry final : public DeliveryNotifier, public SignalSink {
  public:
   // `shard_count`: how users map to shards (the deployment's), to find the users of a broken shard.
   ConnectionRegistry(bool push_enabled, uint32_t shard_count, GatewayMetrics& metrics);
@@ -50,6 +51,10 @@ class ConnectionRegistry final : public DeliveryNotifier {
                        std::span<const MailboxEntry> entries) override;
   // Sends SYNC_NEEDED to every live connection of the shard's users and restarts the shard's chain at `to`.
   void range_unknown(ShardId shard, MailboxSeq from, MailboxSeq to) override;
+  // (SignalSink) Queues an ephemeral signal to the users' live connections (in every delivery mode: a
+  // signal is not an entry of the mailbox; docs/adr/0080).
+  void deliver_signal(std::span<const UserId> users, std::shared_ptr<const std::string> frame,
+                      uint64_t except_connection) override;
 
  private:
   struct Chain {

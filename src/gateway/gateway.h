@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "core/status.h"
 #include "delivery/notifier.h"
+#include "delivery/signal_bus.h"
 #include "gateway/route_registrar.h"
 #include "gateway/send_dedup.h"
 #include "groups/group_store.h"
@@ -94,6 +95,10 @@ struct GatewayDeps {
   // Optional: group membership (GROUP_* frames, SEND and HISTORY to groups); null: those are refused
   // with UNAVAILABLE. Must outlive the gateway.
   GroupStore* groups = nullptr;
+  // Optional: where ephemeral signals go (typing, presence, read state; delivery/signal_bus.h): a
+  // LocalSignalBus attached to this gateway's signal_sink() in one process, a RedisSignalBus across
+  // gateways. Null: the gateway's own LocalSignalBus over its connections. Must outlive the gateway.
+  SignalBus* signals = nullptr;
 };
 
 class Gateway {
@@ -108,6 +113,10 @@ class Gateway {
   virtual uint16_t admin_port() const = 0;  // the bound admin port
   // Where the MailboxNode reports visible entries (in-process delivery).
   virtual DeliveryNotifier& notifier() = 0;
+  // Where signals for this gateway's live connections land (a LocalSignalBus or the routing subscriber).
+  virtual SignalSink& signal_sink() = 0;
+  // The bus the gateway sends signals on: deps.signals, or its own.
+  virtual SignalBus& signals() = 0;
 };
 
 std::unique_ptr<Gateway> make_gateway(GatewayOptions options, GatewayDeps deps);

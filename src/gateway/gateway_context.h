@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "delivery/local_signal_bus.h"
 #include "gateway/connection_registry.h"
 #include "gateway/fair_pool.h"
 #include "gateway/gateway.h"
@@ -31,7 +32,16 @@ struct GatewayContext {
         registry(mode != DeliveryMode::kPull, deps.shard_count, metrics),
         unauthenticated(options.max_unauthenticated, options.max_unauthenticated_per_peer),
         blocking("gateway-read", options.blocking_threads),
-        group_ops("gateway-group", 2) {}
+        group_ops("gateway-group", 2) {
+    if (deps.signals == nullptr) {
+      own_signals = std::make_unique<LocalSignalBus>();
+      own_signals->attach(&registry);
+    }
+    signals = deps.signals != nullptr ? deps.signals : own_signals.get();
+  }
+  ~GatewayContext() {
+    if (own_signals) own_signals->attach(nullptr);
+  }
 
   const GatewayOptions options;
   const GatewayDeps deps;
@@ -47,6 +57,9 @@ struct GatewayContext {
   FairPool blocking;
   // GROUP_* frames: their checks, lists and the polls of a change's outcome (no thread waits for fanout).
   FairPool group_ops;
+  // Ephemeral signals (typing, presence): deps.signals, else own_signals over the registry.
+  std::unique_ptr<LocalSignalBus> own_signals;
+  SignalBus* signals = nullptr;
   // Set by start() before the first accept when TLS is configured; null: plain ws://.
   std::shared_ptr<boost::asio::ssl::context> tls;
 

@@ -90,6 +90,7 @@ class GatewayServer final : public Gateway {
         io_,
         [ctx, extra] {
           std::string text = ctx->metrics.serialize();
+          if (ctx->own_signals) text += ctx->own_signals->metrics_text();
           if (extra) text += extra();
           return text;
         },
@@ -140,6 +141,8 @@ class GatewayServer final : public Gateway {
   uint16_t port() const override { return port_; }
   uint16_t admin_port() const override { return admin_ ? admin_->port() : 0; }
   DeliveryNotifier& notifier() override { return ctx_->registry; }
+  SignalSink& signal_sink() override { return ctx_->registry; }
+  SignalBus& signals() override { return *ctx_->signals; }
 
  private:
   // Refills the idempotency table from the Outbox tail, so a retry after a restart still finds its

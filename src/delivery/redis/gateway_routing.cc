@@ -38,13 +38,14 @@ GatewayRouting::~GatewayRouting() {
   stop(false);
 }
 
-Status GatewayRouting::start(DeliveryNotifier& gateway) {
+Status GatewayRouting::start(DeliveryNotifier& gateway, SignalSink* signals) {
   if (subscriber_) return Error(Errc::kInvariant, "gateway routing already started");
   // The subscription first: the gateway is listed (and receives broadcasts) once it listens. The
   // registrar's thread starts after subscriber_ is set (it reads it in on_routes_lost).
   RouteSubscriberOptions so = extra_.subscriber;
   RedisRouteRegistrar* registrar = registrar_.get();
   so.on_subscribed = [registrar] { registrar->refresh_soon(); };
+  so.signals = signals;
   subscriber_ = std::make_unique<RouteSubscriber>(*redis_, gateway_id(), gateway, std::move(so));
   Status subscribed = subscriber_->start();
   QIM_RETURN_IF_ERROR(registrar_->start());

@@ -38,7 +38,10 @@ class GatewayRouting {
   // Subscribes and hands publications to `gateway` (which must outlive stop()), then registers the
   // gateway and starts refreshing. Transport/Timeout if no routing instance answers, or Timeout if the
   // first subscription did not come within the start timeout (it keeps trying; stop() ends it).
-  Status start(DeliveryNotifier& gateway);
+  // `signals` (optional): where signal payloads go (the gateway's signal_sink()).
+  Status start(DeliveryNotifier& gateway, SignalSink* signals = nullptr);
+  // The routing instances (e.g. for a RedisSignalBus or the presence exchange of this gateway).
+  RoutingRedis& redis() { return *redis_; }
   // Stops the subscription and the refreshes; `remove_routes` false leaves the routes to expire.
   void stop(bool remove_routes = true);
   // Prometheus text: the subscriber's counters and qim_routing_routes_lost_total.

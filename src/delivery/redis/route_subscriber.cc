@@ -4,6 +4,7 @@
 
 #include "core/thread_name.h"
 #include "delivery/redis/route_payload.h"
+#include "delivery/redis/signal_payload.h"
 
 namespace qim {
 
@@ -67,6 +68,23 @@ void RouteSubscriber::resync_all(const std::string& why) {
 }
 
 void RouteSubscriber::handle(const std::string& bytes) {
+  if (is_signal_payload(bytes)) {
+    auto signals = decode_signal_payload(bytes);
+    if (!signals.ok()) {
+      corrupt_++;
+      spdlog::warn("routing: gateway {}: a signal payload does not decode ({}); dropped", gateway_id_,
+                   signals.error().message());
+      return;
+    }
+    received_++;
+    if (options_.signals == nullptr) return;
+    for (Signal& s : *signals) {
+      signals_++;
+      options_.signals->deliver_signal(s.users, std::make_shared<const std::string>(std::move(s.frame)),
+                                       s.except_connection);
+    }
+    return;
+  }
   auto p = decode_route_payload(bytes);
   if (!p.ok()) {
     corrupt_++;
@@ -139,6 +157,8 @@ std::string RouteSubscriber::metrics_text() const {
           received());
   counter("qim_routing_subscriber_corrupt_total", "Publications that did not decode (shards resynced).",
           corrupt_payloads());
+  counter("qim_routing_subscriber_signals_total", "Signals received on the gateway's channel.",
+          signals_received());
   counter("qim_routing_subscriber_subscriptions_total", "Subscriptions (the first and every resubscription).",
           subscriptions());
   return out;

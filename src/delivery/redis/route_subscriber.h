@@ -14,6 +14,8 @@
 //     instance restarted): the routes are rewritten and those shards broken with no publication handed
 //     on in between; here a shard never reported to this gateway is broken too (its users' next DELIVER
 //     may start at the publisher's base, which the users' SYNC after this break covers).
+// Signal payloads (kind 2, signal_payload.h) share the channel: they go to options.signals and touch no
+// chain (a corrupt one is counted and dropped: signals are ephemeral, no shard is concerned).
 // On (re)subscription a shard never reported needs no break: nothing was handed on for it, so a
 // publication lost for it leaves the publisher's point poisoned (its next report carries its own `from`).
 
@@ -27,6 +29,7 @@
 
 #include "delivery/notifier.h"
 #include "delivery/redis/routing_redis.h"
+#include "delivery/signal_bus.h"
 
 namespace qim {
 
@@ -34,6 +37,9 @@ struct RouteSubscriberOptions {
   std::chrono::milliseconds reconnect_backoff{200};  // between two subscription attempts
   std::chrono::milliseconds start_timeout{2000};     // how long start() waits for the first subscription
   std::function<void()> on_subscribed;               // after each (re)subscription, e.g. refresh routes now
+  // Where signal payloads (signal_payload.h) go: the gateway's live connections. Null: they are counted
+  // and dropped. Must outlive the subscriber.
+  SignalSink* signals = nullptr;
 };
 
 class RouteSubscriber {
@@ -62,8 +68,9 @@ class RouteSubscriber {
   bool subscribed() const { return subscribed_.load(); }
   uint64_t received() const { return received_.load(); }
   uint64_t corrupt_payloads() const { return corrupt_.load(); }
-  uint64_t subscriptions() const { return subscriptions_.load(); }  // the first one and every resubscription
-  std::string metrics_text() const;                                 // qim_routing_subscriber_* counters
+  uint64_t subscriptions() const { return subscriptions_.load(); }
+  uint64_t signals_received() const { return signals_.load(); }  // the first one and every resubscription
+  std::string metrics_text() const;                              // qim_routing_subscriber_* counters
 
  private:
   void run();
@@ -80,7 +87,7 @@ class RouteSubscriber {
   std::unordered_map<uint32_t, MailboxSeq> ends_;  // per shard, the `to` of the last report handed on
   std::atomic<bool> stopping_{false};
   std::atomic<bool> subscribed_{false};
-  std::atomic<uint64_t> received_{0}, corrupt_{0}, subscriptions_{0};
+  std::atomic<uint64_t> received_{0}, corrupt_{0}, subscriptions_{0}, signals_{0};
   std::thread thread_;
 };
 
