@@ -269,6 +269,8 @@ void Connection::handle_frame(std::string_view text) {
           handle_history(frame.ref, f);
         } else if constexpr (std::is_same_v<F, GroupFrame>) {
           handle_group(frame.ref, f);
+        } else if constexpr (std::is_same_v<F, InboxFrame>) {
+          handle_inbox(frame.ref, f);
         } else if constexpr (std::is_same_v<F, PingFrame>) {
           enqueue(std::make_shared<const std::string>(encode_pong(frame.ref)));
         }
