@@ -18,11 +18,12 @@
 #include "gateway/route_registrar.h"
 #include "gateway/send_dedup.h"
 #include "groups/group_store.h"
-#include "inbox/inbox.h"
 #include "log/log.h"
 #include "mailbox/store.h"
 
 namespace qim {
+
+class Inbox;  // inbox/inbox.h
 
 struct GatewayOptions {
   std::string listen_address = "127.0.0.1";  // QIM_GATEWAY_LISTEN
@@ -96,13 +97,14 @@ struct GatewayDeps {
   // Optional: group membership (GROUP_* frames, SEND and HISTORY to groups); null: those are refused
   // with UNAVAILABLE. Must outlive the gateway.
   GroupStore* groups = nullptr;
-  // Optional: the inbox (READ, CONVERSATIONS, RECEIPTS, SETTINGS; docs/protocol.md "Inbox"); null: those
-  // are refused with UNAVAILABLE. Must outlive the gateway.
-  Inbox* inbox = nullptr;
   // Optional: where ephemeral signals go (typing, presence, read state; delivery/signal_bus.h): a
   // LocalSignalBus attached to this gateway's signal_sink() in one process, a RedisSignalBus across
   // gateways. Null: the gateway's own LocalSignalBus over its connections. Must outlive the gateway.
   SignalBus* signals = nullptr;
+  // Optional: the inbox (READ, CONVERSATIONS, RECEIPTS, SETTINGS frames), over `mailbox` and the inbox
+  // backend of its engine (inbox/inbox.h); null: those are refused with UNAVAILABLE. Must outlive the
+  // gateway.
+  Inbox* inbox = nullptr;
 };
 
 class Gateway {
