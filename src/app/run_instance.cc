@@ -22,6 +22,7 @@
 #include "delivery/redis/routing_options.h"
 #include "gateway/gateway.h"
 #include "gateway/gateway_options.h"
+#include "inbox/delivered_notifier.h"
 #include "node/lease/lease_config.h"
 #include "inbox/inbox.h"
 #include "presence/inbox_presence_directory.h"
@@ -267,6 +268,13 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     }
     presence = std::make_unique<PresenceHub>(*presence_exchange, presence_directory.get(), cfg.store.clock, *po);
   }
+  // DELIVERED (docs/adr/0078): the node tells a sender when the recipient's mailbox holds the message, on
+  // this process's bus (`qim up`: the local one; a mailbox role: node_signals), behind the fan-in thread.
+  std::unique_ptr<DeliveredNotifier> delivered;
+  if (SignalBus* bus = node_signals ? node_signals.get() : signal_bus.get(); bus && instance.roles.node) {
+    delivered = std::make_unique<DeliveredNotifier>(*bus);
+    pipeline->deliver_to(delivered.get());
+  }
 
   // Gateways of one deployment share the SEND idempotency table in the routing Redis, so a retry through
   // another gateway gets the same message id (docs/protocol.md "Idempotent send"). Outlives the gateway.
@@ -297,10 +305,12 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     deps.signals = signal_bus.get();
     deps.presence = presence.get();
     deps.extra_metrics = [p = pipeline.get(), r = routing.get(), l = local_signals,
-                          rs = routing ? static_cast<RedisSignalBus*>(signal_bus.get()) : nullptr] {
+                          rs = routing ? static_cast<RedisSignalBus*>(signal_bus.get()) : nullptr,
+                          dn = delivered.get()] {
       return p->prometheus() + (r != nullptr ? r->metrics_text() : std::string()) +
              (l != nullptr ? l->metrics_text() : std::string()) +
-             (rs != nullptr ? rs->metrics_text() : std::string());
+             (rs != nullptr ? rs->metrics_text() : std::string()) +
+             (dn != nullptr ? dn->metrics_text() : std::string());
     };
     deps.admin_routes = pipeline_admin_routes(*pipeline);
     if (routing) deps.routes = &routing->registrar();
@@ -343,9 +353,10 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   } else {
     admin = std::make_unique<RoleAdmin>(
         [p = pipeline.get(), n = routed_notifier.get(), l = leases ? leases->loop.get() : nullptr,
-         ns = node_signals.get()] {
+         ns = node_signals.get(), dn = delivered.get()] {
           return p->prometheus() + (n != nullptr ? n->metrics_text() : std::string()) +
                  (ns != nullptr ? ns->metrics_text() : std::string()) +
+                 (dn != nullptr ? dn->metrics_text() : std::string()) +
                  (l != nullptr ? ownership_prometheus(l->metrics()) : std::string());
         },
         [&] {
@@ -399,6 +410,7 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   // their next scan rather than after the lease ttl.
   if (leases && leases->loop) leases->loop->stop();
   Status drained = pipeline->shutdown();
+  delivered.reset();  // reported to last by the shutdown's flush; before the buses it sends on
   routed_notifier.reset();  // publishes what the node reported last, then stops
   node_signals.reset();
   if (local_signals != nullptr) local_signals->attach(nullptr);

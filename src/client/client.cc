@@ -312,6 +312,26 @@ Result<ServerFrame> Client::group(std::string_view type, const GroupRequestField
   return request(group_frame(type, fields, ref), ref);
 }
 
+Result<ServerFrame> Client::read(std::string_view conversation, uint64_t seq) {
+  auto ref = ref_of(impl_->next_ref);
+  return request(read_frame(conversation, seq, ref), ref);
+}
+
+Result<ServerFrame> Client::conversations(std::optional<uint64_t> before, uint32_t limit) {
+  auto ref = ref_of(impl_->next_ref);
+  return request(conversations_frame(before, limit, ref), ref);
+}
+
+Result<ServerFrame> Client::receipts(std::string_view conversation, uint64_t message_id) {
+  auto ref = ref_of(impl_->next_ref);
+  return request(receipts_frame(conversation, message_id, ref), ref);
+}
+
+Result<ServerFrame> Client::settings(const SettingsFields& fields) {
+  auto ref = ref_of(impl_->next_ref);
+  return request(settings_frame(fields, ref), ref);
+}
+
 bool Client::closed() const {
   std::lock_guard lock(impl_->mu);
   return impl_->ended;

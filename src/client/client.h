@@ -93,6 +93,12 @@ class Client {
   // A group frame (frames.h group_frame): GROUP_OK, GROUPS_LIST or GROUP_MEMBERS_LIST; an ERROR as above
   // ("NOT_A_MEMBER: ...").
   Result<ServerFrame> group(std::string_view type, const GroupRequestFields& fields = {});
+  // Inbox (docs/protocol.md "Inbox"): READ_OK, CONVERSATIONS_PAGE, RECEIPTS_PAGE, SETTINGS_OK; an ERROR as
+  // above ("FORBIDDEN: ...").
+  Result<ServerFrame> read(std::string_view conversation, uint64_t seq);
+  Result<ServerFrame> conversations(std::optional<uint64_t> before, uint32_t limit = 50);
+  Result<ServerFrame> receipts(std::string_view conversation, uint64_t message_id);
+  Result<ServerFrame> settings(const SettingsFields& fields = {});
 
   bool closed() const;
   int close_code() const;  // 0 until closed by a close frame

@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include "client/inbox_fields.h"
 #include "gateway/protocol/json_fields.h"
 #include "gateway/protocol/json_writer.h"
 
@@ -157,6 +158,7 @@ Result<ServerFrame> parse_server_frame(std::string_view text) {
       f.items.push_back(std::move(it));
     }
   }
+  read_inbox_fields(o, f);
   return f;
 }
 

@@ -4,6 +4,7 @@
 // empty).
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,19 @@ struct GroupRequestFields {
 };
 std::string group_frame(std::string_view type, const GroupRequestFields& fields, std::string_view ref = {});
 
+// Inbox frames (docs/protocol.md "Inbox"). READ: `seq` of the user's own mailbox.
+std::string read_frame(std::string_view conversation, uint64_t seq, std::string_view ref = {});
+// CONVERSATIONS: the newest page when `before` is none; `limit` 1..200.
+std::string conversations_frame(std::optional<uint64_t> before, uint32_t limit, std::string_view ref = {});
+std::string receipts_frame(std::string_view conversation, uint64_t message_id, std::string_view ref = {});
+// SETTINGS: writes the settings given (none: a read). receipts "on"|"off"; presence
+// "everyone"|"contacts"|"nobody".
+struct SettingsFields {
+  std::optional<std::string> receipts;
+  std::optional<std::string> presence;
+};
+std::string settings_frame(const SettingsFields& fields, std::string_view ref = {});
+
 struct Entry {
   uint64_t seq = 0;  // mailbox_seq (0 in HISTORY_PAGE messages)
   uint64_t message_id = 0;
@@ -46,8 +60,22 @@ struct Entry {
   std::string body;
 };
 
+// One conversation of a CONVERSATIONS_PAGE.
+struct ConversationItem {
+  std::string conversation;
+  std::string kind;  // "direct" | "group"
+  std::string peer;  // direct: the other user
+  std::string name;  // group: its name (empty if unknown)
+  Entry last;        // its latest entry; `body` is a preview (the first 200 bytes)
+  uint64_t read_seq = 0;
+  uint32_t unread = 0;
+  bool unread_capped = false;                      // more than 999: show "999+"
+  std::optional<uint64_t> peer_read_through;       // direct: the peer's receipt
+  std::optional<uint64_t> peer_delivered_through;  // direct: the latest message the peer's mailbox holds
+};
+
 struct ServerFrame {
-  std::string type;  // AUTH_OK, SEND_ACK, DELIVER, SYNC_NEEDED, SYNC_PAGE, HISTORY_PAGE, ERROR, PONG
+  std::string type;  // AUTH_OK, SEND_ACK, DELIVER, SYNC_NEEDED, SYNC_PAGE, HISTORY_PAGE, ERROR, PONG, ...
   std::string ref;
   std::string raw;  // the frame's JSON text
   // ERROR
@@ -87,6 +115,19 @@ struct ServerFrame {
     uint64_t members = 0;
   };
   std::vector<Item> items;
+  // Inbox: READ_OK and READ_STATE (conversation, read_seq, unread, unread_capped); RECEIPT (conversation,
+  // user, read_through); DELIVERED (conversation, user, message_id); CONVERSATIONS_PAGE (conversations,
+  // next_before, unread_conversations); RECEIPTS_PAGE (conversation, message_id, read_count, readers:
+  // none when the group is too large to list); SETTINGS_OK (settings).
+  uint64_t read_seq = 0;
+  uint32_t unread = 0;
+  bool unread_capped = false;
+  std::optional<uint64_t> read_through;
+  std::vector<ConversationItem> conversations;
+  uint32_t unread_conversations = 0;
+  uint32_t read_count = 0;
+  std::optional<std::vector<std::string>> readers;
+  std::map<std::string, std::string> settings;
 };
 
 // CorruptEntry naming the problem if the text is not a server frame of this protocol.

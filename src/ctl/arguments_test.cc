@@ -76,5 +76,26 @@ TEST(Arguments, GroupCommandsRefuseAGroupOrMemberThatCannotExist) {
   EXPECT_NE(err.str().find("qimctl: history --group: conversation id 'g:'"), std::string::npos) << err.str();
 }
 
+TEST(Arguments, ReadRefusesAConversationThatCannotExist) {
+  struct Case {
+    const char* conversation;
+    uint64_t seq;
+    const char* expected;
+  };
+  for (const Case& c :
+       std::initializer_list<Case>{{"d:bob:alice", 5, "qimctl: read: conversation id 'd:bob:alice'"},
+                                   {"bob!", 5, "qimctl: read: user id 'bob!'"},
+                                   {"d:alice:bob", 0, "qimctl: read: seq must be a seq of your mailbox"}}) {
+    ReadRequest r;
+    r.connection = nowhere();
+    r.conversation = c.conversation;
+    r.seq = c.seq;
+    std::ostringstream out, err;
+    EXPECT_EQ(run_read(r, out, err), 1);
+    EXPECT_NE(err.str().find(c.expected), std::string::npos) << err.str();
+    EXPECT_TRUE(out.str().empty());
+  }
+}
+
 }  // namespace
 }  // namespace qim::ctl

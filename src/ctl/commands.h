@@ -70,4 +70,21 @@ struct GroupCommand {
 // line per group; `members`: one "user=... role=..." line per member.
 int run_group(const GroupCommand& r, std::ostream& out, std::ostream& err);
 
+struct ConversationsRequest {
+  Connection connection;
+  uint32_t limit = 50;             // 1..200
+  std::optional<uint64_t> before;  // the page before this seq (a previous page's next_before)
+};
+// One CONVERSATIONS page, newest activity first, as conversation_line() ("(no conversations)" for none);
+// then "more=true next_before=<seq>" if older exist; then "unread_conversations=<n>".
+int run_conversations(const ConversationsRequest& r, std::ostream& out, std::ostream& err);
+
+struct ReadRequest {
+  Connection connection;
+  std::string conversation;  // a conversation id (d:<a>:<b>, g:<id>), or a user: the direct one with them
+  uint64_t seq = 0;          // a seq of your mailbox (from listen, sync or conversations' last_seq)
+};
+// READ: prints read_line() of READ_OK (the mark after the call: never lower than before).
+int run_read(const ReadRequest& r, std::ostream& out, std::ostream& err);
+
 }  // namespace qim::ctl

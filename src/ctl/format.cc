@@ -63,6 +63,25 @@ std::string ack_line(const client::ServerFrame& ack) {
                      ack.conversation, ack.server_time, ack.duplicate);
 }
 
+std::string unread_text(uint32_t unread, bool capped) {
+  return capped ? std::to_string(unread) + "+" : std::to_string(unread);
+}
+
+std::string conversation_line(const client::ConversationItem& c) {
+  std::string who = c.kind == "group" ? "group=" + escape_body(c.name) : "peer=" + c.peer;
+  std::string line = fmt::format("conversation={} {} unread={} read_seq={} last_seq={} from={} time={}",
+                                 c.conversation, who, unread_text(c.unread, c.unread_capped), c.read_seq,
+                                 c.last.seq, c.last.sender, c.last.server_time);
+  if (c.peer_read_through) line += fmt::format(" peer_read={}", *c.peer_read_through);
+  if (c.peer_delivered_through) line += fmt::format(" delivered={}", *c.peer_delivered_through);
+  return line + " body=" + escape_body(c.last.body);
+}
+
+std::string read_line(const client::ServerFrame& ok) {
+  return fmt::format("conversation={} read_seq={} unread={}", ok.conversation, ok.read_seq,
+                     unread_text(ok.unread, ok.unread_capped));
+}
+
 Result<std::string> direct_conversation(std::string_view a, std::string_view b) {
   QIM_ASSIGN_OR_RETURN(UserId first, UserId::parse(a));
   QIM_ASSIGN_OR_RETURN(UserId second, UserId::parse(b));

@@ -23,6 +23,15 @@ std::string history_line(const client::Entry& m);
 // A SEND_ACK: "message_id=<id> conversation=<c> server_time=<ms> duplicate=<true|false>".
 std::string ack_line(const client::ServerFrame& ack);
 
+// An unread count as shown: "<n>", or "999+" when capped.
+std::string unread_text(uint32_t unread, bool capped);
+// A CONVERSATIONS item: "conversation=<c> peer=<user>" (a group: "group=<name>") " unread=<n> read_seq=<seq>
+// last_seq=<seq> from=<sender> time=<ms>", then " peer_read=<id>" and " delivered=<id>" when known, then
+// " body=<preview>" (escaped as escape_body).
+std::string conversation_line(const client::ConversationItem& c);
+// READ_OK: "conversation=<c> read_seq=<seq> unread=<n>".
+std::string read_line(const client::ServerFrame& ok);
+
 // The one-to-one conversation of users a and b: "d:<smaller>:<larger>" (docs/protocol.md). InvalidArgument
 // naming the problem if either is not a valid user id (e.g. holds ':').
 Result<std::string> direct_conversation(std::string_view a, std::string_view b);

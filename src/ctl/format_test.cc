@@ -65,3 +65,45 @@ TEST(Lines, SystemEntriesPrintTheirText) {
 
 }  // namespace
 }  // namespace qim::ctl
+
+namespace qim::ctl {
+namespace {
+
+// qimctl conversations and read (issue 38 item 7): one line per conversation, unread "999+" when capped.
+TEST(Lines, ConversationsAndRead) {
+  client::ConversationItem d;
+  d.conversation = "d:alice:bob";
+  d.kind = "direct";
+  d.peer = "bob";
+  d.last.seq = 9;
+  d.last.sender = "bob";
+  d.last.server_time = 5;
+  d.last.body = "hi\nthere";
+  d.read_seq = 8;
+  d.unread = 1;
+  d.peer_read_through = 69;
+  EXPECT_EQ(conversation_line(d),
+            "conversation=d:alice:bob peer=bob unread=1 read_seq=8 last_seq=9 from=bob time=5 peer_read=69 "
+            "body=hi\\nthere");
+  client::ConversationItem g;
+  g.conversation = "g:00ff";
+  g.kind = "group";
+  g.name = "the team";
+  g.last.seq = 5;
+  g.last.sender = "carol";
+  g.unread = 999;
+  g.unread_capped = true;
+  g.peer_delivered_through = 3;
+  EXPECT_EQ(
+      conversation_line(g),
+      "conversation=g:00ff group=the team unread=999+ read_seq=0 last_seq=5 from=carol time=0 delivered=3 "
+      "body=");
+  client::ServerFrame ok;
+  ok.conversation = "d:alice:bob";
+  ok.read_seq = 12;
+  ok.unread = 0;
+  EXPECT_EQ(read_line(ok), "conversation=d:alice:bob read_seq=12 unread=0");
+}
+
+}  // namespace
+}  // namespace qim::ctl

@@ -1,5 +1,5 @@
 // qimctl: the operator's and newcomer's command line for a QIM gateway (send, listen, history, sync,
-// group).
+// group, conversations, read).
 // Output is one line per message in key=value form (ctl/format.h); errors go to stderr with exit code 1.
 #include <CLI/CLI.hpp>
 
@@ -126,12 +126,39 @@ int main(int argc, char** argv) {
     actions.push_back(cmd);
   }
 
+  qim::ctl::ConversationsRequest conversations;
+  uint64_t conversations_before = 0;
+  auto* conversations_cmd =
+      app.add_subcommand("conversations", "your conversations by last activity, with unread counts");
+  connection_flags(conversations_cmd, conversations.connection);
+  conversations_cmd->add_option("--limit", conversations.limit, "conversations per page")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 200));
+  auto* conversations_before_opt = conversations_cmd->add_option(
+      "--before", conversations_before, "the page before this seq (a previous page's next_before)");
+
+  qim::ctl::ReadRequest read;
+  auto* read_cmd = app.add_subcommand("read", "mark a conversation read up to a seq of your mailbox");
+  connection_flags(read_cmd, read.connection);
+  read_cmd
+      ->add_option("conversation", read.conversation,
+                   "a conversation id (d:<a>:<b>, g:<group id>) or a user (the direct conversation)")
+      ->required();
+  read_cmd
+      ->add_option("seq", read.seq, "read up to and including this seq (from listen, sync, conversations)")
+      ->required();
+
   // An unknown command gets the list of commands, not CLI11's "argument was not expected".
   if (auto unknown = qim::ctl::unknown_command(app, "qimctl", argc, argv)) {
     std::cerr << *unknown;
     return static_cast<int>(CLI::ExitCodes::ExtrasError);
   }
   CLI11_PARSE(app, argc, argv);
+  if (conversations_cmd->parsed()) {
+    if (conversations_before_opt->count() > 0) conversations.before = conversations_before;
+    return qim::ctl::run_conversations(conversations, std::cout, std::cerr);
+  }
+  if (read_cmd->parsed()) return qim::ctl::run_read(read, std::cout, std::cerr);
   if (group_cmd->parsed()) return qim::ctl::run_group(group, std::cout, std::cerr);
   if (send_cmd->parsed()) return qim::ctl::run_send(send, std::cout, std::cerr);
   if (listen_cmd->parsed()) {

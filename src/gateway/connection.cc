@@ -275,6 +275,8 @@ void Connection::handle_frame(std::string_view text) {
           handle_typing(frame.ref, f);
         } else if constexpr (std::is_same_v<F, PresenceSubscribeFrame>) {
           handle_presence_subscribe(frame.ref, std::move(f));
+        } else if constexpr (std::is_same_v<F, InboxFrame>) {
+          handle_inbox(frame.ref, f);
         } else if constexpr (std::is_same_v<F, PingFrame>) {
           enqueue(std::make_shared<const std::string>(encode_pong(frame.ref)));
         }

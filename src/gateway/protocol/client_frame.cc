@@ -257,6 +257,11 @@ Parsed read_frame(const object& o, const FrameLimits& limits) {
     if (auto* t = std::get_if<TypingFrame>(&f)) return ClientFrame{{}, std::move(*t)};
     return ClientFrame{{}, std::get<PresenceSubscribeFrame>(std::move(f))};
   }
+  if (is_inbox_frame_type(type)) {  // READ, CONVERSATIONS, RECEIPTS, SETTINGS (inbox_frames.h)
+    auto inbox = parse_inbox_frame(type, o);
+    if (auto* e = std::get_if<InboxFrameError>(&inbox)) return FrameError{e->code, std::move(e->message), {}};
+    return ClientFrame{{}, std::move(std::get<InboxFrame>(inbox))};
+  }
   for (std::string_view g : {"GROUPS", "GROUP_CREATE", "GROUP_ADD", "GROUP_REMOVE", "GROUP_LEAVE",
                              "GROUP_RENAME", "GROUP_ROLE", "GROUP_MEMBERS"}) {
     if (type == g) return read_group(type, o);

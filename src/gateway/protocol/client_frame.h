@@ -14,6 +14,7 @@
 #include "core/ids.h"
 #include "core/mailbox_seq.h"
 #include "gateway/protocol/signal_frames.h"
+#include "gateway/protocol/inbox_frames.h"
 #include "gateway/protocol/wire_code.h"
 #include "groups/group_op.h"
 
@@ -68,7 +69,7 @@ struct GroupFrame {
 struct ClientFrame {
   std::string ref;  // the client's correlation tag, echoed on the reply (empty if none)
   std::variant<AuthFrame, SendFrame, SyncFrame, HistoryFrame, PingFrame, GroupFrame, TypingFrame,
-               PresenceSubscribeFrame>
+               PresenceSubscribeFrame, InboxFrame>
       body;
 };
 

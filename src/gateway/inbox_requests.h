@@ -1,0 +1,55 @@
+#pragma once
+// The gateway's side of the inbox (docs/protocol.md "Inbox", docs/adr/0076-0077): READ, CONVERSATIONS,
+// RECEIPTS and SETTINGS answered by calling Inbox (inbox/inbox.h), which holds every rule (clamping,
+// unread, who counts as a reader); here is only what is the door's: who may ask (membership from the group
+// store or the direct pair), the labels of a page (a peer, a group's name), and the signals a READ sends.
+// The functions block on store reads: connections run them on their lane of the gateway's FairPool, like
+// SYNC and HISTORY.
+//
+// Signals after a READ that moved the mark (never for one that did not: a repeated READ is silent):
+//  - READ_STATE to the reader's other live connections (every gateway, through the SignalBus);
+//  - RECEIPT to the conversation's other members, when the reader's "receipts" setting is on: the peer of
+//    a direct conversation, the current members of a group of at most kReceiptPushMaxMembers (a larger
+//    group's receipts are asked for with RECEIPTS; pushing each read to thousands would cost more than
+//    the message did).
+
+#include <cstdint>
+#include <string>
+
+#include "core/clock.h"
+#include "delivery/signal_bus.h"
+#include "gateway/gateway_metrics.h"
+#include "gateway/protocol/inbox_frames.h"
+#include "groups/group_store.h"
+#include "inbox/inbox.h"
+#include "presence/presence_hub.h"
+
+namespace qim {
+
+// Groups up to this many members get RECEIPT pushed (docs/adr/0077).
+inline constexpr uint32_t kReceiptPushMaxMembers = 100;
+
+struct InboxRequestDeps {
+  Inbox* inbox = nullptr;             // required
+  GroupStore* groups = nullptr;       // group names and membership; null: group RECEIPTS are UNAVAILABLE
+  SignalBus* signals = nullptr;       // null: READ sends no signal
+  const Clock* clock = nullptr;       // required: the version of a SETTINGS write
+  GatewayMetrics* metrics = nullptr;  // optional: refusals counted by code
+  PresenceHub* presence = nullptr;    // optional: told when a SETTINGS changed the presence privacy
+};
+
+// Who asks: the authenticated user and the connection the frame came on (left out of READ_STATE).
+struct InboxCaller {
+  UserId user;
+  uint64_t connection = 0;
+};
+
+// The whole answer to one inbox frame: its reply frame (READ_OK, CONVERSATIONS_PAGE, RECEIPTS_PAGE,
+// SETTINGS_OK) or an ERROR with a documented code: FORBIDDEN (RECEIPTS of a conversation the caller is not
+// a member of, or of a group that does not exist: nothing is told about it), UNAVAILABLE (a store that
+// does not answer, no group store), NOT_FOUND / INVALID_ARGUMENT / RATE_LIMITED as the Inbox returns them
+// (wire_code_of), INTERNAL (logged, not shown).
+std::string answer_inbox_frame(const InboxRequestDeps& deps, const std::string& ref,
+                               const InboxCaller& caller, const InboxFrame& frame);
+
+}  // namespace qim
