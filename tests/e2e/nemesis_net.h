@@ -3,7 +3,8 @@
 // the distributed deployment gets its own loopback address (127.0.4.N) as the source of every connection
 // it opens (the LD_PRELOAD shim nemesis_preload.c); each engine is told apart by its address and port
 // (QIM_KAFKA_BROKERS, QIM_MAILBOX_REDIS or QIM_CQL_HOSTS, QIM_ROUTING_REDIS). A link is then one (process
-// address, engine address:port) pair, cut or made lossy (nftables) in either direction, or delayed (the shim).
+// address, engine address:port) pair, cut or made lossy (nftables) in either direction, or delayed (the
+// shim).
 //
 // What this touches, and nothing else: one nftables table of its own (`inet qim_nemesis_<pid>`, deleted
 // whole when the object goes; no other table is read or flushed), whose rules match loopback packets

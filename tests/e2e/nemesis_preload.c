@@ -30,13 +30,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <threads.h>
 #include <time.h>
 #include <unistd.h>
@@ -182,7 +182,8 @@ static long link_delay_us(int fd) {
   long ms = 0, jitter = 0, us = 0;
   while (fscanf(f, "%63s %u %ld %ld", host, &port, &ms, &jitter) == 4) {
     struct in_addr a;
-    if (inet_pton(AF_INET, host, &a) == 1 && a.s_addr == peer.sin_addr.s_addr && port == ntohs(peer.sin_port)) {
+    if (inet_pton(AF_INET, host, &a) == 1 && a.s_addr == peer.sin_addr.s_addr &&
+        port == ntohs(peer.sin_port)) {
       us = ms * 1000;
       if (jitter > 0) us += (long)(random() % (2 * jitter * 1000 + 1)) - jitter * 1000;
       break;
