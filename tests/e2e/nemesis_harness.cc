@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <thread>
 
 #include "e2e/e2e_env.h"
 #include "e2e/fault_support.h"
@@ -43,6 +44,8 @@ void start(Partitioned& p, const std::string& name, Ownership ownership, const E
     ASSERT_TRUE(leases_settled(*p.qim)) << p.qim->log_tail();
   }
   p.h = std::make_unique<checker::HistoryRecorder>(history_path(name));
+  p.watchers.push_back(std::make_unique<NemesisWatcher>(*p.h, p.qim->gateway_ports(), recipients.front()));
+  p.watchers.push_back(std::make_unique<NemesisWatcher>(*p.h, p.qim->gateway_ports(), user(scenario, "s1")));
   for (size_t g = 0; g < 2; ++g)
     p.senders.push_back(std::make_unique<NemesisSender>(
         *p.h, p.qim->gateway_ports(), g, user(scenario, "s" + std::to_string(g + 1)), recipients));
@@ -58,6 +61,12 @@ void heal_and_judge(Partitioned& p, const std::string& scenario, Clock::time_poi
                                                             << p.qim->log_tail();
   const double recover_s = p.longest_gap();
   const size_t retried = stop_and_retry(p.senders);
+  // The loops see the retried SENDs too, then stop and record what they showed.
+  std::this_thread::sleep_for(2s);
+  for (auto& w : p.watchers) {
+    w->stop();
+    EXPECT_GT(w->frames(), 0u) << "a watcher received no frame";
+  }
   auto report = judge(*p.h, *p.qim, p.senders);
   EXPECT_EQ(not_serving(*p.qim, 30s), std::vector<std::string>{}) << "a process died\n" << p.qim->log_tail();
   EXPECT_EQ(p.qim->stop(), 0) << p.qim->log_tail();

@@ -27,6 +27,8 @@ struct Partitioned {
   std::unique_ptr<NetNemesis> net;
   std::unique_ptr<checker::HistoryRecorder> h;
   std::vector<std::unique_ptr<NemesisSender>> senders;
+  // The client loop of the first recipient and of the first sender, throughout.
+  std::vector<std::unique_ptr<NemesisWatcher>> watchers;
   NemesisClock::time_point began = NemesisClock::now();
 
   // The longest a sender went without an acknowledgement.
@@ -34,8 +36,9 @@ struct Partitioned {
 };
 
 // Starts the deployment `name` with its addresses and `env`, opens the rules' table, and starts a sender on
-// each gateway to `recipients`; fails the test (fatally: call it in ASSERT_NO_FATAL_FAILURE) if any step
-// fails, naming it (nft missing, no CAP_NET_ADMIN, an engine variable unset).
+// each gateway to `recipients` and a watcher (the client loop) for the first recipient and the first sender;
+// fails the test (fatally: call it in ASSERT_NO_FATAL_FAILURE) if any step fails, naming it (nft missing, no
+// CAP_NET_ADMIN, an engine variable unset).
 void start(Partitioned& p, const std::string& name, Ownership ownership, const Env& env,
            const std::vector<std::string>& recipients, const std::string& scenario);
 

@@ -7,19 +7,20 @@
 #include <map>
 #include <set>
 
+#include "client/mailbox_feed.h"
 #include "e2e/history_support.h"
 #include "e2e/scenario_helpers.h"
 
 namespace qim::e2e {
 
 std::unique_ptr<Client> connect_quietly(uint16_t port, const std::string& user,
-                                        std::chrono::milliseconds timeout) {
+                                        std::chrono::milliseconds timeout, const std::string& device) {
   client::ClientOptions o;
   o.port = port;
   o.timeout = timeout;
   auto c = Client::connect(o);
   if (!c.ok()) return nullptr;
-  if (!(*c)->auth(token_for(user, "d1")).ok()) return nullptr;
+  if (!(*c)->auth(token_for(user, device)).ok()) return nullptr;
   return std::move(c).value();
 }
 
@@ -144,6 +145,63 @@ Result<size_t> NemesisSender::retry_unacknowledged(std::chrono::seconds within) 
     }
   }
   return retried;
+}
+
+NemesisWatcher::NemesisWatcher(checker::HistoryRecorder& h, std::vector<uint16_t> ports, std::string user)
+    : h_(h), ports_(std::move(ports)), user_(std::move(user)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+void NemesisWatcher::stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  if (!recorded_) h_.shown(user_ + "/watch", user_, shown_);
+  recorded_ = true;
+}
+
+void NemesisWatcher::run() {
+  const std::string label = user_ + "/watch";
+  client::MailboxFeed::Options o;  // the cursor and the remembered ids go from one connection to the next
+  for (size_t port = 0; !stop_; ++port) {
+    auto c = connect_quietly(ports_[port % ports_.size()], user_, 5s, "watch");
+    if (!c) {
+      std::this_thread::sleep_for(200ms);
+      continue;
+    }
+    client::MailboxFeed feed(o);
+    bool broken = false;
+    auto act = [&](client::MailboxFeed::Actions a) {
+      shown_.insert(shown_.end(), a.show.begin(), a.show.end());
+      if (a.error) broken = true;  // our SYNC refused (UNAVAILABLE in a fault): a new connection retries
+      if (a.send && !broken) c->send_text(*a.send);
+    };
+    act(feed.start());
+    auto last_frame = NemesisClock::now();
+    while (!stop_ && !broken) {
+      const std::string ref = feed.outstanding_ref();
+      auto f = c->wait_for(
+          [&ref](const ServerFrame& x) {
+            return x.type == "DELIVER" || x.type == "SYNC_NEEDED" || (!ref.empty() && x.ref == ref) ||
+                   (x.type == "ERROR" && x.ref.empty());
+          },
+          200ms);
+      if (!f.ok()) {
+        // A timeout is quiet; a SYNC without an answer for 5 s, or a closed connection, is not.
+        broken =
+            f.error().code() != Errc::kTimeout || (feed.syncing() && NemesisClock::now() - last_frame > 5s);
+        continue;
+      }
+      last_frame = NemesisClock::now();
+      if (f->type == "ERROR" && f->ref.empty()) break;
+      if (f->type == "DELIVER" || f->type == "SYNC_PAGE") {
+        h_.frame(label, user_, *f);
+        ++frames_;
+      }
+      act(feed.on_frame(*f));
+    }
+    o.cursor = feed.cursor();
+    o.recent_message_ids = feed.recent_message_ids();
+  }
 }
 
 bool wait_for_acks(const std::vector<std::unique_ptr<NemesisSender>>& senders, NemesisClock::time_point since,

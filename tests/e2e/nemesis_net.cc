@@ -102,7 +102,9 @@ Result<std::map<std::string, std::string>> give_addresses(Deployment& qim) {
   std::map<std::string, std::string> out;
   for (size_t i = 0; i < kDistributedProcesses.size(); ++i) {
     const std::string& name = kDistributedProcesses[i];
-    const std::string address = "127.0.4." + std::to_string(10 + i);
+    // Six addresses per test process, picked by its pid among 40 blocks (127.0.4.10 .. 127.0.4.249): two
+    // nemesis tests on one machine with the same engines must not cut each other's processes.
+    const std::string address = "127.0.4." + std::to_string(10 + 6 * (::getpid() % 40) + i);
     QIM_RETURN_IF_ERROR(qim.set_process_env(name, {{"LD_PRELOAD", QIM_NEMESIS_PRELOAD},
                                                    {"QIM_NEMESIS_SOURCE_ADDRESS", address},
                                                    {"QIM_NEMESIS_DELAY_FILE", delay_file_for(address)}}));

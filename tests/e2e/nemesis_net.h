@@ -44,7 +44,8 @@ struct Engines {
 // The delay file the shim of the process with source address `address` reads (one per test process).
 std::string delay_file_for(const std::string& address);
 
-// Gives every process of `qim` its source address (127.0.4.<10 + i>, in kDistributedProcesses's order)
+// Gives every process of `qim` its source address (127.0.4.<10 + 6 * (pid % 40) + i>, in
+// kDistributedProcesses's order: a block of six per test process)
 // through the shim, for its next start; the addresses by process name.
 Result<std::map<std::string, std::string>> give_addresses(Deployment& qim);
 
