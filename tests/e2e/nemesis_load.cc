@@ -267,8 +267,9 @@ void print_figures(const std::string& scenario, const checker::CheckReport& repo
             << " acknowledged under a repeat's id (stored under the first), " << s.refused
             << " refused for good, " << retried << " retried with the same key, " << s.duplicates_hidden
             << " duplicates hidden, " << s.final_entries << " entries in " << s.mailboxes
-            << " final mailboxes, recovered in " << recover_s << " s, scenario took " << took_s << " s, "
-            << report.violations.size() << " violations\n";
+            << " final mailboxes, " << s.frames << " frames received and " << s.shown_entries
+            << " entries shown by client loops, recovered in " << recover_s << " s, scenario took " << took_s
+            << " s, " << report.violations.size() << " violations\n";
 }
 
 }  // namespace qim::e2e
