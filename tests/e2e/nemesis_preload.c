@@ -6,8 +6,9 @@
 //   other process's (nemesis_partition.h). librdkafka has no source-address setting (only callbacks in its
 //   C API), hiredis has one per connection call and the CQL driver none: binding in connect(2) covers every
 //   client library of the process alike, without a knob in the product. A socket bound already is left as
-//   it is; a bind that fails leaves the connection from the kernel's choice (the test's counters then show
-//   that its rules never matched).
+//   it is, but a TCP bind to INADDR_ANY (a client choosing its local port) gets the address too; a bind that
+//   fails leaves the connection from the kernel's choice (the test's counters then show that its rules never
+//   matched).
 // - QIM_NEMESIS_DELAY_FILE=PATH: while PATH exists, each line "HOST PORT MS JITTER" in it delays every
 //   send, sendmsg, write and writev on a TCP socket connected to HOST:PORT by MS (+/- JITTER)
 //   milliseconds: a slow link, each request on it late (this kernel has no tc netem; decision 84).
@@ -42,6 +43,7 @@
 #include <unistd.h>
 
 typedef int (*connect_fn)(int, __CONST_SOCKADDR_ARG, socklen_t);
+typedef int (*bind_fn)(int, __CONST_SOCKADDR_ARG, socklen_t);
 typedef int (*fsync_fn)(int);
 typedef ssize_t (*send_fn)(int, const void*, size_t, int);
 typedef ssize_t (*sendmsg_fn)(int, const struct msghdr*, int);
@@ -158,6 +160,33 @@ int cnd_timedwait(cnd_t* cond, mtx_t* mtx, const struct timespec* deadline) {
   if (at < 0) at = 0;
   const struct timespec converted = {(time_t)(at / ns_per_s), (long)(at % ns_per_s)};
   return real(cond, mtx, &converted);
+}
+
+// A client that binds its socket itself before connecting (the CQL driver picks its local port, the
+// shard-aware port of ScyllaDB, and binds 0.0.0.0:<port>) would leave connect() above nothing to do: a bind
+// of a TCP socket to INADDR_ANY gets the process's address instead, the port kept. QIM's own listeners bind
+// 127.0.0.1 (QIM_GATEWAY_LISTEN, QIM_ADMIN_LISTEN defaults), so no server of the process is moved.
+int bind(int fd, __CONST_SOCKADDR_ARG at_arg, socklen_t len) {
+  static bind_fn real = NULL;
+  if (real == NULL) *(void**)&real = dlsym(RTLD_NEXT, "bind");
+  const struct sockaddr* addr = at_arg.__sockaddr__;
+  struct in_addr source;
+  if (addr != NULL && addr->sa_family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in) &&
+      ((const struct sockaddr_in*)addr)->sin_addr.s_addr == htonl(INADDR_ANY) && source_address(&source)) {
+    int type = 0;
+    socklen_t type_len = sizeof type;
+    const int saved = errno;
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &type_len) == 0 && type == SOCK_STREAM) {
+      struct sockaddr_in moved = *(const struct sockaddr_in*)addr;
+      moved.sin_addr = source;
+      __CONST_SOCKADDR_ARG moved_arg;
+      moved_arg.__sockaddr__ = (const struct sockaddr*)&moved;
+      errno = saved;
+      return real(fd, moved_arg, sizeof moved);
+    }
+    errno = saved;
+  }
+  return real(fd, at_arg, len);
 }
 
 static void sleep_us(long us) {
