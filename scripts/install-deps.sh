@@ -34,6 +34,7 @@ all_packages=(
   redis-server redis-tools openjdk-17-jre-headless maven gnuplot-nox
   spin      # the model check (model/check.sh)
   faketime  # libfaketime: the nemesis test's skewed clock (tests/e2e/nemesis_test.cc)
+  nftables  # nft: the nemesis partitions (tests/e2e/nemesis_partition_test.cc)
   chromium
 )
 if [[ $profile == run ]]; then packages=("${run_packages[@]}"); else packages=("${all_packages[@]}"); fi

@@ -448,7 +448,8 @@ run_phases() {
     e2e_phase "e2e (embedded log, redis store)" redis redis
     e2e_distributed_phase "e2e (distributed: Kafka, redis store)" "redis kafka" redis
     e2e_distributed_phase "faults (distributed: Kafka, redis store)" "redis kafka" redis faults
-    # Pauses past leases and timeouts, a node's clock skewed (tests/e2e/nemesis_test.cc; docs/reliability.md).
+    # Pauses past leases and timeouts, a node's clock skewed, partitions (nftables: needs root and
+    # nftables), seed 1 of the random schedule for 30 s (tests/e2e/nemesis_*_test.cc; docs/reliability.md).
     e2e_distributed_phase "nemesis (distributed: Kafka, redis store)" "redis kafka" redis nemesis
     unset QIM_TEST_REDIS QIM_TEST_ROUTING_REDIS QIM_MAILBOX_REDIS
   fi
@@ -457,7 +458,8 @@ run_phases() {
   if wanted pipeline; then
     ctest_phase "pipeline" "" -L pipeline
     e2e_phase "e2e (embedded)" "" embedded
-    # The embedded deployment's disk filled up (tests/e2e/nemesis_disk_test.cc: mounts a tmpfs, needs root).
+    # The embedded deployment's disk filled up and its fsync slowed (tests/e2e/nemesis_disk_test.cc: mounts a
+    # tmpfs, needs root).
     QIM_E2E_BACKEND=embedded ctest_phase "nemesis (qim up, embedded)" "" -L '^nemesis$'
   fi
 

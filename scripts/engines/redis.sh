@@ -55,7 +55,9 @@ start() {
 # written by scripts/engines/redis.sh; rewritten at each start
 bind 127.0.0.1
 port $port
-protected-mode yes
+# Reachable from loopback only (bind above). Protected mode would also refuse loopback clients other than
+# 127.0.0.1 itself, and the nemesis partition tests connect from 127.0.4.N (decision 84).
+protected-mode no
 daemonize yes
 pidfile $pidfile
 logfile $logfile

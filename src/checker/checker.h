@@ -56,6 +56,9 @@ struct CheckStats {
   uint64_t shown_entries = 0;
   uint64_t frames = 0;
   uint64_t unjudged_entries = 0;  // in groups with no `members` event
+  // Acknowledged after an attempt of unknown outcome, under the id of a second Outbox record, and found in
+  // the mailboxes under the first record's id (docs/protocol.md, "A SEND stored twice still shows once").
+  uint64_t acked_as_first_record = 0;
 };
 
 struct CheckReport {

@@ -124,6 +124,36 @@ TEST_F(CheckerTest, AnUnknownSendStoredTwiceBreaksOneId) {
   EXPECT_TRUE(has(check(), "one-id"));
 }
 
+// docs/protocol.md, "A SEND stored twice still shows once" (decision 21): a first attempt answered
+// UNAVAILABLE after the broker stored it, then a retry with the same key appended again and acknowledged
+// with the second record's id, which fanout drops as a repeat. The mailboxes hold the key once, under the
+// first record's id: the message is there (the client matches it by its key), not lost.
+TEST_F(CheckerTest, ARetryAcknowledgedUnderTheSecondRecordsIdAfterAnUnknownAttemptIsNotLost) {
+  rec_->invoke("alice/phone", "alice", kConv, "u1", "again");
+  rec_->unknown("alice/phone", "alice", "u1", "UNAVAILABLE: the broker may have stored it");
+  rec_->invoke("alice/retry", "alice", kConv, "u1", "again");
+  rec_->ok("alice/retry", "alice", "u1", 105);
+  auto boxes = mailbox_;
+  boxes.push_back(entry(14, 104, "u1"));  // the first record; 105 was dropped as its repeat
+  rec_->final_mailbox("alice", boxes);
+  rec_->final_mailbox("bob", boxes);
+  auto r = check();
+  EXPECT_TRUE(r.ok()) << r.to_string();
+  EXPECT_EQ(r.stats.acked_as_first_record, 1u);
+}
+
+// Without an attempt of unknown outcome before it, an acknowledged id missing from a mailbox is lost, even
+// if another message carries the key.
+TEST_F(CheckerTest, AnAcknowledgedIdMissingWithoutAnUnknownAttemptIsLostEvenIfTheKeyIsStored) {
+  rec_->invoke("alice/phone", "alice", kConv, "u1", "again");
+  rec_->ok("alice/phone", "alice", "u1", 105);
+  auto boxes = mailbox_;
+  boxes.push_back(entry(14, 104, "u1"));
+  rec_->final_mailbox("alice", boxes);
+  rec_->final_mailbox("bob", boxes);
+  EXPECT_TRUE(has(check(), "lost"));
+}
+
 // A retry answered with another message id than the first acknowledgement: the key names two messages.
 TEST_F(CheckerTest, OneKeyAcknowledgedUnderTwoIdsBreaksOneId) {
   rec_->final_mailbox("bob", mailbox_);

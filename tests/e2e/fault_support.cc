@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <thread>
 
 #include "core/sharding.h"
@@ -37,6 +38,33 @@ std::map<uint32_t, std::string> one_recipient_per_shard(const std::string& scena
   }
   EXPECT_EQ(by_shard.size(), shards) << "no user found for every shard";
   return by_shard;
+}
+
+std::vector<std::string> recipients_on_every_shard(const std::string& scenario) {
+  std::vector<std::string> out;
+  for (const auto& [shard, r] : one_recipient_per_shard(scenario)) out.push_back(r);
+  return out;
+}
+
+double process_metric(const Deployment& qim, const std::string& process, const std::string& sample) {
+  auto port = qim.admin_port_of(process);
+  if (!port.ok()) return -1;
+  const std::string text = http_request(*port, "GET", "/metrics");
+  if (text.rfind("200 ", 0) != 0) return -1;
+  for (size_t at = text.find(sample + " "); at != std::string::npos; at = text.find(sample + " ", at + 1)) {
+    if (at == 0 || text[at - 1] == '\n') return std::strtod(text.c_str() + at + sample.size() + 1, nullptr);
+  }
+  return -1;
+}
+
+bool leases_settled(const Deployment& qim, std::chrono::seconds within) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  for (;;) {
+    const int a = owned_shards(qim, "mailbox-1"), b = owned_shards(qim, "mailbox-2");
+    if (a > 0 && b > 0 && a + b == 16) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
 }
 
 int owned_shards(const Deployment& qim, const std::string& node) {

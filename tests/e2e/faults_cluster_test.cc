@@ -76,17 +76,7 @@ class StoppedNode {
   bool stopped_ = false;
 };
 
-// A sample of one process's /metrics ("name value"), -1 if the process does not answer.
-double process_metric(const Deployment& qim, const std::string& process, const std::string& sample) {
-  auto port = qim.admin_port_of(process);
-  if (!port.ok()) return -1;
-  const std::string body = http_request(*port, "GET", "/metrics");
-  if (body.rfind("200 ", 0) != 0) return -1;
-  const std::string at_line = "\n" + sample + " ";
-  const size_t at = body.find(at_line);
-  if (at == std::string::npos) return -1;
-  return std::strtod(body.c_str() + at + at_line.size(), nullptr);
-}
+// process_metric: e2e/fault_support.h.
 
 // Every process of the deployment still answers /healthz (none crashed or hung on the dead node).
 void expect_every_process_serves(const Deployment& qim, const std::string& when) {

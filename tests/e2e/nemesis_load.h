@@ -36,7 +36,7 @@ struct SendOutcome {
 // A connected and authenticated client, or null; unlike login_at, a failure is no test failure (the
 // gateway may be paused on purpose).
 std::unique_ptr<Client> connect_quietly(uint16_t port, const std::string& user,
-                                        std::chrono::milliseconds timeout);
+                                        std::chrono::milliseconds timeout, const std::string& device = "d1");
 
 class NemesisSender {
  public:
@@ -79,6 +79,36 @@ class NemesisSender {
   std::vector<SendOutcome> outcomes_;  // guarded by mu_
   std::atomic<size_t> reconnects_{0};
   std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// A device of `user` ("watch") running the client loop of docs/protocol.md ("Delivery":
+// client/mailbox_feed.h) while the faults are injected: every DELIVER and SYNC_PAGE it receives is recorded
+// as a frame, and what the loop showed is recorded as shown when it stops, so the checker judges frontiers,
+// pages and messages shown twice, not only the final mailboxes. A connection that fails (a paused or cut
+// gateway, a SYNC left without an answer for 5 s) is replaced on the next gateway, the loop going on from its
+// cursor and the message ids it remembers, as a client keeps them.
+class NemesisWatcher {
+ public:
+  NemesisWatcher(checker::HistoryRecorder& h, std::vector<uint16_t> ports, std::string user);
+  ~NemesisWatcher() { stop(); }
+  NemesisWatcher(const NemesisWatcher&) = delete;
+  NemesisWatcher& operator=(const NemesisWatcher&) = delete;
+
+  // Stops the loop and records what it showed (once).
+  void stop();
+  size_t frames() const { return frames_; }
+
+ private:
+  void run();
+
+  checker::HistoryRecorder& h_;
+  const std::vector<uint16_t> ports_;
+  const std::string user_;
+  std::vector<Entry> shown_;  // the loop thread's until stop() joined it
+  std::atomic<size_t> frames_{0};
+  std::atomic<bool> stop_{false};
+  bool recorded_ = false;
   std::thread thread_;
 };
 
