@@ -6,7 +6,8 @@
 // The main thread plays fanout and one worker thread per shard the MailboxNode (bench/store/
 // dispatch_driver.h): each record goes to its recipients' shards, one dispatch record per shard.
 // The store is opened by name through open_mailbox_store, so every backend built in works unchanged;
-// server backends take their endpoints from the usual QIM_* variables.
+// server backends take their endpoints from the usual QIM_* variables. With --inbox the engine's inbox
+// (open_inbox) is the store's EntrySink, and its operations are counted in columns of their own.
 #include <fmt/format.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include <thread>
 
 #include "bench/store/dispatch_driver.h"
+#include "inbox/open_inbox.h"
 #include "mailbox/store_options.h"
 
 namespace qim {
@@ -36,6 +38,7 @@ struct BenchOptions {
   std::string data_dir;
   bool header = true;
   bool warmup = false;  // first send one unmeasured message from every user (warms per-user-and-day caches)
+  bool inbox = false;   // open the engine's inbox as the store's EntrySink (written beside the entries)
 };
 
 [[noreturn]] void fail(const std::string& what, const Error& e) {
@@ -95,7 +98,14 @@ int run(const BenchOptions& o) {
     options.data_dir = temp_dir + "/mailbox";
   }
   const ShardMap shards = must(ShardMap::create(o.shards), "--shards");
-  std::unique_ptr<MailboxStore> store = must(open_mailbox_store(options), "open " + o.backend);
+  // --inbox: the inbox of the same engine as the store's EntrySink, as `qim up` and the MailboxNode open
+  // it (the embedded one beside the mailbox's directory); it outlives the store that holds it.
+  std::unique_ptr<InboxBackend> inbox;
+  if (o.inbox) {
+    inbox = must(open_inbox(options, std::filesystem::path(options.data_dir).parent_path().string()),
+                 "open the inbox");
+  }
+  std::unique_ptr<MailboxStore> store = must(open_mailbox_store(options, inbox.get()), "open " + o.backend);
   const Epoch epoch{1};
 
   const std::string run_id = fmt::format(
@@ -130,19 +140,32 @@ int run(const BenchOptions& o) {
     pass(warm, run_id + "w");
   }
   const OpCounts before = store->op_counts();
+  const OpCounts inbox_before = inbox ? inbox->counters().snapshot() : OpCounts{};
   const double secs = pass(o, run_id);
 
   const OpCounts d = store->op_counts() - before;
   const double n = static_cast<double>(o.records);
   if (o.header) {
     fmt::print(
-        "| backend | page limit | records/s | mean page | inserts | updates | reads | LWT | scripts |\n");
-    fmt::print("|---|---|---|---|---|---|---|---|---|\n");
+        "| backend | page limit | inbox | records/s | mean page | inserts | updates | reads | LWT | scripts "
+        "| "
+        "inbox inserts | inbox updates | inbox reads | inbox LWT | inbox scripts |\n");
+    fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   }
-  fmt::print("| {} | {} | {:.0f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} |\n",
-             store->backend_name(), store->finish_page_limit(), n / secs, d.mean_page(), d.inserts / n,
-             d.updates / n, d.reads / n, d.lwts / n, d.scripts / n);
+  // The inbox's operations apart from the store's, so a row with the inbox compares column by column
+  // with the one without it.
+  std::string inbox_cells = "- | - | - | - | -";
+  if (inbox) {
+    const OpCounts i = inbox->counters().snapshot() - inbox_before;
+    inbox_cells = fmt::format("{:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f}", i.inserts / n, i.updates / n,
+                              i.reads / n, i.lwts / n, i.scripts / n);
+  }
+  fmt::print("| {} | {} | {} | {:.0f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {} |\n",
+             store->backend_name(), store->finish_page_limit(), inbox ? inbox->name() : "none", n / secs,
+             d.mean_page(), d.inserts / n, d.updates / n, d.reads / n, d.lwts / n, d.scripts / n,
+             inbox_cells);
   store.reset();
+  inbox.reset();
   if (!temp_dir.empty()) std::filesystem::remove_all(temp_dir);
   return 0;
 }
@@ -166,6 +189,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1e9));
   app.add_option("--data-dir", o.data_dir, "embedded: keep the store here (default: a temporary directory)");
   app.add_flag("!--no-header", o.header, "print only the table row");
+  app.add_flag("--inbox", o.inbox, "write the inbox beside the entries (the same engine's, as qim up does)");
   app.add_flag("--warmup", o.warmup, "first send one unmeasured message from every user (warm caches)");
   CLI11_PARSE(app, argc, argv);
   return qim::run(o);
