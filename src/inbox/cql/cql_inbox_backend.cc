@@ -1,0 +1,389 @@
+// The inbox on CQL: the tables and why each is ordered as it is are in cql_inbox_backend.h; the
+// decision in docs/adr/0074-inbox-on-cql.md.
+#include "inbox/cql/cql_inbox_backend.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "inbox/cql/inbox_cells.h"
+#include "inbox/unread_rule.h"
+#include "mailbox/scylla/component_schema.h"
+#include "mailbox/scylla/cql/batch_writer.h"
+#include "mailbox/scylla/cql_status.h"
+#include "mailbox/scylla/write_timestamps.h"
+
+namespace qim {
+
+namespace {
+
+using cql::Values;
+using scylla::lift;
+
+inline constexpr int kInboxSchemaVersion = 1;
+inline constexpr int64_t kMaxTtlSeconds = 630'720'000;  // CQL's maximum TTL: 20 years
+
+// {ks} is replaced by the keyspace. No table here is ever written with a wall-clock timestamp or deleted
+// from: a DELETE's tombstone at wall-clock time would shadow every later offset-timestamped write.
+const char* const kTables[] = {
+    // The latest entry of (user, conversation) per epoch: every cell USING TIMESTAMP the entry's offset.
+    R"(CREATE TABLE IF NOT EXISTS {ks}.inbox_conversation (
+         user_id text, conversation text, epoch int, log_offset bigint,
+         message_id bigint, sender text, server_time_ms bigint, counts boolean, preview blob,
+         PRIMARY KEY (user_id, conversation, epoch)) WITH CLUSTERING ORDER BY (conversation ASC, epoch DESC))",
+    // One row per entry of (user, conversation); the counting rows are one slice (counts = true).
+    R"(CREATE TABLE IF NOT EXISTS {ks}.inbox_index (
+         user_id text, conversation text, counts boolean, epoch int, log_offset bigint,
+         message_id bigint, sender text, server_time_ms bigint, preview blob,
+         PRIMARY KEY ((user_id, conversation), counts, epoch, log_offset))
+         WITH CLUSTERING ORDER BY (counts DESC, epoch DESC, log_offset DESC))",
+    // Read marks: read_offset USING TIMESTAMP read_offset, one row per epoch; the first row is the highest.
+    R"(CREATE TABLE IF NOT EXISTS {ks}.inbox_read_mark (
+         user_id text, conversation text, epoch int, read_offset bigint,
+         PRIMARY KEY (user_id, conversation, epoch)) WITH CLUSTERING ORDER BY (conversation ASC, epoch DESC))",
+    // Receipts of a conversation: read_through USING TIMESTAMP the message id's Outbox offset.
+    R"(CREATE TABLE IF NOT EXISTS {ks}.inbox_receipt (
+         conversation text, user_id text, read_through bigint,
+         PRIMARY KEY (conversation, user_id)))",
+    // A user's settings: every cell USING TIMESTAMP the setting's version (ms).
+    R"(CREATE TABLE IF NOT EXISTS {ks}.inbox_setting (
+         user_id text, name text, value text, version bigint,
+         PRIMARY KEY (user_id, name)))",
+};
+
+int32_t i32(uint32_t v) {
+  return static_cast<int32_t>(v);
+}
+int64_t i64(uint64_t v) {
+  return static_cast<int64_t>(v);
+}
+
+// The outcome of a write as a Status naming `what`.
+Status written(const cql::Result<cql::Rows>& result, std::string_view what) {
+  if (!result.ok()) return scylla::to_error(result.error(), what);
+  return {};
+}
+
+// The body's first kPreviewBytes, cut on a UTF-8 boundary (never inside a character).
+std::string preview_of(const std::string& body) {
+  if (body.size() <= kPreviewBytes) return body;
+  size_t cut = kPreviewBytes;
+  while (cut > 0 && (static_cast<unsigned char>(body[cut]) & 0xC0) == 0x80) --cut;
+  return body.substr(0, cut);
+}
+
+// The key of a conversation row: a call's entries raise it once, to their highest seq.
+using RowKey = std::tuple<std::string, std::string, uint32_t>;  // user, conversation, epoch
+
+}  // namespace
+
+Result<std::unique_ptr<CqlInboxBackend>> CqlInboxBackend::open(const CqlInboxOptions& options) {
+  if (!scylla::plain_identifier(options.keyspace)) {
+    return Error(Errc::kConfig, "inbox keyspace '" + options.keyspace +
+                                    "': expected 1..64 letters, digits and underscores (QIM_CQL_KEYSPACE)");
+  }
+  const int64_t ttl = (options.entry_ttl_ms + 999) / 1000;
+  if (options.entry_ttl_ms <= 0 || ttl > kMaxTtlSeconds) {
+    return Error(Errc::kConfig, fmt::format("inbox: entry TTL {} ms is outside 1 s..20 years (the mailbox "
+                                            "retention plus its slack)",
+                                            options.entry_ttl_ms));
+  }
+  if (options.batch_rows < 1 || options.batch_rows > 256) {
+    return Error(Errc::kConfig, fmt::format("inbox: batch rows {} is outside 1..256 (QIM_CQL_BATCH_ROWS)",
+                                            options.batch_rows));
+  }
+  QIM_ASSIGN_OR_RETURN(cql::Session session,
+                       lift(cql::Session::connect(cql::SessionOptions{
+                                .hosts = options.hosts, .request_timeout_ms = options.request_timeout_ms}),
+                            "inbox: connect to CQL hosts"));
+  QIM_RETURN_IF_ERROR(scylla::ensure_component_schema(
+      session, scylla::ComponentSchema{.component = "inbox",
+                                       .version = kInboxSchemaVersion,
+                                       .keyspace = options.keyspace,
+                                       .replication_factor = options.replication_factor,
+                                       .tables = kTables}));
+  std::unique_ptr<CqlInboxBackend> backend(new CqlInboxBackend(options, std::move(session)));
+  backend->ttl_seconds_ = static_cast<int32_t>(ttl);
+  QIM_RETURN_IF_ERROR(backend->prepare());
+  return backend;
+}
+
+Status CqlInboxBackend::prepare() {
+  auto one = [this](cql::Prepared& into, const char* text) -> Status {
+    QIM_ASSIGN_OR_RETURN(into, scylla::prepare_in_keyspace(session_, options_.keyspace, text, "inbox"));
+    return {};
+  };
+  QIM_RETURN_IF_ERROR(
+      one(conversation_write_,
+          "INSERT INTO {ks}.inbox_conversation (user_id, conversation, epoch, log_offset, "
+          "message_id, sender, server_time_ms, counts, preview) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+          "USING TIMESTAMP ? AND TTL ?"));
+  QIM_RETURN_IF_ERROR(
+      one(conversation_read_,
+          "SELECT conversation, epoch, log_offset, WRITETIME(log_offset), message_id, sender, "
+          "server_time_ms, counts, preview FROM {ks}.inbox_conversation WHERE user_id = ?"));
+  QIM_RETURN_IF_ERROR(one(index_write_,
+                          "INSERT INTO {ks}.inbox_index (user_id, conversation, counts, epoch, log_offset, "
+                          "message_id, sender, server_time_ms, preview) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                          "USING TTL ?"));
+  // One value of `counts` per read: a multi-column slice that includes it, so the slice stays in it.
+  QIM_RETURN_IF_ERROR(
+      one(index_read_,
+          "SELECT epoch, log_offset, message_id, sender, server_time_ms, preview "
+          "FROM {ks}.inbox_index WHERE user_id = ? AND conversation = ? "
+          "AND (counts, epoch, log_offset) > (?, ?, ?) AND (counts, epoch, log_offset) <= (?, ?, ?) "
+          "LIMIT ?"));
+  QIM_RETURN_IF_ERROR(one(count_read_,
+                          "SELECT log_offset FROM {ks}.inbox_index WHERE user_id = ? AND conversation = ? "
+                          "AND (counts, epoch, log_offset) > (true, ?, ?) "
+                          "AND (counts, epoch, log_offset) <= (true, ?, ?) LIMIT ?"));
+  QIM_RETURN_IF_ERROR(one(mark_write_,
+                          "INSERT INTO {ks}.inbox_read_mark (user_id, conversation, epoch, read_offset) "
+                          "VALUES (?, ?, ?, ?) USING TIMESTAMP ?"));
+  QIM_RETURN_IF_ERROR(one(marks_read_,
+                          "SELECT conversation, epoch, read_offset, WRITETIME(read_offset) "
+                          "FROM {ks}.inbox_read_mark WHERE user_id = ?"));
+  QIM_RETURN_IF_ERROR(one(mark_read_,
+                          "SELECT conversation, epoch, read_offset, WRITETIME(read_offset) "
+                          "FROM {ks}.inbox_read_mark WHERE user_id = ? AND conversation = ? LIMIT 1"));
+  QIM_RETURN_IF_ERROR(one(receipt_write_,
+                          "INSERT INTO {ks}.inbox_receipt (conversation, user_id, read_through) "
+                          "VALUES (?, ?, ?) USING TIMESTAMP ?"));
+  QIM_RETURN_IF_ERROR(one(receipts_read_,
+                          "SELECT user_id, read_through, WRITETIME(read_through) FROM {ks}.inbox_receipt "
+                          "WHERE conversation = ? LIMIT ?"));
+  QIM_RETURN_IF_ERROR(
+      one(setting_write_,
+          "INSERT INTO {ks}.inbox_setting (user_id, name, value, version) VALUES (?, ?, ?, ?) "
+          "USING TIMESTAMP ?"));
+  return one(settings_read_,
+             "SELECT name, value, version, WRITETIME(value) FROM {ks}.inbox_setting WHERE user_id = ?");
+}
+
+cql::ExecOptions CqlInboxBackend::plain() const {
+  return cql::ExecOptions{.consistency = options_.consistency, .idempotent = true};
+}
+
+Result<cql::Rows> CqlInboxBackend::read_all(const cql::Prepared& statement, const Values& values,
+                                            std::string_view what) {
+  cql::ExecOptions o = plain();
+  o.page_size = kPage;
+  o.max_rows = -1;
+  QIM_ASSIGN_OR_RETURN(cql::Rows rows,
+                       lift(session_.execute(statement, values, o), "inbox: " + std::string(what)));
+  counters_.reads += rows.size() / kPage + 1;
+  return rows;
+}
+
+// The highest entry of each (user, conversation, epoch) raises its row; every entry gets its index row.
+// All of it goes out at once and is waited for together: the sink's writes land before write_chunks
+// answers, so before the frontier can pass them.
+Status CqlInboxBackend::entries_written(ShardId, Epoch, std::span<const MailboxEntry> entries) {
+  cql::BatchWriter writes(session_, plain(), cql::BatchLimits{.max_statements = options_.batch_rows});
+  std::map<RowKey, const MailboxEntry*> highest;
+  for (const MailboxEntry& e : entries) {
+    const Message& m = e.message;
+    const bool counts = counts_as_unread(e);
+    const std::string preview = preview_of(m.body);
+    writes.add(index_write_, Values()
+                                 .text(e.user.str())
+                                 .text(m.conversation.str())
+                                 .boolean(counts)
+                                 .int32(i32(e.seq.epoch().value))
+                                 .bigint(i64(e.seq.offset().value))
+                                 .bigint(i64(m.id.value))
+                                 .text(m.sender.str())
+                                 .bigint(m.server_time_ms)
+                                 .blob(std::string_view(preview))
+                                 .int32(ttl_seconds_));
+    counters_.inserts++;
+    const MailboxEntry*& top = highest[RowKey{e.user.str(), m.conversation.str(), e.seq.epoch().value}];
+    if (!top || top->seq < e.seq) top = &e;
+  }
+  for (const auto& [key, e] : highest) {
+    QIM_ASSIGN_OR_RETURN(int64_t ts, scylla::monotonic_max_timestamp(e->seq.offset(), "inbox_conversation"));
+    const Message& m = e->message;
+    const std::string preview = preview_of(m.body);
+    writes.add(conversation_write_, Values()
+                                        .text(e->user.str())
+                                        .text(m.conversation.str())
+                                        .int32(i32(e->seq.epoch().value))
+                                        .bigint(i64(e->seq.offset().value))
+                                        .bigint(i64(m.id.value))
+                                        .text(m.sender.str())
+                                        .bigint(m.server_time_ms)
+                                        .boolean(counts_as_unread(*e))
+                                        .blob(std::string_view(preview))
+                                        .bigint(ts)
+                                        .int32(ttl_seconds_));
+    counters_.updates++;
+  }
+  return lift(cql::wait_all(writes.finish()), "inbox: write index and conversation rows");
+}
+
+Result<std::vector<ConversationRow>> CqlInboxBackend::conversation_rows(const UserId& user) {
+  QIM_ASSIGN_OR_RETURN(cql::Rows rows,
+                       read_all(conversation_read_, Values().text(user.str()), "read conversation rows"));
+  std::vector<ConversationRow> out;
+  out.reserve(rows.size());
+  for (const cql::Row row : rows) {
+    QIM_ASSIGN_OR_RETURN(ConversationRow r, inbox_cells::conversation_row(row));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Result<std::vector<InboxEntryRef>> CqlInboxBackend::index_rows_desc(const UserId& user,
+                                                                    const ConversationId& c, MailboxSeq after,
+                                                                    MailboxSeq upto, uint32_t limit) {
+  std::vector<InboxEntryRef> out;
+  if (after >= upto || limit == 0) return out;
+  const int32_t lim = static_cast<int32_t>(std::min<uint32_t>(limit, INT32_MAX));
+  auto slice = [&](bool counts) {
+    return session_.execute_async(index_read_,
+                                  Values()
+                                      .text(user.str())
+                                      .text(c.str())
+                                      .boolean(counts)
+                                      .int32(i32(after.epoch().value))
+                                      .bigint(i64(after.offset().value))
+                                      .boolean(counts)
+                                      .int32(i32(upto.epoch().value))
+                                      .bigint(i64(upto.offset().value))
+                                      .int32(lim),
+                                  plain());
+  };
+  const cql::PendingResult slices[] = {slice(true), slice(false)};
+  counters_.reads += 2;
+  for (size_t k = 0; k < 2; ++k) {
+    const cql::Result<cql::Rows>& rows = slices[k].get();
+    if (!rows.ok()) return scylla::to_error(rows.error(), "inbox: read index rows of " + c.str());
+    for (const cql::Row row : *rows) {
+      QIM_ASSIGN_OR_RETURN(InboxEntryRef ref, inbox_cells::index_row(row, /*counts=*/k == 0));
+      out.push_back(std::move(ref));
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const InboxEntryRef& a, const InboxEntryRef& b) { return a.seq > b.seq; });
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
+Result<uint32_t> CqlInboxBackend::count_unread(const UserId& user, const ConversationId& c, MailboxSeq after,
+                                               MailboxSeq upto, uint32_t cap) {
+  if (after >= upto || cap == 0) return uint32_t{0};
+  counters_.reads++;
+  QIM_ASSIGN_OR_RETURN(
+      cql::Rows rows,
+      lift(session_.execute(count_read_,
+                            Values()
+                                .text(user.str())
+                                .text(c.str())
+                                .int32(i32(after.epoch().value))
+                                .bigint(i64(after.offset().value))
+                                .int32(i32(upto.epoch().value))
+                                .bigint(i64(upto.offset().value))
+                                .int32(static_cast<int32_t>(std::min<uint32_t>(cap, INT32_MAX))),
+                            plain()),
+           "inbox: count unread of " + c.str()));
+  return static_cast<uint32_t>(std::min<size_t>(rows.size(), cap));
+}
+
+Status CqlInboxBackend::raise_read_mark(const UserId& user, const ConversationId& c, MailboxSeq seq) {
+  if (seq.is_zero()) return {};  // every mark starts at zero
+  QIM_ASSIGN_OR_RETURN(int64_t ts, scylla::monotonic_max_timestamp(seq.offset(), "inbox_read_mark"));
+  counters_.updates++;
+  return written(session_.execute(mark_write_,
+                                  Values()
+                                      .text(user.str())
+                                      .text(c.str())
+                                      .int32(i32(seq.epoch().value))
+                                      .bigint(i64(seq.offset().value))
+                                      .bigint(ts),
+                                  plain()),
+                 "inbox: raise read mark of " + c.str());
+}
+
+Result<std::vector<ReadMark>> CqlInboxBackend::read_marks(const UserId& user) {
+  QIM_ASSIGN_OR_RETURN(cql::Rows rows, read_all(marks_read_, Values().text(user.str()), "read read marks"));
+  std::map<ConversationId, MailboxSeq> best;
+  for (const cql::Row row : rows) {
+    QIM_ASSIGN_OR_RETURN(ReadMark m, inbox_cells::read_mark(row));
+    MailboxSeq& b = best[m.conversation];
+    b = std::max(b, m.seq);
+  }
+  std::vector<ReadMark> out;
+  out.reserve(best.size());
+  for (auto& [c, seq] : best) out.push_back(ReadMark{c, seq});
+  return out;
+}
+
+Result<MailboxSeq> CqlInboxBackend::read_mark(const UserId& user, const ConversationId& c) {
+  counters_.reads++;
+  QIM_ASSIGN_OR_RETURN(cql::Rows rows,
+                       lift(session_.execute(mark_read_, Values().text(user.str()).text(c.str()), plain()),
+                            "inbox: read the read mark of " + c.str()));
+  if (rows.empty()) return MailboxSeq{};
+  // Clustering by epoch DESC: the first row is the highest epoch's, and a seq sorts by its epoch first.
+  QIM_ASSIGN_OR_RETURN(ReadMark m, inbox_cells::read_mark(rows[0]));
+  return m.seq;
+}
+
+Status CqlInboxBackend::raise_receipt(const ConversationId& c, const UserId& user, MessageId read_through) {
+  QIM_ASSIGN_OR_RETURN(
+      int64_t ts, scylla::monotonic_max_timestamp(Offset{read_through.value & kMaxOffset}, "inbox_receipt"));
+  counters_.updates++;
+  return written(
+      session_.execute(receipt_write_,
+                       Values().text(c.str()).text(user.str()).bigint(i64(read_through.value)).bigint(ts),
+                       plain()),
+      "inbox: raise the receipt of " + user.str() + " in " + c.str());
+}
+
+Result<std::vector<ReceiptMark>> CqlInboxBackend::receipts(const ConversationId& c, uint32_t limit) {
+  std::vector<ReceiptMark> out;
+  if (limit == 0) return out;
+  counters_.reads++;
+  QIM_ASSIGN_OR_RETURN(cql::Rows rows,
+                       lift(session_.execute(receipts_read_,
+                                             Values().text(c.str()).int32(
+                                                 static_cast<int32_t>(std::min<uint32_t>(limit, INT32_MAX))),
+                                             plain()),
+                            "inbox: read the receipts of " + c.str()));
+  out.reserve(rows.size());
+  for (const cql::Row row : rows) {
+    QIM_ASSIGN_OR_RETURN(ReceiptMark r, inbox_cells::receipt(row, c));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Status CqlInboxBackend::put_setting(const UserId& user, const std::string& key, const std::string& value,
+                                    int64_t version) {
+  if (version < 0 || static_cast<uint64_t>(version) > kMaxOffset) {
+    return Error(
+        Errc::kInvalidArgument,
+        fmt::format("inbox: setting version {} of {} is outside 0..2^48-1 (it is the write timestamp)",
+                    version, key));
+  }
+  counters_.updates++;
+  return written(
+      session_.execute(setting_write_,
+                       Values().text(user.str()).text(key).text(value).bigint(version).bigint(version),
+                       plain()),
+      "inbox: put setting " + key + " of " + user.str());
+}
+
+Result<std::map<std::string, std::string>> CqlInboxBackend::settings(const UserId& user) {
+  QIM_ASSIGN_OR_RETURN(cql::Rows rows, read_all(settings_read_, Values().text(user.str()), "read settings"));
+  std::map<std::string, std::string> out;
+  for (const cql::Row row : rows) {
+    QIM_ASSIGN_OR_RETURN(auto setting, inbox_cells::setting(row, user));
+    out.insert(std::move(setting));
+  }
+  return out;
+}
+
+}  // namespace qim

@@ -1,0 +1,106 @@
+#pragma once
+// The inbox on CQL (ScyllaDB / Apache Cassandra), for the scylla deployments, in tables it creates in the
+// mailbox's keyspace (docs/scylla-store.md, "Inbox"; decision 74). Every ordered cell is a monotonic
+// maximum kept by the storage engine, never by Paxos: zero LWT, and no read on the write path.
+//
+//   inbox_conversation ((user_id), conversation, epoch DESC)   the latest entry of a conversation per epoch
+//       written USING TIMESTAMP <the entry's log offset> AND TTL <the entries' TTL>: the highest offset of
+//       the epoch wins whatever order the writes land in; the epoch is in the key (a seq with its epoch
+//       bits is no timestamp: ADR-0022's lesson), so conversation_rows() returns one row per epoch.
+//   inbox_index ((user_id, conversation), counts, epoch DESC, log_offset DESC)   one row per entry
+//       written USING TTL <the entries' TTL> (as mailbox_entry: the same rows live as long as the entries
+//       they stand for). `counts` leads the clustering key, so count_unread() is one slice of counting
+//       rows only, LIMIT cap: bounded whatever the user sent.
+//   inbox_read_mark ((user_id), conversation, epoch DESC)   read_offset USING TIMESTAMP read_offset
+//   inbox_receipt ((conversation), user_id)   read_through USING TIMESTAMP <the message id's offset>: one
+//       conversation's messages share one Outbox partition, so the offset orders them.
+//   inbox_setting ((user_id), name)   value USING TIMESTAMP <version ms> (last writer by version wins)
+//
+// Every timestamp is refused at or above 2^48 before it is sent (scylla/write_timestamps.h). Reads check
+// WRITETIME of the ordered cells against their value, so a hand-made wall-clock write (which would win
+// forever) reads as CorruptEntry instead of silently freezing a row. Reads and writes at QUORUM.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "inbox/inbox_backend.h"
+#include "mailbox/scylla/cql/cql_session.h"
+
+namespace qim {
+
+struct CqlInboxOptions {
+  std::vector<std::string> hosts = {"127.0.0.1"};  // QIM_CQL_HOSTS
+  std::string keyspace = "qim";                    // QIM_CQL_KEYSPACE (the mailbox's)
+  uint32_t replication_factor = 1;                 // QIM_CQL_RF, for a keyspace this backend creates
+  cql::Consistency consistency = cql::Consistency::kQuorum;  // every read and write
+  uint32_t request_timeout_ms = 5000;
+  uint32_t batch_rows = 32;  // QIM_CQL_BATCH_ROWS: rows per UNLOGGED batch of entries_written; 1: none
+  // The mailbox entries' TTL (BackendContext::entry_ttl_ms(): retention + slack). Index and conversation
+  // rows are written with it, rounded up to seconds like mailbox_entry's, so they expire with the entries.
+  int64_t entry_ttl_ms = 31 * int64_t{86'400'000};
+};
+
+class CqlInboxBackend final : public InboxBackend {
+ public:
+  // Rows per page of the partition reads (conversation_rows, read_marks, settings).
+  static constexpr int32_t kPage = 5000;
+
+  // Connects, creates the keyspace (SimpleStrategy, replication_factor) and the inbox tables if missing
+  // (recording "inbox" in qim_schema_version), prepares the statements. Config for a bad keyspace name, an
+  // entry TTL out of 1 s..20 years or batch_rows out of 1..256, or a keyspace holding a newer inbox
+  // schema; Transport/Timeout if the cluster cannot be reached.
+  static Result<std::unique_ptr<CqlInboxBackend>> open(const CqlInboxOptions& options);
+
+  std::string_view name() const override { return "cql"; }
+
+  // One index insert per entry and one conversation-row update per (user, conversation, epoch) of the
+  // call (its highest seq), as UNLOGGED batches of batch_rows, sent together and all waited for. No reads,
+  // no LWT; a replay writes identical cells. The first failed request's error (some rows may have landed:
+  // a retry rewrites them).
+  Status entries_written(ShardId shard, Epoch epoch, std::span<const MailboxEntry> entries) override;
+
+  // One partition read (paged by kPage; a read counted per page).
+  Result<std::vector<ConversationRow>> conversation_rows(const UserId& user) override;
+  // Two slices read together (the counting and the other rows), merged: two reads.
+  Result<std::vector<InboxEntryRef>> index_rows_desc(const UserId& user, const ConversationId& c,
+                                                     MailboxSeq after, MailboxSeq upto,
+                                                     uint32_t limit) override;
+  // One slice of the counting rows, LIMIT cap (nothing read for an empty range or a cap of 0).
+  Result<uint32_t> count_unread(const UserId& user, const ConversationId& c, MailboxSeq after,
+                                MailboxSeq upto, uint32_t cap) override;
+
+  // One write (none for a zero seq).
+  Status raise_read_mark(const UserId& user, const ConversationId& c, MailboxSeq seq) override;
+  Result<std::vector<ReadMark>> read_marks(const UserId& user) override;
+  // One read (LIMIT 1: the highest epoch's row holds the highest mark).
+  Result<MailboxSeq> read_mark(const UserId& user, const ConversationId& c) override;
+
+  Status raise_receipt(const ConversationId& c, const UserId& user, MessageId read_through) override;
+  Result<std::vector<ReceiptMark>> receipts(const ConversationId& c, uint32_t limit) override;
+
+  // InvalidArgument for a version outside 0..2^48-1 (it is the write timestamp).
+  Status put_setting(const UserId& user, const std::string& key, const std::string& value,
+                     int64_t version) override;
+  Result<std::map<std::string, std::string>> settings(const UserId& user) override;
+
+  OpCounters& counters() override { return counters_; }
+
+ private:
+  CqlInboxBackend(CqlInboxOptions options, cql::Session session)
+      : options_(std::move(options)), session_(std::move(session)) {}
+  Status prepare();
+  cql::ExecOptions plain() const;
+  // Every row of the partition `statement` selects with `values`, kPage rows a page; a read a page.
+  Result<cql::Rows> read_all(const cql::Prepared& statement, const cql::Values& values,
+                             std::string_view what);
+
+  CqlInboxOptions options_;
+  int32_t ttl_seconds_ = 0;
+  cql::Session session_;
+  cql::Prepared conversation_write_, conversation_read_, index_write_, index_read_, count_read_, mark_write_,
+      marks_read_, mark_read_, receipt_write_, receipts_read_, setting_write_, settings_read_;
+  OpCounters counters_;
+};
+
+}  // namespace qim

@@ -1,0 +1,284 @@
+// What the CQL inbox backend keeps beyond the backend contract suite (src/inbox/tests/): the write
+// timestamps and TTLs it writes with, the epoch in the key, zero reads and LWT on the write path, the
+// bounded count, and that a cell written by anything else (a wall-clock write) is refused on reading.
+// Against QIM_TEST_CQL_HOSTS (skipped when unset); one keyspace per process, dropped at the end.
+#include "inbox/cql/cql_inbox_backend.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "mailbox/scylla/cql_status.h"
+
+namespace qim {
+namespace {
+
+std::optional<std::string> cql_hosts() {
+  const char* v = std::getenv("QIM_TEST_CQL_HOSTS");  // NOLINT(concurrency-mt-unsafe): read in SetUp only
+  return v && *v ? std::optional<std::string>(v) : std::nullopt;
+}
+
+constexpr int64_t kTtlMs = 3 * 86'400'000LL + 500;  // rounded up to 259201 s
+
+// The error code of a failed call, "ok" for a successful one (code() requires a failure).
+template <typename R>
+std::string code_of(const R& r) {
+  return r.ok() ? std::string("ok") : std::string(errc_name(r.code()));
+}
+std::string name_of(Errc c) {
+  return std::string(errc_name(c));
+}
+
+MailboxSeq seq(uint32_t epoch, uint64_t offset) {
+  return *compose(Epoch{epoch}, Offset{offset});
+}
+
+class CqlInboxBackendTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!cql_hosts()) return;
+    keyspace_ = "inbox_cql_test_" + std::to_string(::getpid());
+    auto admin = cql::Session::connect({.hosts = cql::split_hosts(*cql_hosts())});
+    if (!admin.ok()) {
+      error_ = admin.error().to_string();
+      return;
+    }
+    admin_ = new cql::Session(std::move(admin).value());
+    auto b = CqlInboxBackend::open(options());
+    if (!b.ok()) {
+      error_ = b.error().to_string();
+      return;
+    }
+    backend_ = b->release();
+  }
+  static void TearDownTestSuite() {
+    delete backend_;
+    backend_ = nullptr;
+    if (admin_) (void)admin_->query("DROP KEYSPACE IF EXISTS " + keyspace_, {}, {.timeout_ms = 60'000});
+    delete admin_;
+    admin_ = nullptr;
+  }
+  void SetUp() override {
+    if (!cql_hosts()) GTEST_SKIP() << "QIM_TEST_CQL_HOSTS is unset: no CQL cluster to test the inbox against";
+    ASSERT_TRUE(error_.empty()) << error_;
+  }
+
+  static CqlInboxOptions options() {
+    CqlInboxOptions o;
+    o.hosts = cql::split_hosts(cql_hosts().value_or(""));
+    o.keyspace = keyspace_;
+    o.request_timeout_ms = 15'000;
+    o.entry_ttl_ms = kTtlMs;
+    return o;
+  }
+  CqlInboxBackend& b() { return *backend_; }
+  cql::Rows query(const std::string& text, const cql::Values& values = {}) {
+    auto rows = admin_->query(text, values, {.consistency = cql::Consistency::kQuorum});
+    EXPECT_TRUE(rows.ok()) << text << ": " << (rows.ok() ? "" : rows.error().to_string());
+    return rows.ok() ? std::move(rows).value() : cql::Rows();
+  }
+
+  // An entry of `user`'s mailbox in d:alice:bob from `sender`.
+  static MailboxEntry entry(const std::string& user, MailboxSeq s, const std::string& sender, uint64_t id,
+                            std::string body = "hello") {
+    MailboxEntry e;
+    e.user = *UserId::parse(user);
+    e.seq = s;
+    e.message.id = MessageId{id};
+    e.message.conversation = conv();
+    e.message.sender = *UserId::parse(sender);
+    e.message.server_time_ms = 1'800'000'000'000 + static_cast<int64_t>(id);
+    e.message.body = std::move(body);
+    return e;
+  }
+  static ConversationId conv() { return *ConversationId::parse("d:alice:bob"); }
+  Status write(std::vector<MailboxEntry> entries) {
+    return b().entries_written(ShardId{0}, entries.front().seq.epoch(), entries);
+  }
+
+  static inline std::string keyspace_, error_;
+  static inline cql::Session* admin_ = nullptr;
+  static inline CqlInboxBackend* backend_ = nullptr;
+};
+
+TEST_F(CqlInboxBackendTest, TheConversationRowIsTheHighestOffsetPerEpochWhateverTheOrderOfWrites) {
+  const UserId bob = *UserId::parse("bob1");
+  // Offset 30, then a late (replayed, retried or stale) write of offset 10: 30 stays.
+  ASSERT_TRUE(write({entry("bob1", seq(1, 30), "alice", 130, "thirty")}).ok());
+  ASSERT_TRUE(write({entry("bob1", seq(1, 10), "alice", 110, "ten")}).ok());
+  // A later epoch's lower offset is a row of its own (the epoch is in the key, never in the timestamp).
+  ASSERT_TRUE(write({entry("bob1", seq(2, 5), "alice", 205, "five")}).ok());
+  auto rows = b().conversation_rows(bob);
+  ASSERT_TRUE(rows.ok()) << rows.error().to_string();
+  ASSERT_EQ(rows->size(), 2u);
+  std::map<MailboxSeq, ConversationRow> by_seq;
+  for (auto& r : *rows) by_seq.emplace(r.last.seq, r);
+  ASSERT_TRUE(by_seq.count(seq(1, 30)) && by_seq.count(seq(2, 5)));
+  EXPECT_EQ(by_seq[seq(1, 30)].last.preview, "thirty");
+  EXPECT_EQ(by_seq[seq(1, 30)].last.message, MessageId{130});
+  EXPECT_TRUE(by_seq[seq(1, 30)].last.counts);
+  EXPECT_EQ(by_seq[seq(2, 5)].last.preview, "five");
+
+  // The timestamps are the offsets; the epoch's bits never reach them.
+  cql::Rows t = query("SELECT epoch, WRITETIME(log_offset), TTL(preview) FROM " + keyspace_ +
+                      ".inbox_conversation WHERE user_id = 'bob1'");
+  ASSERT_EQ(t.size(), 2u);
+  for (const cql::Row r : t) {
+    const int64_t expected = *r.get_i32(0) == 1 ? 30 : 5;
+    EXPECT_EQ(*r.get_i64(1), expected);
+    EXPECT_GT(*r.get_i32(2), 259'101);  // the entries' TTL, rounded up to seconds
+    EXPECT_LE(*r.get_i32(2), 259'201);
+  }
+}
+
+TEST_F(CqlInboxBackendTest, OneCallRaisesEachRowOnceWithoutReadsOrLwt) {
+  const OpCounts before = b().counters().snapshot();
+  std::vector<MailboxEntry> page;
+  for (uint64_t o = 1; o <= 40; ++o)
+    page.push_back(entry(o % 2 ? "carol" : "dave", seq(3, 100 + o), "alice", o));
+  ASSERT_TRUE(write(page).ok());
+  const OpCounts d = b().counters().snapshot() - before;
+  EXPECT_EQ(d.inserts, 40u);  // one index row per entry
+  EXPECT_EQ(d.updates, 2u);   // one conversation row per (user, conversation, epoch)
+  EXPECT_EQ(d.reads, 0u);
+  EXPECT_EQ(d.lwts, 0u);
+  auto carol = b().conversation_rows(*UserId::parse("carol"));
+  ASSERT_TRUE(carol.ok());
+  ASSERT_EQ(carol->size(), 1u);
+  EXPECT_EQ(carol->front().last.seq, seq(3, 139));
+  // Index rows carry the entries' TTL, as mailbox_entry does.
+  cql::Rows t = query("SELECT TTL(message_id) FROM " + keyspace_ +
+                      ".inbox_index WHERE user_id = 'carol' AND conversation = 'd:alice:bob'");
+  ASSERT_EQ(t.size(), 20u);
+  for (const cql::Row r : t) EXPECT_GT(*r.get_i32(0), 259'101);
+}
+
+TEST_F(CqlInboxBackendTest, CountReadsOnlyCountingRowsAndStopsAtTheCap) {
+  const UserId erin = *UserId::parse("erin");
+  std::vector<MailboxEntry> page;
+  // 50 of erin's own entries, then 7 from alice, then 3 system entries, in one epoch; 2 from alice in the
+  // next.
+  uint64_t o = 1;
+  for (int i = 0; i < 50; ++i, ++o) page.push_back(entry("erin", seq(1, o), "erin", o));
+  for (int i = 0; i < 7; ++i, ++o) page.push_back(entry("erin", seq(1, o), "alice", o));
+  for (int i = 0; i < 3; ++i, ++o) {
+    page.push_back(entry("erin", seq(1, o), "alice", o));
+    page.back().message.client_msg_id = "~group-op";
+  }
+  ASSERT_TRUE(write(page).ok());
+  ASSERT_TRUE(write({entry("erin", seq(2, 1), "alice", 1001), entry("erin", seq(2, 2), "alice", 1002)}).ok());
+
+  auto count = [&](MailboxSeq after, MailboxSeq upto, uint32_t cap) {
+    auto n = b().count_unread(erin, conv(), after, upto, cap);
+    EXPECT_TRUE(n.ok()) << n.error().to_string();
+    return n.ok() ? *n : 9999;
+  };
+  EXPECT_EQ(count(MailboxSeq{}, seq(1, 1000), 1000), 7u);
+  EXPECT_EQ(count(MailboxSeq{}, seq(2, 1000), 1000), 9u);  // across epochs
+  EXPECT_EQ(count(seq(1, 55), seq(2, 1), 1000), 3u);       // (after, upto]: 56, 57 and 2:1
+  EXPECT_EQ(count(MailboxSeq{}, seq(2, 1000), 4), 4u);     // the cap
+  EXPECT_EQ(count(seq(2, 2), seq(2, 1000), 1000), 0u);
+  EXPECT_EQ(count(seq(2, 2), seq(2, 2), 1000), 0u);  // an empty range reads nothing
+
+  // index_rows_desc merges both slices, newest first, at most `limit`.
+  auto rows = b().index_rows_desc(erin, conv(), seq(1, 48), seq(2, 1), 5);
+  ASSERT_TRUE(rows.ok()) << rows.error().to_string();
+  ASSERT_EQ(rows->size(), 5u);
+  EXPECT_EQ((*rows)[0].seq, seq(2, 1));
+  EXPECT_EQ((*rows)[1].seq, seq(1, 60));
+  EXPECT_FALSE((*rows)[1].counts);  // a system entry
+  EXPECT_EQ((*rows)[4].seq, seq(1, 57));
+  EXPECT_TRUE((*rows)[4].counts);
+  auto own = b().index_rows_desc(erin, conv(), seq(1, 48), seq(1, 50), 10);
+  ASSERT_TRUE(own.ok());
+  ASSERT_EQ(own->size(), 2u);
+  EXPECT_EQ((*own)[0].seq, seq(1, 50));
+  EXPECT_FALSE((*own)[0].counts);
+  EXPECT_EQ((*own)[0].sender, erin);
+}
+
+TEST_F(CqlInboxBackendTest, ReadMarksRiseAcrossEpochsAndNeverFall) {
+  const UserId u = *UserId::parse("frank");
+  ASSERT_TRUE(b().raise_read_mark(u, conv(), seq(1, 40)).ok());
+  ASSERT_TRUE(b().raise_read_mark(u, conv(), seq(1, 20)).ok());
+  EXPECT_EQ(*b().read_mark(u, conv()), seq(1, 40));
+  ASSERT_TRUE(b().raise_read_mark(u, conv(), seq(2, 3)).ok());   // lower offset, higher epoch: higher seq
+  ASSERT_TRUE(b().raise_read_mark(u, conv(), seq(1, 90)).ok());  // a late write of the old epoch
+  EXPECT_EQ(*b().read_mark(u, conv()), seq(2, 3));
+  auto marks = b().read_marks(u);
+  ASSERT_TRUE(marks.ok());
+  ASSERT_EQ(marks->size(), 1u);
+  EXPECT_EQ(marks->front().seq, seq(2, 3));
+  EXPECT_EQ(*b().read_mark(*UserId::parse("nobody"), conv()), MailboxSeq{});
+  cql::Rows t = query("SELECT epoch, WRITETIME(read_offset) FROM " + keyspace_ +
+                      ".inbox_read_mark WHERE user_id = 'frank'");
+  for (const cql::Row r : t) EXPECT_EQ(*r.get_i64(1), *r.get_i32(0) == 1 ? 90 : 3);
+}
+
+TEST_F(CqlInboxBackendTest, ReceiptsAreOrderedByTheMessageOffsetAlone) {
+  const ConversationId g = *ConversationId::parse("g:team");
+  const uint64_t partition = uint64_t{7} << kOffsetBits;  // ids carry their Outbox partition above bit 48
+  ASSERT_TRUE(b().raise_receipt(g, *UserId::parse("gina"), MessageId{partition | 50}).ok());
+  ASSERT_TRUE(b().raise_receipt(g, *UserId::parse("gina"), MessageId{partition | 20}).ok());
+  ASSERT_TRUE(b().raise_receipt(g, *UserId::parse("hank"), MessageId{partition | 30}).ok());
+  auto r = b().receipts(g, 10);
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  std::map<std::string, uint64_t> got;
+  for (auto& m : *r) got[m.user.str()] = m.read_through.value;
+  EXPECT_EQ(got, (std::map<std::string, uint64_t>{{"gina", partition | 50}, {"hank", partition | 30}}));
+  EXPECT_EQ(b().receipts(g, 1)->size(), 1u);
+}
+
+TEST_F(CqlInboxBackendTest, SettingsAreLastWriterByVersion) {
+  const UserId u = *UserId::parse("ivan");
+  ASSERT_TRUE(b().put_setting(u, "receipts", "off", 1'800'000'000'500).ok());
+  ASSERT_TRUE(b().put_setting(u, "receipts", "on", 1'800'000'000'100).ok());  // older version: loses
+  ASSERT_TRUE(b().put_setting(u, "presence", "nobody", 1'800'000'000'200).ok());
+  auto s = b().settings(u);
+  ASSERT_TRUE(s.ok()) << s.error().to_string();
+  EXPECT_EQ(*s, (std::map<std::string, std::string>{{"presence", "nobody"}, {"receipts", "off"}}));
+  EXPECT_EQ(code_of(b().put_setting(u, "receipts", "on", int64_t{1} << 48)), name_of(Errc::kInvalidArgument));
+  EXPECT_EQ(code_of(b().put_setting(u, "receipts", "on", -1)), name_of(Errc::kInvalidArgument));
+}
+
+// A hand-made write at wall-clock time would win over every later offset-timestamped one: reading it is
+// CorruptEntry rather than a row frozen for good.
+TEST_F(CqlInboxBackendTest, AWallClockWriteReadsAsCorrupt) {
+  query("INSERT INTO " + keyspace_ +
+        ".inbox_conversation (user_id, conversation, epoch, log_offset, message_id, sender, server_time_ms, "
+        "counts, preview) VALUES ('jack', 'd:alice:bob', 1, 5, 5, 'alice', 5, true, 0x00)");
+  EXPECT_EQ(code_of(b().conversation_rows(*UserId::parse("jack"))), name_of(Errc::kCorruptEntry));
+  query("INSERT INTO " + keyspace_ +
+        ".inbox_read_mark (user_id, conversation, epoch, read_offset) VALUES ('jack', 'd:alice:bob', 1, 5)");
+  EXPECT_EQ(code_of(b().read_mark(*UserId::parse("jack"), conv())), name_of(Errc::kCorruptEntry));
+  EXPECT_EQ(code_of(b().read_marks(*UserId::parse("jack"))), name_of(Errc::kCorruptEntry));
+}
+
+TEST_F(CqlInboxBackendTest, BadOptionsAreConfigErrors) {
+  CqlInboxOptions o = options();
+  o.keyspace = "no-dashes";
+  EXPECT_EQ(code_of(CqlInboxBackend::open(o)), name_of(Errc::kConfig));
+  o = options();
+  o.entry_ttl_ms = 0;
+  EXPECT_EQ(code_of(CqlInboxBackend::open(o)), name_of(Errc::kConfig));
+  o = options();
+  o.batch_rows = 0;
+  EXPECT_EQ(code_of(CqlInboxBackend::open(o)), name_of(Errc::kConfig));
+}
+
+// A second open over the same keyspace (a restart) finds the schema and the rows.
+TEST_F(CqlInboxBackendTest, ReopeningFindsTheSchemaAndTheRows) {
+  ASSERT_TRUE(write({entry("kate", seq(1, 9), "alice", 9)}).ok());
+  auto again = CqlInboxBackend::open(options());
+  ASSERT_TRUE(again.ok()) << again.error().to_string();
+  auto rows = (*again)->conversation_rows(*UserId::parse("kate"));
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ(rows->front().last.seq, seq(1, 9));
+}
+
+}  // namespace
+}  // namespace qim
