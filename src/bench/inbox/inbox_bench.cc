@@ -252,8 +252,10 @@ int run(const BenchOptions& o) {
 
   if (o.header) {
     fmt::print(
-        "| backend | operation | calls | P50 ms | P99 ms | max ms | reads per call | target | check |\n");
-    fmt::print("|---|---|---|---|---|---|---|---|---|\n");
+        "| backend | operation | calls | P50 ms | P99 ms | max ms | client CPU ms per call | reads per call "
+        "| "
+        "target | check |\n");
+    fmt::print("|---|---|---|---|---|---|---|---|---|---|\n");
   }
   bool wrong = false;
   for (const Series& s : series) {
