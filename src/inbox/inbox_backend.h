@@ -68,8 +68,10 @@ class InboxBackend : public EntrySink {
   // raises the (user, conversation) row to it if its seq is higher (a lower or equal one changes nothing).
   // No reads; idempotent; one write per entry at most, batched per call.
 
-  // Every conversation row of `user` (any order). A backend that keeps one row per epoch returns each; the
-  // caller takes the highest visible one per conversation.
+  // Every conversation row of `user` (any order), one per conversation: the one with the highest seq. A
+  // backend that keeps one row per epoch returns the highest epoch's only: a lower epoch's row may be
+  // visible while the highest epoch holds visible entries below its own row (a page not finished yet), so
+  // it is never the answer; when the row returned is not visible the caller looks in the index.
   virtual Result<std::vector<ConversationRow>> conversation_rows(const UserId& user) = 0;
   // The index rows of (user, conversation) with after < seq <= upto, descending by seq, at most `limit`.
   virtual Result<std::vector<InboxEntryRef>> index_rows_desc(const UserId& user, const ConversationId& c,

@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "inbox/cql/inbox_cells.h"
-#include "inbox/unread_rule.h"
+#include "inbox/entry_ref.h"
 #include "mailbox/scylla/component_schema.h"
 #include "mailbox/scylla/cql/batch_writer.h"
 #include "mailbox/scylla/cql_status.h"
@@ -64,14 +64,6 @@ int64_t i64(uint64_t v) {
 Status written(const cql::Result<cql::Rows>& result, std::string_view what) {
   if (!result.ok()) return scylla::to_error(result.error(), what);
   return {};
-}
-
-// The body's first kPreviewBytes, cut on a UTF-8 boundary (never inside a character).
-std::string preview_of(const std::string& body) {
-  if (body.size() <= kPreviewBytes) return body;
-  size_t cut = kPreviewBytes;
-  while (cut > 0 && (static_cast<unsigned char>(body[cut]) & 0xC0) == 0x80) --cut;
-  return body.substr(0, cut);
 }
 
 // The key of a conversation row: a call's entries raise it once, to their highest seq.
@@ -181,57 +173,82 @@ Result<cql::Rows> CqlInboxBackend::read_all(const cql::Prepared& statement, cons
 // All of it goes out at once and is waited for together: the sink's writes land before write_chunks
 // answers, so before the frontier can pass them.
 Status CqlInboxBackend::entries_written(ShardId, Epoch, std::span<const MailboxEntry> entries) {
-  cql::BatchWriter writes(session_, plain(), cql::BatchLimits{.max_statements = options_.batch_rows});
-  std::map<RowKey, const MailboxEntry*> highest;
-  for (const MailboxEntry& e : entries) {
-    const Message& m = e.message;
-    const bool counts = counts_as_unread(e);
-    const std::string preview = preview_of(m.body);
-    writes.add(index_write_, Values()
-                                 .text(e.user.str())
-                                 .text(m.conversation.str())
-                                 .boolean(counts)
-                                 .int32(i32(e.seq.epoch().value))
-                                 .bigint(i64(e.seq.offset().value))
-                                 .bigint(i64(m.id.value))
-                                 .text(m.sender.str())
-                                 .bigint(m.server_time_ms)
-                                 .blob(std::string_view(preview))
-                                 .int32(ttl_seconds_));
-    counters_.inserts++;
-    const MailboxEntry*& top = highest[RowKey{e.user.str(), m.conversation.str(), e.seq.epoch().value}];
-    if (!top || top->seq < e.seq) top = &e;
+  // What every backend keeps of an entry (entry_ref.h: the same preview and unread flag everywhere), and
+  // per (user, conversation, epoch) the highest of the call, checked before anything is sent.
+  std::vector<InboxEntryRef> refs;
+  refs.reserve(entries.size());
+  std::map<RowKey, size_t> highest;
+  for (size_t k = 0; k < entries.size(); ++k) {
+    const MailboxEntry& e = entries[k];
+    refs.push_back(inbox_ref_of(e));
+    auto [top, fresh] =
+        highest.try_emplace(RowKey{e.user.str(), e.message.conversation.str(), e.seq.epoch().value}, k);
+    if (!fresh && entries[top->second].seq < e.seq) top->second = k;
   }
-  for (const auto& [key, e] : highest) {
-    QIM_ASSIGN_OR_RETURN(int64_t ts, scylla::monotonic_max_timestamp(e->seq.offset(), "inbox_conversation"));
-    const Message& m = e->message;
-    const std::string preview = preview_of(m.body);
-    writes.add(conversation_write_, Values()
-                                        .text(e->user.str())
-                                        .text(m.conversation.str())
-                                        .int32(i32(e->seq.epoch().value))
-                                        .bigint(i64(e->seq.offset().value))
-                                        .bigint(i64(m.id.value))
-                                        .text(m.sender.str())
-                                        .bigint(m.server_time_ms)
-                                        .boolean(counts_as_unread(*e))
-                                        .blob(std::string_view(preview))
-                                        .bigint(ts)
-                                        .int32(ttl_seconds_));
+  std::vector<std::pair<size_t, int64_t>> rows;  // (entry, write timestamp)
+  rows.reserve(highest.size());
+  for (const auto& [key, k] : highest) {
+    QIM_ASSIGN_OR_RETURN(int64_t ts,
+                         scylla::monotonic_max_timestamp(entries[k].seq.offset(), "inbox_conversation"));
+    rows.emplace_back(k, ts);
+  }
+
+  cql::BatchWriter writes(session_, plain(), cql::BatchLimits{.max_statements = options_.batch_rows});
+  auto key = [](const MailboxEntry& e, Values& v) -> Values& {
+    return v.text(e.user.str()).text(e.message.conversation.str());
+  };
+  for (size_t k = 0; k < entries.size(); ++k) {
+    const MailboxEntry& e = entries[k];
+    const InboxEntryRef& r = refs[k];
+    Values v;
+    key(e, v)
+        .boolean(r.counts)
+        .int32(i32(r.seq.epoch().value))
+        .bigint(i64(r.seq.offset().value))
+        .bigint(i64(r.message.value))
+        .text(r.sender.str())
+        .bigint(r.server_time_ms)
+        .blob(std::string_view(r.preview))
+        .int32(ttl_seconds_);
+    writes.add(index_write_, std::move(v));
+    counters_.inserts++;
+  }
+  for (const auto& [k, ts] : rows) {
+    const InboxEntryRef& r = refs[k];
+    Values v;
+    key(entries[k], v)
+        .int32(i32(r.seq.epoch().value))
+        .bigint(i64(r.seq.offset().value))
+        .bigint(i64(r.message.value))
+        .text(r.sender.str())
+        .bigint(r.server_time_ms)
+        .boolean(r.counts)
+        .blob(std::string_view(r.preview))
+        .bigint(ts)
+        .int32(ttl_seconds_);
+    writes.add(conversation_write_, std::move(v));
     counters_.updates++;
   }
   return lift(cql::wait_all(writes.finish()), "inbox: write index and conversation rows");
 }
 
+// Only the highest epoch's row of each conversation: it holds the highest seq the user has of it (a seq
+// sorts by its epoch first), as the one row of an engine that keeps one. A lower epoch's row may be
+// visible while the highest is not (the new owner's page not finished yet); the entry to show is then the
+// highest visible index row, which a lower epoch's row is not (a higher epoch may have visible entries
+// below its row), so the caller must look in the index, and does when the row it gets is not visible.
 Result<std::vector<ConversationRow>> CqlInboxBackend::conversation_rows(const UserId& user) {
   QIM_ASSIGN_OR_RETURN(cql::Rows rows,
                        read_all(conversation_read_, Values().text(user.str()), "read conversation rows"));
-  std::vector<ConversationRow> out;
-  out.reserve(rows.size());
+  std::map<ConversationId, ConversationRow> highest;
   for (const cql::Row row : rows) {
     QIM_ASSIGN_OR_RETURN(ConversationRow r, inbox_cells::conversation_row(row));
-    out.push_back(std::move(r));
+    auto [at, fresh] = highest.try_emplace(r.conversation, r);
+    if (!fresh && at->second.last.seq < r.last.seq) at->second = std::move(r);
   }
+  std::vector<ConversationRow> out;
+  out.reserve(highest.size());
+  for (auto& [c, r] : highest) out.push_back(std::move(r));
   return out;
 }
 

@@ -6,7 +6,8 @@
 //   inbox_conversation ((user_id), conversation, epoch DESC)   the latest entry of a conversation per epoch
 //       written USING TIMESTAMP <the entry's log offset> AND TTL <the entries' TTL>: the highest offset of
 //       the epoch wins whatever order the writes land in; the epoch is in the key (a seq with its epoch
-//       bits is no timestamp: ADR-0022's lesson), so conversation_rows() returns one row per epoch.
+//       bits is no timestamp: ADR-0022's lesson). conversation_rows() returns each conversation's highest
+//       epoch's row: the highest seq, as an engine keeping one row would.
 //   inbox_index ((user_id, conversation), counts, epoch DESC, log_offset DESC)   one row per entry
 //       written USING TTL <the entries' TTL> (as mailbox_entry: the same rows live as long as the entries
 //       they stand for). `counts` leads the clustering key, so count_unread() is one slice of counting
@@ -60,7 +61,8 @@ class CqlInboxBackend final : public InboxBackend {
   // a retry rewrites them).
   Status entries_written(ShardId shard, Epoch epoch, std::span<const MailboxEntry> entries) override;
 
-  // One partition read (paged by kPage; a read counted per page).
+  // One partition read (paged by kPage; a read counted per page); per conversation the row of its highest
+  // epoch (the others are read and dropped).
   Result<std::vector<ConversationRow>> conversation_rows(const UserId& user) override;
   // Two slices read together (the counting and the other rows), merged: two reads.
   Result<std::vector<InboxEntryRef>> index_rows_desc(const UserId& user, const ConversationId& c,
