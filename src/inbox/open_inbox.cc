@@ -30,6 +30,17 @@ BackendContext inbox_context(const StoreOptions& store) {
   return context;
 }
 
+bool inbox_backend_built(const std::string& name) {
+  if (name == "memory" || name == "embedded") return true;
+#if defined(QIM_WITH_REDIS_INBOX)
+  if (name == "redis") return true;
+#endif
+#if defined(QIM_WITH_CQL_INBOX)
+  if (name == "cql") return true;
+#endif
+  return false;
+}
+
 Result<std::unique_ptr<InboxBackend>> open_inbox(const StoreOptions& store, const std::string& data_dir) {
   const std::string backend = inbox_backend_name(store);
   const BackendContext context = inbox_context(store);

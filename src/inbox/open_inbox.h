@@ -24,6 +24,9 @@ std::string inbox_backend_name(const StoreOptions& store);
 // expire with the entries).
 BackendContext inbox_context(const StoreOptions& store);
 
+// Whether this binary has the inbox backend `name` (inbox_backend_name): memory and embedded always.
+bool inbox_backend_built(const std::string& name);
+
 // Opens the inbox of a deployment whose mailbox store is `store`; the embedded one in `data_dir`/inbox.
 // One process opens a given embedded inbox (RocksDB locks its directory). Config for a backend not built
 // into this binary; Io, Transport or Timeout when it cannot be opened or reached.

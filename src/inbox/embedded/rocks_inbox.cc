@@ -10,6 +10,7 @@
 #include "inbox/entry_ref.h"
 #include "mailbox/embedded/rocks_error.h"
 #include "mailbox/embedded/rocks_info_log.h"
+#include "mailbox/embedded/rocks_write_gate.h"
 #include "mailbox/embedded/wal_sync.h"
 
 namespace qim {
@@ -51,6 +52,8 @@ class RocksInbox final : public InboxBackend {
     db_options.keep_log_file_num = 4;
     db_options.enable_write_thread_adaptive_yield = false;  // as the mailbox store: no spinning on 2 cores
     db_options.info_log = embedded::rocks_info_log("inbox");
+    // Through a full disk as the mailbox store (docs/adr/0067): refuse, then resume by itself.
+    db_options.listeners.push_back(gate_);
     rocksdb::ColumnFamilyOptions index;
     index.compaction_filter = &filter_;
     rocksdb::ColumnFamilyOptions rows;
@@ -72,7 +75,8 @@ class RocksInbox final : public InboxBackend {
         rocks_status(rocksdb::DB::Open(db_options, dir_, families, &handles, &db), "open inbox " + dir_));
     db_.reset(db);
     std::copy(handles.begin(), handles.end(), handles_.begin());
-    syncer_ = std::make_unique<embedded::WalSyncer>(*db_);
+    gate_->attach(db_.get());
+    syncer_ = std::make_unique<embedded::WalSyncer>(*db_, gate_.get());
     return {};
   }
 
@@ -279,6 +283,9 @@ class RocksInbox final : public InboxBackend {
 
   // Writes `batch` unsynced, then waits until the log is synced through it (group commit, wal_sync.h).
   Status write(rocksdb::WriteBatch& batch, std::string_view what) {
+    // Not attempted while a write error (a full disk) stops the database and it cannot be resumed yet.
+    if (rocksdb::Status ready = gate_->ready(); !ready.ok())
+      return rocks_status(ready, "write " + std::string(what));
     QIM_RETURN_IF_ERROR(
         rocks_status(db_->Write(rocksdb::WriteOptions(), &batch), "write " + std::string(what)));
     return syncer_->sync_published();
@@ -290,6 +297,7 @@ class RocksInbox final : public InboxBackend {
   inbox_rows::RefExpiryFilter filter_;
   std::unique_ptr<rocksdb::DB> db_;
   std::array<rocksdb::ColumnFamilyHandle*, kFamilyCount> handles_{};
+  std::shared_ptr<embedded::RocksWriteGate> gate_ = std::make_shared<embedded::RocksWriteGate>();
   std::unique_ptr<embedded::WalSyncer> syncer_;
   OpCounters counters_;
 };

@@ -47,6 +47,27 @@ TEST_P(InboxRulesTest, FailedSinkLeavesTheFrontierAndTheRetryWritesBoth) {
   EXPECT_EQ(rows->size(), 1u) << "the half the failed call wrote and the retry's agree";
 }
 
+TEST_P(InboxRulesTest, VisibilityHasEveryEpochsFrontierAndTheTrim) {
+  const ConversationId c = direct(alice_, bob_);
+  auto empty = session_->store().visibility(alice_);
+  ASSERT_TRUE(is_ok(empty));
+  EXPECT_TRUE(empty->frontiers.empty());
+  EXPECT_FALSE(empty->visible(seq_of(1, 1)));
+  send(c, bob_, {alice_, bob_});
+  ASSERT_TRUE(is_ok(session_->restart()));
+  epoch_ = Epoch{2};
+  send(c, bob_, {alice_, bob_});
+  auto vis = session_->store().visibility(alice_);
+  ASSERT_TRUE(is_ok(vis));
+  EXPECT_EQ(vis->frontiers, (std::vector<MailboxSeq>{seq_of(1, 1), seq_of(2, 2)}));
+  EXPECT_TRUE(vis->trim.is_zero());
+  EXPECT_TRUE(vis->visible(seq_of(1, 1)));
+  EXPECT_FALSE(vis->visible(seq_of(1, 2))) << "above its own epoch's frontier";
+  EXPECT_TRUE(vis->visible(seq_of(2, 2)));
+  EXPECT_FALSE(vis->visible(seq_of(3, 1))) << "an epoch without a frontier shows nothing";
+  EXPECT_TRUE(fails_with(session_->store().visibility(UserId{}), Errc::kInvalidArgument));
+}
+
 TEST_P(InboxRulesTest, UnreadCountsOthersMessagesAndNotSystemEntries) {
   const ConversationId c = direct(alice_, bob_);
   const ConversationId g = group("team");
