@@ -473,6 +473,9 @@ run_phases() {
     smoke_phase "cassandra smoke" cassandra-single bash tests/engines/cassandra_smoke.sh single
     ctest_phase "CQL client (one node)" cassandra-single -L '^scylla$'
     ctest_phase "contract suite on scylla (one node)" cassandra-single -R '/scylla( |$)'
+    # The inbox's backend contract and property suites on the CQL inbox beside the scylla mailbox (qim_inbox_test,
+    # cases named .../cql; about 5 min: two keyspaces a case). qim_inbox_cql_test runs with the label above.
+    ctest_phase "inbox suites on cql (one node)" cassandra-single -R '/cql( |$)'
     ctest_phase "scylla CQL gate (one node, RF 1)" cassandra-single -L scylla-cluster
     e2e_phase "e2e (embedded log, scylla store on Cassandra)" cassandra-single scylla
     e2e_distributed_phase "e2e (distributed: Kafka, scylla store on Cassandra)" "cassandra-single kafka redis" scylla

@@ -159,10 +159,10 @@ cql::ExecOptions CqlInboxBackend::plain() const {
 }
 
 Result<cql::Rows> CqlInboxBackend::read_all(const cql::Prepared& statement, const Values& values,
-                                            std::string_view what) {
+                                            std::string_view what, int64_t max_rows) {
   cql::ExecOptions o = plain();
   o.page_size = kPage;
-  o.max_rows = -1;
+  o.max_rows = max_rows;
   QIM_ASSIGN_OR_RETURN(cql::Rows rows,
                        lift(session_.execute(statement, values, o), "inbox: " + std::string(what)));
   counters_.reads += rows.size() / kPage + 1;
@@ -240,15 +240,18 @@ Status CqlInboxBackend::entries_written(ShardId, Epoch, std::span<const MailboxE
 Result<std::vector<ConversationRow>> CqlInboxBackend::conversation_rows(const UserId& user) {
   QIM_ASSIGN_OR_RETURN(cql::Rows rows,
                        read_all(conversation_read_, Values().text(user.str()), "read conversation rows"));
-  std::map<ConversationId, ConversationRow> highest;
-  for (const cql::Row row : rows) {
-    QIM_ASSIGN_OR_RETURN(ConversationRow r, inbox_cells::conversation_row(row));
-    auto [at, fresh] = highest.try_emplace(r.conversation, r);
-    if (!fresh && at->second.last.seq < r.last.seq) at->second = std::move(r);
-  }
+  // The partition comes in clustering order, (conversation ASC, epoch DESC): a conversation's first row is
+  // its highest epoch's, and the rows after it, of the same conversation, are skipped undecoded.
   std::vector<ConversationRow> out;
-  out.reserve(highest.size());
-  for (auto& [c, r] : highest) out.push_back(std::move(r));
+  out.reserve(rows.size());
+  for (const cql::Row row : rows) {
+    if (!out.empty()) {
+      auto text = row.get_text(0);
+      if (text.ok() && *text == out.back().conversation.str()) continue;
+    }
+    QIM_ASSIGN_OR_RETURN(ConversationRow r, inbox_cells::conversation_row(row));
+    out.push_back(std::move(r));
+  }
   return out;
 }
 
@@ -359,16 +362,13 @@ Status CqlInboxBackend::raise_receipt(const ConversationId& c, const UserId& use
       "inbox: raise the receipt of " + user.str() + " in " + c.str());
 }
 
+// Paged: a large group's receipts come kPage rows a response, never one huge one.
 Result<std::vector<ReceiptMark>> CqlInboxBackend::receipts(const ConversationId& c, uint32_t limit) {
   std::vector<ReceiptMark> out;
   if (limit == 0) return out;
-  counters_.reads++;
-  QIM_ASSIGN_OR_RETURN(cql::Rows rows,
-                       lift(session_.execute(receipts_read_,
-                                             Values().text(c.str()).int32(
-                                                 static_cast<int32_t>(std::min<uint32_t>(limit, INT32_MAX))),
-                                             plain()),
-                            "inbox: read the receipts of " + c.str()));
+  const int32_t lim = static_cast<int32_t>(std::min<uint32_t>(limit, INT32_MAX));
+  QIM_ASSIGN_OR_RETURN(cql::Rows rows, read_all(receipts_read_, Values().text(c.str()).int32(lim),
+                                                "read the receipts of " + c.str(), lim));
   out.reserve(rows.size());
   for (const cql::Row row : rows) {
     QIM_ASSIGN_OR_RETURN(ReceiptMark r, inbox_cells::receipt(row, c));

@@ -79,6 +79,7 @@ class CqlInboxBackend final : public InboxBackend {
   Result<MailboxSeq> read_mark(const UserId& user, const ConversationId& c) override;
 
   Status raise_receipt(const ConversationId& c, const UserId& user, MessageId read_through) override;
+  // One partition read, paged by kPage (a read counted per page).
   Result<std::vector<ReceiptMark>> receipts(const ConversationId& c, uint32_t limit) override;
 
   // InvalidArgument for a version outside 0..2^48-1 (it is the write timestamp).
@@ -93,9 +94,10 @@ class CqlInboxBackend final : public InboxBackend {
       : options_(std::move(options)), session_(std::move(session)) {}
   Status prepare();
   cql::ExecOptions plain() const;
-  // Every row of the partition `statement` selects with `values`, kPage rows a page; a read a page.
-  Result<cql::Rows> read_all(const cql::Prepared& statement, const cql::Values& values,
-                             std::string_view what);
+  // The rows `statement` selects with `values` (every one, or the first max_rows), kPage rows a page; a
+  // read counted a page.
+  Result<cql::Rows> read_all(const cql::Prepared& statement, const cql::Values& values, std::string_view what,
+                             int64_t max_rows = -1);
 
   CqlInboxOptions options_;
   int32_t ttl_seconds_ = 0;
