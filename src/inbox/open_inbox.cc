@@ -7,7 +7,7 @@
 #include "inbox/memory/memory_inbox.h"
 
 #if defined(QIM_WITH_REDIS_INBOX)
-#include "inbox/redis/redis_inbox.h"
+#include "inbox/redis/redis_inbox_backend.h"
 #endif
 #if defined(QIM_WITH_CQL_INBOX)
 #include "inbox/cql/cql_inbox.h"
