@@ -119,25 +119,22 @@ done
 
 if command -v gnuplot >/dev/null; then
   gnuplot <<GP
-set terminal pngcairo size 1000,500 noenhanced
+set terminal pngcairo size 1100,500 noenhanced
 set output '$out/inbox.png'
 set title 'QIM inbox: one user with $conversations conversations ($(nproc) cores, $(date -u +%F))'
 set datafile separator ','
 set style data histograms
 set style histogram clustered
 set style fill solid 0.8
-set key top right
+set key outside right top
 set xtics rotate by -20
 set ylabel 'ms per call (log scale)'
 set logscale y
 set grid ytics
-# issue 38's targets for the first page's P99
-set arrow from graph 0, first 20 to graph 1, first 20 nohead dashtype 2 linecolor rgb 'gray40'
-set label 'target embedded: 20 ms' at graph 0.01, first 22 textcolor rgb 'gray40'
-set arrow from graph 0, first 50 to graph 1, first 50 nohead dashtype 2 linecolor rgb 'gray40'
-set label 'target Cassandra: 50 ms' at graph 0.01, first 55 textcolor rgb 'gray40'
 plot '$out/inbox.csv' using 4:xtic(stringcolumn(1).' '.word(stringcolumn(2), 1)) skip 1 title 'P50', \
-     '' using 5 skip 1 title 'P99', '' using 6 skip 1 title 'max'
+     '' using 5 skip 1 title 'P99', '' using 6 skip 1 title 'max', \
+     20 with lines dashtype 2 linecolor rgb 'gray30' title 'target embedded', \
+     50 with lines dashtype 3 linecolor rgb 'gray30' title 'target Cassandra'
 GP
 else
   say "no chart: gnuplot not found (scripts/install-deps.sh installs gnuplot-nox)"
