@@ -2,8 +2,9 @@
 # The inbox benchmark (issue 38, item 9; docs/benchmarks.md "The inbox"): qim-inbox-bench on each engine in
 # turn. One user with 10,000 conversations, written through the store contract with the engine's inbox as
 # the store's EntrySink (as `qim up` and the MailboxNode write it); then the first page of CONVERSATIONS
-# (Inbox::conversations, limit 50), unread() of a conversation with 1,000 unread and READ (mark_read)
-# stepping through it, each timed over many calls: P50, P99, max. Times are reported, never asserted.
+# (Inbox::conversations, limit 50), the backend's read of all the user's conversation rows it starts with,
+# unread() of a conversation with 1,000 unread and READ (mark_read) stepping through it, each timed over
+# many calls: P50, P99, max. Times are reported, never asserted.
 #
 #   bash scripts/bench/inbox.sh [backend...]      embedded redis scylla (default: all three)
 #
@@ -99,7 +100,8 @@ done
   echo "\`scripts/bench/inbox.sh ${backends[*]}\`: one user with $conversations conversations (one with $unread unread"
   echo "messages from one peer, then one message from each other peer; every message in both mailboxes), written"
   echo "through the store contract with the engine's inbox as the store's EntrySink; then $reps calls of each"
-  echo "operation through \`Inbox\` (after 10 unmeasured): the first page of CONVERSATIONS (limit $limit), unread() of"
+  echo "operation through \`Inbox\` (after 10 unmeasured): the first page of CONVERSATIONS (limit $limit), what it"
+  echo "starts with (every conversation row of the user, from the inbox backend alone: \`rows\`), unread() of"
   echo "the conversation with $unread unread, READ stepping up through it. \`client CPU\`: the calling thread's CPU"
   echo "time, mean (not the server engine's; on a loaded machine the wall-clock figures add the wait for a core)."
   echo "\`reads per call\`: the mailbox store's and the inbox's reads as they count them. Every answer is checked."

@@ -169,6 +169,15 @@ Result<Report> run(const Options& o, MailboxStore& store, InboxBackend& inbox, c
                                  }
                                  return "";
                                }));
+  // What the first page starts with: every conversation row of the user, read from the backend alone.
+  series.push_back(time_series(o, fmt::format("rows (all {} conversation rows)", o.conversations), store,
+                               inbox, [&](uint32_t) -> std::string {
+                                 auto rows = inbox.conversation_rows(user);
+                                 if (!rows.ok()) return rows.error().to_string();
+                                 if (rows->size() != o.conversations)
+                                   return fmt::format("{} rows", rows->size());
+                                 return "";
+                               }));
   const uint32_t expected_unread = std::min(o.unread, kUnreadCap);
   series.push_back(
       time_series(o, fmt::format("unread ({} unread)", o.unread), store, inbox, [&](uint32_t) -> std::string {

@@ -6,6 +6,7 @@
 // from each of `conversations` - 1 other peers, every message also in its sender's own mailbox. Then:
 //
 //   conversations   the first page (`limit`) of the user's conversation list
+//   rows            what that page starts with: every conversation row of the user, from the backend alone
 //   unread          unread() of the conversation with `unread` unread messages
 //   read            mark_read of that conversation, stepping the mark up through its entries (each call
 //                   raises it), so every call does the work of a real READ
@@ -48,7 +49,7 @@ struct Series {
 struct Report {
   uint64_t messages = 0;  // written while filling
   double fill_seconds = 0;
-  std::vector<Series> series;  // conversations, unread, read
+  std::vector<Series> series;  // conversations, rows, unread, read
   bool wrong() const;          // some answer was wrong
 };
 
