@@ -3,10 +3,11 @@
 // finish_page_limit(), never waiting to fill one) and prints one Markdown table row: records per second,
 // mean page, and store operations per record by kind, as ADR-0022 counts them.
 //
-// A producer thread plays fanout: each record goes to its recipients' shards, one dispatch record per
-// shard, appended to that shard's queue at the next offset. One worker thread per shard drains its queue.
+// The main thread plays fanout and one worker thread per shard the MailboxNode (bench/store/
+// dispatch_driver.h): each record goes to its recipients' shards, one dispatch record per shard.
 // The store is opened by name through open_mailbox_store, so every backend built in works unchanged;
-// server backends take their endpoints from the usual QIM_* variables.
+// server backends take their endpoints from the usual QIM_* variables. With --inbox the engine's inbox
+// (open_inbox) is the store's EntrySink, and its operations are counted in columns of their own.
 #include <fmt/format.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -14,13 +15,11 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <filesystem>
-#include <map>
-#include <mutex>
 #include <thread>
 
+#include "bench/store/dispatch_driver.h"
+#include "inbox/open_inbox.h"
 #include "mailbox/store_options.h"
 
 namespace qim {
@@ -39,47 +38,7 @@ struct BenchOptions {
   std::string data_dir;
   bool header = true;
   bool warmup = false;  // first send one unmeasured message from every user (warms per-user-and-day caches)
-};
-
-// One shard's mailbox-log partition as the worker sees it: records queued in offset order.
-struct QueuedRecord {
-  DispatchRecord record;
-  Offset offset;
-};
-
-class ShardQueue {
- public:
-  static constexpr size_t kMaxQueued = 4096;  // the producer waits beyond this, like a bounded consumer
-
-  void push(QueuedRecord r) {
-    std::unique_lock lock(mu_);
-    space_.wait(lock, [&] { return items_.size() < kMaxQueued; });
-    items_.push_back(std::move(r));
-    ready_.notify_one();
-  }
-  void close() {
-    std::lock_guard lock(mu_);
-    closed_ = true;
-    ready_.notify_all();
-  }
-  // Up to `limit` queued records; waits only while the queue is empty. Empty once closed and drained.
-  std::vector<QueuedRecord> take(size_t limit) {
-    std::unique_lock lock(mu_);
-    ready_.wait(lock, [&] { return !items_.empty() || closed_; });
-    std::vector<QueuedRecord> out;
-    while (!items_.empty() && out.size() < limit) {
-      out.push_back(std::move(items_.front()));
-      items_.pop_front();
-    }
-    space_.notify_all();
-    return out;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable ready_, space_;
-  std::deque<QueuedRecord> items_;
-  bool closed_ = false;
+  bool inbox = false;   // open the engine's inbox as the store's EntrySink (written beside the entries)
 };
 
 [[noreturn]] void fail(const std::string& what, const Error& e) {
@@ -97,53 +56,17 @@ void must(const Status& s, const std::string& what) {
   if (!s.ok()) fail(what, s.error());
 }
 
-// The shard worker: takes pages from the queue, begins them (identity reads and writes together), writes
-// their entries, advances the frontier once.
-void work_shard(MailboxStore& store, ShardId shard, Epoch epoch, ShardQueue& queue,
-                std::atomic<uint64_t>& done) {
-  MailboxSeq frontier = must(store.lane_watermarks(shard, epoch), "lane_watermarks")[0];
-  for (;;) {
-    std::vector<QueuedRecord> page = queue.take(store.finish_page_limit());
-    if (page.empty()) return;
-    std::vector<ChunkWrite> writes;
-    std::vector<PageItem> items;
-    MailboxSeq running = frontier;
-    std::vector<BeginRequest> requests;
-    for (const auto& q : page) requests.push_back(BeginRequest{&q.record.identity, q.offset});
-    auto outcomes = must(store.begin_dispatch_page(shard, epoch, requests), "begin_dispatch_page");
-    for (size_t i = 0; i < page.size(); ++i) {
-      const QueuedRecord& q = page[i];
-      const BeginOutcome begun = must(outcomes[i], "begin");
-      if (begun.needs_entries) {
-        for (uint32_t c = 0; c < q.record.chunks.size(); ++c) {
-          writes.push_back(ChunkWrite{q.record.identity.id, c, &q.record.message, q.record.chunks[c]});
-        }
-      }
-      const MailboxSeq observed = must(compose(epoch, q.offset), "compose");
-      items.push_back(PageItem{q.record.identity.id, uniform_advances(running, observed)});
-      if (begun.canonical && begun.seq > running) running = observed;
-    }
-    must(store.write_chunks(shard, epoch, writes), "write_chunks");  // the whole page's entries at once
-    frontier = must(store.finish_dispatch_page(shard, epoch, items), "finish_dispatch_page").frontier;
-    done += page.size();
-  }
-}
-
 // Fanout: record i goes from one user to recipients-1 others; one dispatch record per shard touched.
-void produce(const BenchOptions& o, const ShardMap& shards, const std::string& run_id,
-             std::vector<uint64_t> next_offset, std::vector<std::unique_ptr<ShardQueue>>& queues) {
+Status produce(const BenchOptions& o, const std::string& run_id, DispatchDriver& driver) {
   std::vector<UserId> users;
   for (uint32_t u = 0; u < o.users; ++u) users.push_back(*UserId::parse("bench-user-" + std::to_string(u)));
   const auto start = Clock::now();
   for (uint64_t i = 0; i < o.records; ++i) {
     if (o.rate > 0) std::this_thread::sleep_until(start + std::chrono::duration<double>(i / o.rate));
     const UserId& sender = users[(i * o.recipients) % users.size()];
-    std::map<uint32_t, std::vector<UserId>> by_shard;
-    by_shard[shards.shard_of(sender).value].push_back(sender);  // the sender's own mailbox (other devices)
-    for (uint32_t r = 1; r < o.recipients; ++r) {
-      const UserId& to = users[(i * o.recipients + r) % users.size()];
-      by_shard[shards.shard_of(to).value].push_back(to);
-    }
+    std::vector<UserId> recipients{sender};  // the sender's own mailbox (other devices)
+    for (uint32_t r = 1; r < o.recipients; ++r)
+      recipients.push_back(users[(i * o.recipients + r) % users.size()]);
     Message m;
     m.id = MessageId{i};
     m.sender = sender;
@@ -153,19 +76,9 @@ void produce(const BenchOptions& o, const ShardMap& shards, const std::string& r
                            std::chrono::system_clock::now().time_since_epoch())
                            .count();
     m.body = fmt::format("benchmark message {} of run {}", i, run_id);
-    for (auto& [shard, recipients] : by_shard) {
-      std::vector<std::vector<UserId>> chunks;
-      for (size_t from = 0; from < recipients.size(); from += kMaxChunkEntries) {
-        const size_t to = std::min(recipients.size(), from + kMaxChunkEntries);
-        chunks.emplace_back(recipients.begin() + from, recipients.begin() + to);
-      }
-      auto id = *DispatchId::parse(fmt::format("{}-m{}-s{}", run_id, i, shard));
-      DispatchIdentity identity = make_identity(std::move(id), m, chunks);
-      queues[shard]->push(QueuedRecord{DispatchRecord{std::move(identity), m, std::move(chunks)},
-                                       Offset{next_offset[shard]++}});
-    }
+    QIM_RETURN_IF_ERROR(driver.send(m, recipients, run_id));
   }
-  for (auto& q : queues) q->close();
+  return driver.finish();
 }
 
 int run(const BenchOptions& o) {
@@ -185,44 +98,38 @@ int run(const BenchOptions& o) {
     options.data_dir = temp_dir + "/mailbox";
   }
   const ShardMap shards = must(ShardMap::create(o.shards), "--shards");
-  std::unique_ptr<MailboxStore> store = must(open_mailbox_store(options), "open " + o.backend);
+  // --inbox: the inbox of the same engine as the store's EntrySink, as `qim up` and the MailboxNode open
+  // it (the embedded one beside the mailbox's directory); it outlives the store that holds it.
+  std::unique_ptr<InboxBackend> inbox;
+  if (o.inbox) {
+    inbox = must(open_inbox(options, std::filesystem::path(options.data_dir).parent_path().string()),
+                 "open the inbox");
+  }
+  std::unique_ptr<MailboxStore> store = must(open_mailbox_store(options, inbox.get()), "open " + o.backend);
   const Epoch epoch{1};
 
   const std::string run_id = fmt::format(
       "b{}x{}", std::chrono::system_clock::now().time_since_epoch().count() % 1'000'000'007, getpid());
   // One pass of `records` messages: returns its duration in seconds.
   auto pass = [&](const BenchOptions& po, const std::string& pass_id) -> double {
-    // Continue each shard after what is stored, so a kept data directory or server can be reused.
-    std::vector<uint64_t> next_offset;
-    std::vector<std::unique_ptr<ShardQueue>> queues;
-    for (uint32_t s = 0; s < po.shards; ++s) {
-      next_offset.push_back(
-          must(store->lane_watermarks(ShardId{s}, epoch), "lane_watermarks")[0].offset().value + 1);
-      queues.push_back(std::make_unique<ShardQueue>());
-    }
-    std::atomic<uint64_t> done{0};
+    auto driver = must(DispatchDriver::start(*store, shards, epoch), "lane_watermarks");
     const auto start = Clock::now();
-    std::vector<std::thread> workers;
-    for (uint32_t s = 0; s < po.shards; ++s) {
-      workers.emplace_back(work_shard, std::ref(*store), ShardId{s}, epoch, std::ref(*queues[s]),
-                           std::ref(done));
-    }
-    std::thread producer(produce, std::cref(po), std::cref(shards), pass_id, next_offset, std::ref(queues));
     std::atomic<bool> finished{false};
     std::thread progress([&] {
       while (!finished) {
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
         const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+        const uint64_t done = driver->finished();
         fmt::print(stderr, "\r[qim-store-bench] {} page limit {}: {} dispatch records finished, {:.0f}/s   ",
-                   po.backend, store->finish_page_limit(), done.load(), done.load() / std::max(secs, 1e-9));
+                   po.backend, store->finish_page_limit(), done, done / std::max(secs, 1e-9));
       }
     });
-    producer.join();
-    for (auto& w : workers) w.join();
+    const Status produced = produce(po, pass_id, *driver);
     const double secs = std::chrono::duration<double>(Clock::now() - start).count();
     finished = true;
     progress.join();
     fmt::print(stderr, "\n");
+    must(produced, "dispatch");
     return secs;
   };
   if (o.warmup) {
@@ -233,19 +140,32 @@ int run(const BenchOptions& o) {
     pass(warm, run_id + "w");
   }
   const OpCounts before = store->op_counts();
+  const OpCounts inbox_before = inbox ? inbox->counters().snapshot() : OpCounts{};
   const double secs = pass(o, run_id);
 
   const OpCounts d = store->op_counts() - before;
   const double n = static_cast<double>(o.records);
   if (o.header) {
     fmt::print(
-        "| backend | page limit | records/s | mean page | inserts | updates | reads | LWT | scripts |\n");
-    fmt::print("|---|---|---|---|---|---|---|---|---|\n");
+        "| backend | page limit | inbox | records/s | mean page | inserts | updates | reads | LWT | scripts "
+        "| "
+        "inbox inserts | inbox updates | inbox reads | inbox LWT | inbox scripts |\n");
+    fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   }
-  fmt::print("| {} | {} | {:.0f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} |\n",
-             store->backend_name(), store->finish_page_limit(), n / secs, d.mean_page(), d.inserts / n,
-             d.updates / n, d.reads / n, d.lwts / n, d.scripts / n);
+  // The inbox's operations apart from the store's, so a row with the inbox compares column by column
+  // with the one without it.
+  std::string inbox_cells = "- | - | - | - | -";
+  if (inbox) {
+    const OpCounts i = inbox->counters().snapshot() - inbox_before;
+    inbox_cells = fmt::format("{:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f}", i.inserts / n, i.updates / n,
+                              i.reads / n, i.lwts / n, i.scripts / n);
+  }
+  fmt::print("| {} | {} | {} | {:.0f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {} |\n",
+             store->backend_name(), store->finish_page_limit(), inbox ? inbox->name() : "none", n / secs,
+             d.mean_page(), d.inserts / n, d.updates / n, d.reads / n, d.lwts / n, d.scripts / n,
+             inbox_cells);
   store.reset();
+  inbox.reset();
   if (!temp_dir.empty()) std::filesystem::remove_all(temp_dir);
   return 0;
 }
@@ -269,6 +189,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1e9));
   app.add_option("--data-dir", o.data_dir, "embedded: keep the store here (default: a temporary directory)");
   app.add_flag("!--no-header", o.header, "print only the table row");
+  app.add_flag("--inbox", o.inbox, "write the inbox beside the entries (the same engine's, as qim up does)");
   app.add_flag("--warmup", o.warmup, "first send one unmeasured message from every user (warm caches)");
   CLI11_PARSE(app, argc, argv);
   return qim::run(o);
