@@ -63,6 +63,8 @@ export class InboxFeed {
   private readonly typingIn: TypingTracker;
   private readonly typingOut: TypingSender;
   private readonly presenceOf = new Map<string, PresenceInfo>();
+  private following: string[] = []; // the last explicit subscription, asked again on every new connection
+  private resubscribe = false;
   // While a CONVERSATIONS request is out, what would change the list waits here and is replayed on the
   // page (the page was read at some frontier after the request left: an entry of the replay that it
   // covers is at or below its row's last and is not counted twice).
@@ -123,6 +125,7 @@ export class InboxFeed {
   }
 
   async subscribePresence(users: string[]): Promise<PresenceInfo[]> {
+    this.following = [...users];
     const answer = (await this.host.call({ type: 'PRESENCE_SUBSCRIBE', ref: '', users })) as PresenceStateFrame;
     for (const p of answer.users ?? []) this.onPresence(p);
     return answer.users ?? [];
@@ -177,13 +180,19 @@ export class InboxFeed {
     });
   }
 
-  /** A SYNC run finished after a (re)connect: pushes sent while offline are lost, so the list is read again. */
+  /** A SYNC run finished: after a (re)connect, pushes sent while offline are lost, so the list is read again. */
   onSynced(firstSinceConnect: boolean): void {
-    if (firstSinceConnect && this.list.started) this.refresh();
+    if (!firstSinceConnect) return;
+    if (this.list.started) this.refresh();
+    // A subscription is the connection's: the new one is told again (and answers the state now).
+    if (this.resubscribe && this.following.length > 0)
+      this.subscribePresence(this.following).catch((e: Error) => this.host.error(e));
+    this.resubscribe = false;
   }
 
   /** The connection went: typing indicators end (nothing renews them now), sends start anew. */
   onOffline(): void {
+    this.resubscribe = this.following.length > 0;
     this.typingIn.clear();
     this.typingOut.clear();
   }

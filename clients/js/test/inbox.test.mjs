@@ -370,3 +370,15 @@ describe('typing and presence against a fake server', () => {
     assert.equal(c.presence('erin'), undefined);
   });
 });
+
+test('a presence subscription is the connection\u2019s: the client asks again after a reconnect', async () => {
+  const { c, server, reconnect } = await online();
+  const asking = c.subscribePresence(['carol']);
+  await tick();
+  server().push({ type: 'PRESENCE_STATE', ref: server().last('PRESENCE_SUBSCRIBE').ref, users: [{ user: 'carol', status: 'online', last_seen: null }] });
+  await asking;
+  server().drop();
+  await tick(30);
+  await reconnect();
+  assert.deepEqual(server().last('PRESENCE_SUBSCRIBE')?.users, ['carol']);
+});
