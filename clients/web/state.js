@@ -170,3 +170,18 @@ export function oldestId(c) {
 export function textOf(m) {
   return isGroupSystemEntry(m) ? parseGroupEvent(m).text : m.body;
 }
+
+/**
+ * A list row's `last` from the server carries no client_msg_id (only seq, ids, sender, time and a
+ * preview of the body): a group's system entry is known by its JSON body. Its text, or null.
+ */
+export function systemPreview(m) {
+  if (isGroupSystemEntry(m)) return parseGroupEvent(m).text;
+  if (m.client_msg_id !== undefined || !isGroupConversation(m.conversation)) return null;
+  try {
+    const o = JSON.parse(m.body);
+    return o && typeof o.group_op === 'string' ? (typeof o.text === 'string' ? o.text : '') : null;
+  } catch {
+    return null;
+  }
+}

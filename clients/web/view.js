@@ -5,7 +5,7 @@
 // connection (offline banner, composer disabled) and the tab title (the unread total). Which screen shows
 // on a phone is the `chat-open` class of <main> (style.css: list or chat, not both).
 import { isGroupSystemEntry } from './sdk/index.js';
-import { conversations, deliveryOf, lastTime, sorted, state, textOf, title, totalUnread, unreadOf } from './state.js';
+import { conversations, deliveryOf, lastTime, sorted, state, systemPreview, textOf, title, totalUnread, unreadOf } from './state.js';
 import { clock, dayLabel, dayOf, hue, initials, lastSeen, shortWhen, typingText } from './text.js';
 import { renderGroupPanel } from './group.js';
 
@@ -80,7 +80,8 @@ export function renderList() {
     top.append(el('span', 'name', title(c)), el('span', 'when', last?.server_time ? shortWhen(last.server_time) : ''));
     const bottom = el('span', 'row');
     let preview = 'No messages yet';
-    if (last && isGroupSystemEntry(last)) preview = textOf(last);
+    const system = last ? systemPreview(last) : null;
+    if (system !== null) preview = system;
     else if (last) preview = last.sender === state.me ? `You: ${last.body}` : c.group ? `${last.sender}: ${last.body}` : last.body;
     const typing = typers(c);
     const shownPreview = el('span', typing.length > 0 ? 'preview typing' : 'preview', typing.length > 0 ? typingText(typing, Boolean(c.group)) : preview);

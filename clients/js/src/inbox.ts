@@ -44,16 +44,23 @@ export interface Delivered {
   message_id: string;
 }
 
+/**
+ * A row's latest entry. From the server: seq, message_id, conversation, sender, server_time and `body`, the
+ * body's first 200 bytes (a preview; a group's system entry is its JSON, possibly cut); client_msg_id and
+ * sender_device may be absent. Once the client saw a newer entry of the conversation: that entry, whole.
+ */
+export type LastEntry = Omit<Entry, 'client_msg_id' | 'sender_device'> & Partial<Pick<Entry, 'client_msg_id' | 'sender_device'>>;
+
 /** One row of the conversation list. */
 export interface ConversationSummary {
   conversation: string;
   kind: 'direct' | 'group';
   /** A direct conversation's other member. */
   peer?: string;
-  /** A group's name. */
-  name?: string;
-  /** The latest visible entry (exactly as in DELIVER); null only for a row the SDK made before the server's. */
-  last: Entry | null;
+  /** A group's name (null when the group store has none any more). */
+  name?: string | null;
+  /** The latest visible entry; null only for a row the SDK made before the server's. */
+  last: LastEntry | null;
   read_seq: string;
   unread: number;
   unread_capped: boolean;
@@ -206,7 +213,7 @@ export class ConversationList {
       if (had?.peer_delivered_through)
         row.peer_delivered_through =
           row.peer_delivered_through === null ? had.peer_delivered_through : maxId(row.peer_delivered_through, had.peer_delivered_through);
-      if (row.name === undefined && had?.name !== undefined) row.name = had.name;
+      if (row.name == null && had?.name != null) row.name = had.name;
       this.rows.set(row.conversation, row);
     }
     if (!first || !this.started) this.nextBefore = page.next_before;
