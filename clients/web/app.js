@@ -341,10 +341,11 @@ $('composer').onsubmit = (ev) => {
   const body = $('body').value;
   if (!state.open || !body.trim() || !state.online) return;
   $('body').value = '';
+  state.client.typing(state.open.id, 'stop'); // sent: the others' indicator ends now (the message ends it too)
   void sendMessage(state.open, body);
 };
-// Typing: a start per keystroke (the SDK sends one every few seconds at most), a stop when the text is
-// cleared without sending (a sent message ends the indicator by itself).
+// Typing: a start per keystroke (the SDK sends one every 3 s at most), a stop when the text is cleared or
+// sent (the SDK sends a stop only after a start).
 $('body').addEventListener('input', () => {
   if (!state.open || !state.online || state.open.group?.left) return;
   state.client.typing(state.open.id, $('body').value.trim() === '' ? 'stop' : 'start');
