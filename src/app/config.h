@@ -19,6 +19,7 @@
 //   QIM_DELIVERY_MODE         hybrid       hybrid | push | pull (pull: the node notifies nobody)
 //   QIM_FANOUT_CHUNK_ENTRIES  256          recipients per chunk of a dispatch record
 //   QIM_GROUP_MAX_MEMBERS     10000        current members of a group at most (fanout and gateway)
+//   QIM_RECEIPT_READERS_MAX   100          groups up to this size list who read a message (inbox.h)
 //   QIM_DRAIN_TIMEOUT_MS      60000        how long a clean shutdown may take to drain
 //   QIM_RETENTION_SWEEP_INTERVAL_MS  60000  time between two rounds of the owner's retention sweep
 //   QIM_RETENTION_SWEEP_BATCH        1000   users swept per round at most
@@ -65,6 +66,7 @@ struct AppConfig {
   std::string delivery_mode = "hybrid";
   uint32_t chunk_entries = 256;
   uint32_t group_max_members = 10'000;
+  uint32_t receipt_readers_max = 100;  // QIM_RECEIPT_READERS_MAX (InboxOptions::readers_max)
   std::chrono::milliseconds drain_timeout{60'000};
   std::chrono::milliseconds retention_sweep_interval{60'000};
   uint32_t retention_sweep_batch = 1000;

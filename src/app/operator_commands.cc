@@ -115,7 +115,8 @@ int run_status(const EnvLookup& env) {
     return kExitOk;
   }
   if (Status s = check_instance_exists(*config); !s.ok()) return fail("qim status", s.error());
-  auto opened = Pipeline::open(*config, PipelineRoles{false, false, false}, nullptr);
+  auto opened = Pipeline::open(
+      *config, PipelineRoles{.fanout = false, .node = false, .archiver = false, .inbox = false}, nullptr);
   if (!opened.ok()) return fail("qim status: opening " + config->data_dir, opened.error());
   Pipeline& p = **opened;
   fmt::print("stopped instance in {} ({} store)\n", config->data_dir, config->store.backend);

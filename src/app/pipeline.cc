@@ -4,6 +4,7 @@
 #include <spdlog/sinks/null_sink.h>
 
 #include "groups/open_group_store.h"
+#include "inbox/open_inbox.h"
 #include "log/embedded/embedded_log.h"
 #include "log/embedded/file.h"
 #include "node/crash_between_chunks.h"
@@ -25,8 +26,23 @@ Result<std::unique_ptr<Pipeline>> Pipeline::open(const AppConfig& config, Pipeli
                                                  p->child("mailbox-log"), config.store.clock));
   QIM_ASSIGN_OR_RETURN(p->quarantine_log_, open_log(config.log, kQuarantineLogName, kQuarantinePartitions,
                                                     p->child("quarantine-log"), config.store.clock));
+  if (roles.inbox) {
+    const std::string engine = inbox_backend_name(config.store);
+    if (inbox_backend_built(engine)) {
+      p->logger_->info("opening the {} inbox", engine);
+      QIM_ASSIGN_OR_RETURN(p->inbox_backend_, open_inbox(config.store, config.data_dir));
+    } else {
+      p->logger_->warn(
+          "the {} inbox is not built into this binary: no conversation list or read state "
+          "(and a node writes no inbox rows)",
+          engine);
+    }
+  }
   p->logger_->info("opening the {} mailbox store", config.store.backend);
-  QIM_ASSIGN_OR_RETURN(p->store_, open_mailbox_store(config.store));
+  // The node's store writes the inbox rows beside the entries (mailbox/entry_sink.h); a process without a
+  // node never writes entries, so its store needs no sink.
+  EntrySink* sink = roles.node ? p->inbox_backend_.get() : nullptr;
+  QIM_ASSIGN_OR_RETURN(p->store_, open_mailbox_store(config.store, sink));
   p->logger_->info("opening the {} history store", config.history.backend);
   HistoryOptions history = config.history;
   if (history.dir.empty()) history.dir = config.data_dir + "/history";
@@ -34,6 +50,10 @@ Result<std::unique_ptr<Pipeline>> Pipeline::open(const AppConfig& config, Pipeli
   if (roles.groups || roles.fanout) {
     p->logger_->info("opening the {} group store", group_store_backend(config.store));
     QIM_ASSIGN_OR_RETURN(p->groups_, open_group_store(config.store, config.data_dir));
+  }
+  if (p->inbox_backend_) {
+    p->inbox_ = std::make_unique<Inbox>(*p->store_, *p->inbox_backend_,
+                                        InboxOptions{.readers_max = config.receipt_readers_max});
   }
   return p;
 }

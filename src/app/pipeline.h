@@ -19,6 +19,7 @@
 #include "delivery/fan_in_notifier.h"
 #include "fanout/fanout.h"
 #include "groups/group_store.h"
+#include "inbox/inbox.h"
 #include "log/log.h"
 #include "mailbox/store.h"
 #include "node/mailbox_node.h"
@@ -34,6 +35,10 @@ struct PipelineRoles {
   // Open the group store: fanout writes it and a gateway in the process reads it. A `qim mailbox` or
   // `qim archiver` alone does without (one CQL session or Redis pool fewer); groups() is then null.
   bool groups = true;
+  // Open the inbox (inbox/open_inbox.h) on the store's engine: the node writes its rows beside the entries
+  // (the store's EntrySink) and a gateway in the process reads it (inbox()). `qim up`, `qim mailbox` and
+  // `qim gateway` open it; the others do without and inbox() is null.
+  bool inbox = true;
 };
 
 class Pipeline {
@@ -53,6 +58,9 @@ class Pipeline {
   // Group membership, on the mailbox store's engine (groups/open_group_store.h): RocksDB in
   // QIM_DATA_DIR/groups, Redis or CQL; null when the roles do not open it (PipelineRoles::groups).
   GroupStore* groups() { return groups_.get(); }
+  // The inbox over store() and the inbox backend of its engine; null when the roles do not open it, or
+  // when this binary does not have that engine's inbox yet (logged as a warning at open).
+  Inbox* inbox() { return inbox_.get(); }
 
   // Where visible entries are delivered (before start()); they must outlive shutdown().
   void deliver_to(DeliveryNotifier* notifier) { downstream_.push_back(notifier); }
@@ -91,9 +99,11 @@ class Pipeline {
   std::unique_ptr<Log> outbox_;
   std::unique_ptr<Log> mailbox_log_;
   std::unique_ptr<Log> quarantine_log_;
+  std::unique_ptr<InboxBackend> inbox_backend_;  // the store's sink: built before it, destroyed after it
   std::unique_ptr<MailboxStore> store_;
   std::unique_ptr<HistoryStore> history_;
   std::unique_ptr<GroupStore> groups_;
+  std::unique_ptr<Inbox> inbox_;
   std::unique_ptr<FanInNotifier> fan_in_;
   std::unique_ptr<MailboxStore> crash_store_;  // QIM_TEST_NODE_CRASH_BETWEEN_CHUNKS only
   std::unique_ptr<MailboxNode> node_;

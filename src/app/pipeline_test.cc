@@ -131,6 +131,35 @@ TEST_P(PipelineTest, OutboxToVisibleMailboxesWithContiguousFrontiers) {
   EXPECT_FALSE(history->messages.empty());
 }
 
+// Issue 38: the node's store writes the inbox beside the entries, so once the messages are visible the
+// pipeline's Inbox counts them (and survives a restart of the whole pipeline on a persistent store).
+TEST_P(PipelineTest, TheNodeWritesTheInboxBesideTheEntries) {
+  const UserId alice = UserId::parse("alice").value(), bob = UserId::parse("bob").value();
+  const ConversationId c = direct_conversation(alice, bob).value();
+  {
+    auto p = open();
+    ASSERT_NE(p->inbox(), nullptr);
+    ASSERT_TRUE(p->start().ok());
+    for (int i = 0; i < 5; ++i) send(*p, "alice", "bob", i);
+    send(*p, "bob", "alice", 5);
+    wait_delivered(*p);
+    ASSERT_TRUE(p->shutdown().ok());
+    auto unread = p->inbox()->unread(bob, c);
+    ASSERT_TRUE(unread.ok()) << unread.error().to_string();
+    EXPECT_EQ(unread->first, 5u) << "bob's own message does not count";
+    auto page = p->inbox()->conversations(alice, std::nullopt, 10);
+    ASSERT_TRUE(page.ok()) << page.error().to_string();
+    ASSERT_EQ(page->items.size(), 1u);
+    EXPECT_EQ(page->items[0].last.preview, "m5");
+    EXPECT_EQ(page->items[0].unread, 1u);
+  }
+  if (!persistent()) return;
+  auto again = open();
+  auto unread = again->inbox()->unread(bob, c);
+  ASSERT_TRUE(unread.ok()) << unread.error().to_string();
+  EXPECT_EQ(unread->first, 5u);
+}
+
 // Scenario 10, in process: the node is replaced while messages keep coming.
 TEST_P(PipelineTest, NodeRestartMidStreamLosesNothing) {
   auto p = open(Epoch{1}, PipelineRoles{true, false, true});

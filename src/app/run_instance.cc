@@ -251,6 +251,7 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     deps.mailbox = &pipeline->store();
     deps.history = &pipeline->history();
     deps.groups = pipeline->groups();
+    deps.inbox = pipeline->inbox();
     deps.clock = cfg.store.clock;
     deps.shard_count = cfg.shards;
     deps.extra_metrics = [p = pipeline.get(), r = routing.get()] {
@@ -385,7 +386,8 @@ int run_role(const std::string& role, const EnvLookup& env) {
   const bool leased = role == "mailbox" && shard_leases_enabled(env);
   Instance instance{role == "gateway",
                     PipelineRoles{role == "fanout", role == "mailbox", role == "archiver", leased,
-                                  /*groups=*/role == "gateway" || role == "fanout"},
+                                  /*groups=*/role == "gateway" || role == "fanout",
+                                  /*inbox=*/role == "gateway" || role == "mailbox"},
                     "qim " + role, true};
   return run_instance(env, instance);
 }

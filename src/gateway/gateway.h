@@ -22,6 +22,8 @@
 
 namespace qim {
 
+class Inbox;  // inbox/inbox.h
+
 struct GatewayOptions {
   std::string listen_address = "127.0.0.1";  // QIM_GATEWAY_LISTEN
   uint16_t port = 7400;                      // QIM_GATEWAY_PORT; 0 picks a free port
@@ -94,6 +96,10 @@ struct GatewayDeps {
   // Optional: group membership (GROUP_* frames, SEND and HISTORY to groups); null: those are refused
   // with UNAVAILABLE. Must outlive the gateway.
   GroupStore* groups = nullptr;
+  // Optional: the inbox (READ, CONVERSATIONS, RECEIPTS, SETTINGS frames), over `mailbox` and the inbox
+  // backend of its engine (inbox/inbox.h); null: those are refused with UNAVAILABLE. Must outlive the
+  // gateway.
+  Inbox* inbox = nullptr;
 };
 
 class Gateway {

@@ -16,6 +16,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "inbox/inbox_backend.h"
@@ -46,8 +48,8 @@ struct ConversationPage {
 };
 
 struct ReadOutcome {
-  MailboxSeq read_seq;                   // the mark after the call (never lower than before)
-  bool moved = false;                    // this call raised it
+  MailboxSeq read_seq;                    // the mark after the call (never lower than before)
+  bool moved = false;                     // this call raised it
   std::optional<MessageId> read_through;  // the message at the mark, if the user has one in c
 };
 
@@ -74,7 +76,8 @@ class Inbox {
   // One conversation's summary; NotFound if the user has no visible entry of it.
   Result<ConversationSummary> conversation(const UserId& user, const ConversationId& c);
   // READ: raises the user's read mark of c to `seq` (clamped to c's last visible entry) and the user's
-  // receipt in c with it (unless the user's "receipts" setting is "off": the mark still moves).
+  // receipt in c with it (unless the user's "receipts" setting is "off": the mark still moves). NotFound
+  // if the user has no visible entry of c (nothing to read, and no receipt for a non-member).
   Result<ReadOutcome> mark_read(const UserId& user, const ConversationId& c, MailboxSeq seq);
   // unread(user, c) with its cap flag.
   Result<std::pair<uint32_t, bool>> unread(const UserId& user, const ConversationId& c);
@@ -86,6 +89,11 @@ class Inbox {
   InboxBackend& backend() { return backend_; }
 
  private:
+  // s.unread / s.unread_capped from s.last and s.read_seq.
+  Status fill_unread(const UserId& user, const MailboxVisibility& vis, ConversationSummary& s);
+  // The peer fields of a direct conversation (nothing for a group or a note to self).
+  Status fill_peer(const UserId& user, ConversationSummary& s);
+
   MailboxStore& mailbox_;
   InboxBackend& backend_;
   InboxOptions options_;

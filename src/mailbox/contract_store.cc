@@ -56,8 +56,8 @@ Status check_uniform_advances(const LaneAdvances& advances) {
 }
 
 ContractStore::ContractStore(std::unique_ptr<StoreBackend> backend, BackendContext context,
-                             std::optional<uint32_t> page_max, FenceCheck fence)
-    : backend_(std::move(backend)), context_(std::move(context)), fence_(fence) {
+                             std::optional<uint32_t> page_max, FenceCheck fence, EntrySink* sink)
+    : backend_(std::move(backend)), context_(std::move(context)), fence_(fence), sink_(sink) {
   fence_.every_ms = std::max<int64_t>(0, fence_.every_ms);
   fence_.every_pages = std::max<uint32_t>(1, fence_.every_pages);
   page_limit_ = std::max<uint32_t>(1, backend_->declared_page_limit());
@@ -282,6 +282,15 @@ Status ContractStore::write_chunks(ShardId shard, Epoch epoch, std::span<const C
     std::lock_guard lock(state->mu);
     return after_failed_write(*state, shard, epoch, w.error(), "entry write");
   }
+  // What is kept beside the entries (the inbox) lands before the chunks count as written, so the frontier
+  // never passes an entry whose sink rows are missing; on failure the chunks stay unwritten and the retry
+  // (or the replay after a crash) writes entries and sink rows again, both idempotent upserts.
+  if (sink_ != nullptr && !entries.empty()) {
+    if (Status w = sink_->entries_written(shard, epoch, entries); !w.ok()) {
+      std::lock_guard lock(state->mu);
+      return after_failed_write(*state, shard, epoch, w.error(), "entry sink write");
+    }
+  }
   std::lock_guard lock(state->mu);
   for (const auto& c : chunks) {
     if (InflightRecord* rec = state->inflight.find(c.dispatch_id); rec && rec->epoch == epoch) {
@@ -464,6 +473,15 @@ Result<MailboxPage> ContractStore::read_mailbox(const MailboxQuery& query) {
     page.more = true;
   }
   return page;
+}
+
+Result<MailboxVisibility> ContractStore::visibility(const UserId& user) {
+  if (user.empty()) return invalid("visibility without a user");
+  MailboxVisibility out;
+  QIM_ASSIGN_OR_RETURN(out.frontiers, backend_->read_frontiers(context_.shards.shard_of(user)));
+  QIM_ASSIGN_OR_RETURN(RetentionLedger ledger, backend_->read_ledger(user));
+  out.trim = ledger.trim;
+  return out;
 }
 
 Result<DispatchProgress> ContractStore::dispatch_progress(ShardId shard, Epoch epoch,

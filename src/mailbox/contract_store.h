@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 
+#include "mailbox/entry_sink.h"
 #include "mailbox/inflight_table.h"
 #include "mailbox/store.h"
 #include "mailbox/store_backend.h"
@@ -26,9 +27,11 @@ struct FenceCheck {
 
 class ContractStore final : public MailboxStore {
  public:
-  // page_max: QIM_MAILBOX_FINISH_PAGE_MAX; it can only lower the backend's declared limit.
+  // page_max: QIM_MAILBOX_FINISH_PAGE_MAX; it can only lower the backend's declared limit. `sink`, if set,
+  // must outlive the store: write_chunks hands it every entry once the backend wrote them, and fails with
+  // its error (the chunks stay unwritten, so the frontier cannot pass them and a retry writes both).
   ContractStore(std::unique_ptr<StoreBackend> backend, BackendContext context,
-                std::optional<uint32_t> page_max, FenceCheck fence = {});
+                std::optional<uint32_t> page_max, FenceCheck fence = {}, EntrySink* sink = nullptr);
   // Waits for the identity writes begins left in flight (store.h, ~MailboxStore). Call with no other
   // call of this store running.
   ~ContractStore() override;
@@ -48,6 +51,7 @@ class ContractStore final : public MailboxStore {
                                            std::span<const PageItem> page) override;
   Result<std::array<MailboxSeq, kLanes>> lane_watermarks(ShardId shard, Epoch epoch) override;
   Result<MailboxPage> read_mailbox(const MailboxQuery& query) override;
+  Result<MailboxVisibility> visibility(const UserId& user) override;
   Result<DispatchProgress> dispatch_progress(ShardId shard, Epoch epoch,
                                              const DispatchId& dispatch_id) override;
   Result<uint64_t> gc_completed_dispatches() override { return backend_->gc_completed_dispatches(); }
@@ -98,6 +102,7 @@ class ContractStore final : public MailboxStore {
   BackendContext context_;
   uint32_t page_limit_;
   FenceCheck fence_;
+  EntrySink* sink_;  // not owned; may be null
   mutable std::mutex shards_mu_;
   std::map<uint32_t, std::unique_ptr<ShardState>> shards_;
 };

@@ -37,6 +37,7 @@ class ForwardingStore : public MailboxStore {
     return inner_.lane_watermarks(shard, epoch);
   }
   Result<MailboxPage> read_mailbox(const MailboxQuery& q) override { return inner_.read_mailbox(q); }
+  Result<MailboxVisibility> visibility(const UserId& user) override { return inner_.visibility(user); }
   Result<DispatchProgress> dispatch_progress(ShardId shard, Epoch epoch, const DispatchId& id) override {
     return inner_.dispatch_progress(shard, epoch, id);
   }

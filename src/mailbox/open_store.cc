@@ -18,7 +18,7 @@
 
 namespace qim {
 
-Result<std::unique_ptr<MailboxStore>> open_mailbox_store(const StoreOptions& options) {
+Result<std::unique_ptr<MailboxStore>> open_mailbox_store(const StoreOptions& options, EntrySink* sink) {
   BackendContext context;
   QIM_ASSIGN_OR_RETURN(context.shards, ShardMap::create(options.shard_count));
   context.clock = options.clock;
@@ -58,7 +58,7 @@ Result<std::unique_ptr<MailboxStore>> open_mailbox_store(const StoreOptions& opt
   }
   return std::unique_ptr<MailboxStore>(
       std::make_unique<ContractStore>(std::move(backend), context, options.page_max,
-                                      FenceCheck{options.fence_check_ms, options.fence_check_pages}));
+                                      FenceCheck{options.fence_check_ms, options.fence_check_pages}, sink));
 }
 
 }  // namespace qim

@@ -101,6 +101,27 @@ struct MailboxPage {
   bool more = false;  // more visible entries than `limit`
 };
 
+// What of a user's mailbox is visible (read_mailbox's rule, for readers of rows kept beside the entries
+// such as the inbox, src/inbox/): an entry at seq s is visible iff s > trim and s <= the frontier of s's
+// own epoch; an epoch without a frontier shows nothing.
+struct MailboxVisibility {
+  std::vector<MailboxSeq> frontiers;  // one per epoch that has a frontier, ascending; each carries its epoch
+  MailboxSeq trim;                    // the user's trim
+
+  // The frontier of `epoch`, or nullopt if that epoch has none.
+  std::optional<MailboxSeq> frontier_of(Epoch epoch) const {
+    for (MailboxSeq f : frontiers) {
+      if (f.epoch() == epoch) return f;
+    }
+    return std::nullopt;
+  }
+  bool visible(MailboxSeq seq) const {
+    if (seq <= trim) return false;
+    const auto f = frontier_of(seq.epoch());
+    return f && seq <= *f;
+  }
+};
+
 struct SweepOutcome {
   MailboxSeq trim;  // the trim after the sweep
   uint32_t buckets_expired = 0;
@@ -170,6 +191,10 @@ class MailboxStore {
   // frontier is above the cursor: one when the cursor is in the current epoch. ExpiredCursor for a
   // non-zero cursor below the trim; ProofMissing if an expired, unswept bucket has no proof (fail closed).
   virtual Result<MailboxPage> read_mailbox(const MailboxQuery& query) = 0;
+
+  // The user's visibility: every epoch's frontier of the user's shard (one read) and the user's trim (one
+  // read). InvalidArgument for an empty user; CorruptEntry for a frontier row that fails its check.
+  virtual Result<MailboxVisibility> visibility(const UserId& user) = 0;
 
   // What is known of a dispatch's progress; NotFound if the identity is unknown.
   virtual Result<DispatchProgress> dispatch_progress(ShardId shard, Epoch epoch,

@@ -10,6 +10,7 @@
 
 #include "core/clock.h"
 #include "core/status.h"
+#include "mailbox/entry_sink.h"
 #include "mailbox/store.h"
 
 namespace qim {
@@ -49,7 +50,10 @@ EnvLookup process_env();
 Status check_identity_ttl_covers_replays(const StoreOptions& options);
 
 // Opens the configured backend behind the contract. Config for an unknown or unbuilt backend; Transport
-// or Io when the backend cannot be reached or opened.
-Result<std::unique_ptr<MailboxStore>> open_mailbox_store(const StoreOptions& options);
+// or Io when the backend cannot be reached or opened. `sink` (the inbox of a process that writes entries:
+// the MailboxNode, `qim up`), if set, must outlive the store; ContractStore hands it every entry written
+// (mailbox/entry_sink.h). Readers pass none.
+Result<std::unique_ptr<MailboxStore>> open_mailbox_store(const StoreOptions& options,
+                                                         EntrySink* sink = nullptr);
 
 }  // namespace qim

@@ -1,0 +1,78 @@
+#pragma once
+// The rows of the embedded inbox (RocksDB, its own database in QIM_DATA_DIR/inbox). Keys are big-endian
+// so bytewise order is the order read; a name (user, conversation) is a length byte and its bytes, so one
+// name's rows never interleave with another's.
+//
+//   family          key                          value
+//   inbox_index     user | conversation | seq    ref (below)                       put; expires
+//   inbox_rows      user | conversation          ref of the highest seq            merge Max16; expires
+//   inbox_marks     user | conversation          seq u64 | 0 u64                   merge Max16
+//   inbox_receipts  conversation | user          message id u64 | 0 u64            merge Max16
+//   inbox_settings  user | setting key           version u64 | 0 u64 | value       merge Max16
+//
+//   ref = seq u64 | expires_ms u64 | counts u8 | message id u64 | server time u64 | sender (name) | preview
+//
+// Every merged value starts with 16 bytes compared bytewise (Max16Merge): (seq, expiry) for a row, so a
+// replay of the same seq refreshes its expiry like the index's put; (seq, 0) for a mark; (id, 0) for a
+// receipt; (version, 0) for a setting. Decoders return CorruptEntry naming the bad field.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <rocksdb/compaction_filter.h>
+#include <rocksdb/merge_operator.h>
+
+#include "core/clock.h"
+#include "core/status.h"
+#include "inbox/inbox_backend.h"
+
+namespace qim::inbox_rows {
+
+inline constexpr std::string_view kIndexFamily = "inbox_index";
+inline constexpr std::string_view kRowsFamily = "inbox_rows";
+inline constexpr std::string_view kMarksFamily = "inbox_marks";
+inline constexpr std::string_view kReceiptsFamily = "inbox_receipts";
+inline constexpr std::string_view kSettingsFamily = "inbox_settings";
+
+void put_name(std::string& out, std::string_view name);
+std::string pair_prefix(std::string_view first, std::string_view second);  // name | name
+std::string index_key(const UserId& user, const ConversationId& c, MailboxSeq seq);
+// The seq of an index key whose (user, conversation) prefix is `prefix_size` bytes.
+Result<MailboxSeq> index_key_seq(std::string_view key, size_t prefix_size);
+// The second name of a pair key (the conversation of a row or mark key, the user of a receipt key) and
+// what follows it in a settings key, after a first name.
+Result<std::string> second_name(std::string_view key);
+Result<std::string> after_first_name(std::string_view key);
+
+std::string ref_value(const InboxEntryRef& ref, int64_t expires_ms);
+Result<InboxEntryRef> decode_ref(std::string_view value);
+// Only the expiry / the counts flag, without decoding the rest.
+Result<int64_t> ref_expiry(std::string_view value);
+Result<bool> ref_counts(std::string_view value);
+
+std::string max16_value(uint64_t first, std::string_view rest = {});  // first u64 | 0 u64 | rest
+Result<uint64_t> max16_first(std::string_view value, std::string_view what);
+
+// Keeps the operand whose first 16 bytes are bytewise greatest (the later one on a tie): a monotonic max
+// written blind, as a CQL cell USING TIMESTAMP. A value under 16 bytes fails the merge (Corruption).
+class Max16Merge final : public rocksdb::AssociativeMergeOperator {
+ public:
+  bool Merge(const rocksdb::Slice& key, const rocksdb::Slice* existing, const rocksdb::Slice& value,
+             std::string* merged, rocksdb::Logger* logger) const override;
+  const char* Name() const override { return "qim.InboxMax16Merge"; }
+};
+
+// Drops index and row values past their expiry (space only: reads skip them by the clock already).
+class RefExpiryFilter final : public rocksdb::CompactionFilter {
+ public:
+  explicit RefExpiryFilter(std::shared_ptr<const Clock> clock) : clock_(std::move(clock)) {}
+  bool Filter(int level, const rocksdb::Slice& key, const rocksdb::Slice& value, std::string* new_value,
+              bool* value_changed) const override;
+  const char* Name() const override { return "qim.InboxRefExpiryFilter"; }
+
+ private:
+  std::shared_ptr<const Clock> clock_;
+};
+
+}  // namespace qim::inbox_rows

@@ -1,0 +1,314 @@
+#include "inbox/embedded/rocks_inbox.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include <array>
+#include <filesystem>
+
+#include "inbox/embedded/inbox_rows.h"
+#include "inbox/entry_ref.h"
+#include "mailbox/embedded/rocks_error.h"
+#include "mailbox/embedded/rocks_info_log.h"
+#include "mailbox/embedded/rocks_write_gate.h"
+#include "mailbox/embedded/wal_sync.h"
+
+namespace qim {
+
+namespace {
+
+using embedded::rocks_status;
+
+std::string_view view(const rocksdb::Slice& s) {
+  return {s.data(), s.size()};
+}
+
+enum Family : size_t { kDefault, kIndex, kRows, kMarks, kReceipts, kSettings, kFamilyCount };
+
+class RocksInbox final : public InboxBackend {
+ public:
+  RocksInbox(BackendContext context, std::string dir)
+      : context_(std::move(context)),
+        dir_(std::move(dir)),
+        merge_(std::make_shared<inbox_rows::Max16Merge>()),
+        filter_(context_.clock) {}
+
+  ~RocksInbox() override {
+    syncer_.reset();
+    for (auto* h : handles_) {
+      if (h != nullptr) db_->DestroyColumnFamilyHandle(h);
+    }
+    if (db_) db_->Close().PermitUncheckedError();  // the WAL has every write
+  }
+
+  Status open() {
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    if (ec) return Error(Errc::kIo, "embedded inbox: cannot create " + dir_ + ": " + ec.message());
+    rocksdb::DBOptions db_options;
+    db_options.create_if_missing = true;
+    db_options.create_missing_column_families = true;
+    db_options.max_background_jobs = 2;
+    db_options.keep_log_file_num = 4;
+    db_options.enable_write_thread_adaptive_yield = false;  // as the mailbox store: no spinning on 2 cores
+    db_options.info_log = embedded::rocks_info_log("inbox");
+    // Through a full disk as the mailbox store (docs/adr/0067): refuse, then resume by itself.
+    db_options.listeners.push_back(gate_);
+    rocksdb::ColumnFamilyOptions index;
+    index.compaction_filter = &filter_;
+    rocksdb::ColumnFamilyOptions rows;
+    rows.merge_operator = merge_;
+    rows.compaction_filter = &filter_;
+    rocksdb::ColumnFamilyOptions merged;
+    merged.merge_operator = merge_;
+    std::vector<rocksdb::ColumnFamilyDescriptor> families = {
+        {rocksdb::kDefaultColumnFamilyName, {}},
+        {std::string(inbox_rows::kIndexFamily), index},
+        {std::string(inbox_rows::kRowsFamily), rows},
+        {std::string(inbox_rows::kMarksFamily), merged},
+        {std::string(inbox_rows::kReceiptsFamily), merged},
+        {std::string(inbox_rows::kSettingsFamily), merged},
+    };
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* db = nullptr;
+    QIM_RETURN_IF_ERROR(
+        rocks_status(rocksdb::DB::Open(db_options, dir_, families, &handles, &db), "open inbox " + dir_));
+    db_.reset(db);
+    std::copy(handles.begin(), handles.end(), handles_.begin());
+    gate_->attach(db_.get());
+    syncer_ = std::make_unique<embedded::WalSyncer>(*db_, gate_.get());
+    return {};
+  }
+
+  std::string_view name() const override { return "embedded"; }
+
+  Status entries_written(ShardId, Epoch, std::span<const MailboxEntry> entries) override {
+    if (entries.empty()) return {};
+    const int64_t expires = context_.clock->now_ms() + context_.entry_ttl_ms();
+    rocksdb::WriteBatch batch;
+    for (const MailboxEntry& e : entries) {
+      const std::string value = inbox_rows::ref_value(inbox_ref_of(e), expires);
+      const std::string row_key = inbox_rows::pair_prefix(e.user.str(), e.message.conversation.str());
+      QIM_RETURN_IF_ERROR(rocks_status(
+          batch.Put(handles_[kIndex], inbox_rows::index_key(e.user, e.message.conversation, e.seq), value),
+          "batch index row"));
+      QIM_RETURN_IF_ERROR(rocks_status(batch.Merge(handles_[kRows], row_key, value), "batch row"));
+    }
+    counters_.inserts += 2 * entries.size();
+    return write(batch, "inbox entries");
+  }
+
+  Result<std::vector<ConversationRow>> conversation_rows(const UserId& user) override {
+    counters_.reads++;
+    std::string prefix;
+    inbox_rows::put_name(prefix, user.str());
+    std::vector<ConversationRow> out;
+    const int64_t now = context_.clock->now_ms();
+    auto it = iterate(kRows, prefix);
+    for (it->Seek(prefix); it->Valid(); it->Next()) {
+      QIM_ASSIGN_OR_RETURN(int64_t expires, inbox_rows::ref_expiry(view(it->value())));
+      if (expires <= now) continue;
+      QIM_ASSIGN_OR_RETURN(std::string c, inbox_rows::second_name(view(it->key())));
+      QIM_ASSIGN_OR_RETURN(InboxEntryRef ref, inbox_rows::decode_ref(view(it->value())));
+      out.push_back(ConversationRow{ConversationId::unchecked(std::move(c)), std::move(ref)});
+    }
+    QIM_RETURN_IF_ERROR(rocks_status(it->status(), "read conversation rows"));
+    return out;
+  }
+
+  Result<std::vector<InboxEntryRef>> index_rows_desc(const UserId& user, const ConversationId& c,
+                                                     MailboxSeq after, MailboxSeq upto,
+                                                     uint32_t limit) override {
+    counters_.reads++;
+    std::vector<InboxEntryRef> out;
+    if (upto <= after || limit == 0) return out;
+    const std::string prefix = inbox_rows::pair_prefix(user.str(), c.str());
+    const int64_t now = context_.clock->now_ms();
+    auto it = iterate(kIndex, prefix);
+    for (it->SeekForPrev(inbox_rows::index_key(user, c, upto)); it->Valid() && out.size() < limit;
+         it->Prev()) {
+      QIM_ASSIGN_OR_RETURN(MailboxSeq seq, inbox_rows::index_key_seq(view(it->key()), prefix.size()));
+      if (seq <= after) break;
+      QIM_ASSIGN_OR_RETURN(int64_t expires, inbox_rows::ref_expiry(view(it->value())));
+      if (expires <= now) continue;  // gone by TTL, as the entry is
+      QIM_ASSIGN_OR_RETURN(InboxEntryRef ref, inbox_rows::decode_ref(view(it->value())));
+      out.push_back(std::move(ref));
+    }
+    QIM_RETURN_IF_ERROR(rocks_status(it->status(), "read index rows"));
+    return out;
+  }
+
+  Result<uint32_t> count_unread(const UserId& user, const ConversationId& c, MailboxSeq after,
+                                MailboxSeq upto, uint32_t cap) override {
+    counters_.reads++;
+    uint32_t n = 0;
+    if (upto <= after || cap == 0) return n;
+    const std::string prefix = inbox_rows::pair_prefix(user.str(), c.str());
+    const int64_t now = context_.clock->now_ms();
+    auto it = iterate(kIndex, prefix);
+    for (it->Seek(inbox_rows::index_key(user, c, MailboxSeq::from_raw(after.raw() + 1)));
+         it->Valid() && n < cap; it->Next()) {
+      QIM_ASSIGN_OR_RETURN(MailboxSeq seq, inbox_rows::index_key_seq(view(it->key()), prefix.size()));
+      if (seq > upto) break;
+      QIM_ASSIGN_OR_RETURN(bool counts, inbox_rows::ref_counts(view(it->value())));
+      if (!counts) continue;
+      QIM_ASSIGN_OR_RETURN(int64_t expires, inbox_rows::ref_expiry(view(it->value())));
+      if (expires > now) ++n;
+    }
+    QIM_RETURN_IF_ERROR(rocks_status(it->status(), "count index rows"));
+    return n;
+  }
+
+  Status raise_read_mark(const UserId& user, const ConversationId& c, MailboxSeq seq) override {
+    counters_.updates++;
+    rocksdb::WriteBatch batch;
+    QIM_RETURN_IF_ERROR(
+        rocks_status(batch.Merge(handles_[kMarks], inbox_rows::pair_prefix(user.str(), c.str()),
+                                 inbox_rows::max16_value(seq.raw())),
+                     "batch read mark"));
+    return write(batch, "read mark");
+  }
+
+  Result<std::vector<ReadMark>> read_marks(const UserId& user) override {
+    counters_.reads++;
+    std::string prefix;
+    inbox_rows::put_name(prefix, user.str());
+    std::vector<ReadMark> out;
+    auto it = iterate(kMarks, prefix);
+    for (it->Seek(prefix); it->Valid(); it->Next()) {
+      QIM_ASSIGN_OR_RETURN(std::string c, inbox_rows::second_name(view(it->key())));
+      QIM_ASSIGN_OR_RETURN(uint64_t seq, inbox_rows::max16_first(view(it->value()), "read mark"));
+      out.push_back(ReadMark{ConversationId::unchecked(std::move(c)), MailboxSeq::from_raw(seq)});
+    }
+    QIM_RETURN_IF_ERROR(rocks_status(it->status(), "read marks"));
+    return out;
+  }
+
+  Result<MailboxSeq> read_mark(const UserId& user, const ConversationId& c) override {
+    counters_.reads++;
+    std::string value;
+    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), handles_[kMarks],
+                                 inbox_rows::pair_prefix(user.str(), c.str()), &value);
+    if (s.IsNotFound()) return MailboxSeq{};
+    QIM_RETURN_IF_ERROR(rocks_status(s, "read mark"));
+    QIM_ASSIGN_OR_RETURN(uint64_t seq, inbox_rows::max16_first(value, "read mark"));
+    return MailboxSeq::from_raw(seq);
+  }
+
+  Status raise_receipt(const ConversationId& c, const UserId& user, MessageId read_through) override {
+    counters_.updates++;
+    rocksdb::WriteBatch batch;
+    QIM_RETURN_IF_ERROR(
+        rocks_status(batch.Merge(handles_[kReceipts], inbox_rows::pair_prefix(c.str(), user.str()),
+                                 inbox_rows::max16_value(read_through.value)),
+                     "batch receipt"));
+    return write(batch, "receipt");
+  }
+
+  Result<std::vector<ReceiptMark>> receipts(const ConversationId& c, uint32_t limit) override {
+    counters_.reads++;
+    std::string prefix;
+    inbox_rows::put_name(prefix, c.str());
+    std::vector<ReceiptMark> out;
+    auto it = iterate(kReceipts, prefix);
+    for (it->Seek(prefix); it->Valid() && out.size() < limit; it->Next()) {
+      QIM_ASSIGN_OR_RETURN(std::string user, inbox_rows::second_name(view(it->key())));
+      QIM_ASSIGN_OR_RETURN(uint64_t id, inbox_rows::max16_first(view(it->value()), "receipt"));
+      out.push_back(ReceiptMark{UserId::unchecked(std::move(user)), MessageId{id}});
+    }
+    QIM_RETURN_IF_ERROR(rocks_status(it->status(), "read receipts"));
+    return out;
+  }
+
+  Status put_setting(const UserId& user, const std::string& key, const std::string& value,
+                     int64_t version) override {
+    if (version < 0) return Error(Errc::kInvalidArgument, "setting version must not be negative");
+    counters_.updates++;
+    std::string k;
+    inbox_rows::put_name(k, user.str());
+    k += key;
+    rocksdb::WriteBatch batch;
+    QIM_RETURN_IF_ERROR(rocks_status(
+        batch.Merge(handles_[kSettings], k, inbox_rows::max16_value(static_cast<uint64_t>(version), value)),
+        "batch setting"));
+    return write(batch, "setting");
+  }
+
+  Result<std::map<std::string, std::string>> settings(const UserId& user) override {
+    counters_.reads++;
+    std::string prefix;
+    inbox_rows::put_name(prefix, user.str());
+    std::map<std::string, std::string> out;
+    auto it = iterate(kSettings, prefix);
+    for (it->Seek(prefix); it->Valid(); it->Next()) {
+      QIM_ASSIGN_OR_RETURN(std::string key, inbox_rows::after_first_name(view(it->key())));
+      const std::string_view value = view(it->value());
+      QIM_RETURN_IF_ERROR(inbox_rows::max16_first(value, "setting"));
+      out[key] = std::string(value.substr(16));
+    }
+    QIM_RETURN_IF_ERROR(rocks_status(it->status(), "read settings"));
+    return out;
+  }
+
+  OpCounters& counters() override { return counters_; }
+
+ private:
+  // An iterator over the keys of `family` starting with `prefix`: both bounds live in the object, which
+  // never moves (returned by guaranteed elision), so the slices RocksDB keeps pointers to stay valid.
+  class Cursor {
+   public:
+    Cursor(rocksdb::DB& db, rocksdb::ColumnFamilyHandle* family, const std::string& prefix)
+        : lower_(prefix), upper_(prefix) {
+      // The prefix's successor bounds it above; names are length-prefixed, so a prefix of only 0xff
+      // bytes cannot occur, but an empty successor simply leaves the upper side unbounded.
+      while (!upper_.empty() && static_cast<uint8_t>(upper_.back()) == 0xff) upper_.pop_back();
+      if (!upper_.empty()) upper_.back() = static_cast<char>(static_cast<uint8_t>(upper_.back()) + 1);
+      lower_slice_ = rocksdb::Slice(lower_);
+      upper_slice_ = rocksdb::Slice(upper_);
+      rocksdb::ReadOptions options;
+      options.iterate_lower_bound = &lower_slice_;  // keeps Prev inside the prefix
+      if (!upper_.empty()) options.iterate_upper_bound = &upper_slice_;
+      it_.reset(db.NewIterator(options, family));
+    }
+    Cursor(const Cursor&) = delete;
+    Cursor& operator=(const Cursor&) = delete;
+    rocksdb::Iterator* operator->() { return it_.get(); }
+
+   private:
+    std::string lower_, upper_;
+    rocksdb::Slice lower_slice_, upper_slice_;
+    std::unique_ptr<rocksdb::Iterator> it_;
+  };
+  Cursor iterate(Family family, const std::string& prefix) { return Cursor(*db_, handles_[family], prefix); }
+
+  // Writes `batch` unsynced, then waits until the log is synced through it (group commit, wal_sync.h).
+  Status write(rocksdb::WriteBatch& batch, std::string_view what) {
+    // Not attempted while a write error (a full disk) stops the database and it cannot be resumed yet.
+    if (rocksdb::Status ready = gate_->ready(); !ready.ok())
+      return rocks_status(ready, "write " + std::string(what));
+    QIM_RETURN_IF_ERROR(
+        rocks_status(db_->Write(rocksdb::WriteOptions(), &batch), "write " + std::string(what)));
+    return syncer_->sync_published();
+  }
+
+  BackendContext context_;
+  std::string dir_;
+  std::shared_ptr<rocksdb::MergeOperator> merge_;
+  inbox_rows::RefExpiryFilter filter_;
+  std::unique_ptr<rocksdb::DB> db_;
+  std::array<rocksdb::ColumnFamilyHandle*, kFamilyCount> handles_{};
+  std::shared_ptr<embedded::RocksWriteGate> gate_ = std::make_shared<embedded::RocksWriteGate>();
+  std::unique_ptr<embedded::WalSyncer> syncer_;
+  OpCounters counters_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<InboxBackend>> open_rocks_inbox(const BackendContext& context,
+                                                       const std::string& dir) {
+  auto inbox = std::make_unique<RocksInbox>(context, dir);
+  QIM_RETURN_IF_ERROR(inbox->open());
+  return std::unique_ptr<InboxBackend>(std::move(inbox));
+}
+
+}  // namespace qim
