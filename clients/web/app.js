@@ -100,7 +100,7 @@ async function show(c) {
 // A group's receipts come live (RECEIPT) while the page is open; what was read before, for the last of
 // my messages, is asked once when the group is shown (RECEIPTS: a count, and who for a small group).
 async function groupSeen(c) {
-  const mine = [...c.messages.values()].filter((m) => m.sender === state.me && m.message_id && m.message_id !== '0');
+  const mine = [...c.messages.values()].filter((m) => m.sender === state.me && typeof m.message_id === 'string');
   const last = mine.reduce((a, m) => (a === null || BigInt(m.message_id) > BigInt(a.message_id) ? m : a), null);
   if (!last || deliveryOf(c, last) === 'seen' || !state.online) return;
   try {

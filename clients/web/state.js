@@ -120,7 +120,8 @@ export function totalUnread() {
  */
 export function deliveryOf(c, m) {
   if (m.state === 'sending' || m.state === 'failed') return m.state;
-  if (!m.message_id || m.message_id === '0') return m.state ?? 'sent';
+  // Not acknowledged yet (no id). Note: "0" is an id (partition 0, offset 0), not a placeholder.
+  if (typeof m.message_id !== 'string' || !/^[0-9]+$/.test(m.message_id)) return m.state ?? 'sent';
   const id = BigInt(m.message_id);
   if (c.readThrough !== null && id <= big(c.readThrough)) return 'seen';
   if (c.deliveredThrough !== null && id <= big(c.deliveredThrough)) return 'delivered';
