@@ -52,8 +52,12 @@ Result<std::unique_ptr<Pipeline>> Pipeline::open(const AppConfig& config, Pipeli
     QIM_ASSIGN_OR_RETURN(p->groups_, open_group_store(config.store, config.data_dir));
   }
   if (p->inbox_backend_) {
-    p->inbox_ = std::make_unique<Inbox>(*p->store_, *p->inbox_backend_,
-                                        InboxOptions{.readers_max = config.receipt_readers_max});
+    p->inbox_ = std::make_unique<Inbox>(
+        *p->store_, *p->inbox_backend_,
+        InboxOptions{
+            .readers_max = config.receipt_readers_max,
+            .page_parallelism =
+                p->inbox_backend_->name() == "memory" || p->inbox_backend_->name() == "embedded" ? 1u : 16u});
   }
   return p;
 }

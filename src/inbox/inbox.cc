@@ -1,6 +1,8 @@
 #include "inbox/inbox.h"
 
 #include <algorithm>
+#include <functional>
+#include <future>
 #include <map>
 
 namespace qim {
@@ -116,29 +118,27 @@ Result<ConversationPage> Inbox::conversations(const UserId& user, std::optional<
                                                " conversation rows, above the bound of " +
                                                std::to_string(options_.max_conversations));
   }
-  // Per conversation the highest visible row; a conversation none of whose rows is visible (written above
-  // its epoch's frontier, or at or below the trim) falls back to its highest visible index row.
-  struct Candidate {
-    std::optional<InboxEntryRef> visible;
-    bool any = false;
-  };
-  std::map<ConversationId, Candidate> by_conversation;
+  // Per conversation its highest row (a backend may keep several, e.g. one per epoch). Visible, it is the
+  // last visible entry: no visible entry lies above the highest written. Not visible (written above its
+  // epoch's frontier, or at or below the trim), the conversation's highest visible index row is: a lower
+  // row, even a visible one, could be older than an entry the index holds below the highest row.
+  std::map<ConversationId, InboxEntryRef> highest;
   for (ConversationRow& row : rows) {
-    Candidate& cand = by_conversation[row.conversation];
-    cand.any = true;
-    if (vis.visible(row.last.seq) && (!cand.visible || cand.visible->seq < row.last.seq))
-      cand.visible = std::move(row.last);
+    auto [it, fresh] = highest.try_emplace(row.conversation, row.last);
+    if (!fresh && it->second.seq < row.last.seq) it->second = std::move(row.last);
   }
   std::vector<ConversationSummary> all;
-  all.reserve(by_conversation.size());
-  for (auto& [c, cand] : by_conversation) {
-    if (!cand.visible) {
-      QIM_ASSIGN_OR_RETURN(cand.visible, last_visible(backend_, user, c, vis, kNoBound));
-      if (!cand.visible) continue;
-    }
+  all.reserve(highest.size());
+  for (auto& [c, top] : highest) {
     ConversationSummary s;
     s.conversation = c;
-    s.last = std::move(*cand.visible);
+    if (vis.visible(top.seq)) {
+      s.last = std::move(top);
+    } else {
+      QIM_ASSIGN_OR_RETURN(auto fallback, last_visible(backend_, user, c, vis, kNoBound));
+      if (!fallback) continue;
+      s.last = std::move(*fallback);
+    }
     all.push_back(std::move(s));
   }
   QIM_ASSIGN_OR_RETURN(std::vector<ReadMark> marks, backend_.read_marks(user));
@@ -170,9 +170,27 @@ Result<ConversationPage> Inbox::conversations(const UserId& user, std::optional<
     }
     page.items.push_back(s);
   }
-  for (ConversationSummary& s : page.items) {
+  auto summarise = [&](ConversationSummary& s) -> Status {
     QIM_RETURN_IF_ERROR(fill_unread(user, vis, s));
-    QIM_RETURN_IF_ERROR(fill_peer(user, s));
+    return fill_peer(user, s);
+  };
+  const size_t parallel = std::max<size_t>(1, options_.page_parallelism);
+  for (size_t from = 0; from < page.items.size(); from += parallel) {
+    const size_t to = std::min(page.items.size(), from + parallel);
+    if (to - from == 1) {
+      QIM_RETURN_IF_ERROR(summarise(page.items[from]));
+      continue;
+    }
+    std::vector<std::future<Status>> running;
+    for (size_t i = from; i < to; ++i) {
+      running.push_back(std::async(std::launch::async, summarise, std::ref(page.items[i])));
+    }
+    std::optional<Error> first;
+    for (auto& f : running) {  // every one is waited for before the page (they write into it) goes
+      Status s = f.get();
+      if (!s.ok() && !first) first = s.error();
+    }
+    if (first) return *first;
   }
   return page;
 }

@@ -62,6 +62,10 @@ struct MessageReceipts {
 struct InboxOptions {
   uint32_t readers_max = 100;           // QIM_RECEIPT_READERS_MAX
   uint32_t max_conversations = 100000;  // rows read for one list; above: ResourceExhausted
+  // How many of a page's conversations are summarised at once (their unread count and peer reads issued
+  // from that many threads): 1 for an engine in the process (embedded, memory), more for one answering
+  // over the network (a page of 50 is ~6 round trips per conversation).
+  uint32_t page_parallelism = 1;
 };
 
 class Inbox {

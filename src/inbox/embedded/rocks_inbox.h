@@ -5,7 +5,8 @@
 // (conversation rows, read marks, receipts, settings) are blind merges under a max operator, so no write
 // reads. Every write returns once the database's write-ahead log is synced through it (one group-committed
 // fsync shared by concurrent writers): the mailbox's frontier, synced after the entries, must never cover
-// an entry whose inbox rows a power loss could still take. RocksDB locks the directory: one process.
+// an entry whose inbox rows a power loss could still take. A full disk refuses writes and resumes by itself
+// (docs/adr/0067). RocksDB locks the directory: one process. docs/adr/0069-embedded-inbox.md.
 
 #include <memory>
 #include <string>

@@ -295,7 +295,9 @@ class History {
       std::vector<std::pair<MailboxSeq, ConversationId>> want;
       for (const auto& [c, e] : last) want.emplace_back(e.seq, c);
       std::sort(want.begin(), want.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-      auto page = inbox.conversations(u, std::nullopt, 200);
+      // The whole page from an Inbox summarising 8 conversations at once (as over a network engine).
+      Inbox parallel(session_->store(), backend, InboxOptions{.page_parallelism = 8});
+      auto page = parallel.conversations(u, std::nullopt, 200);
       ASSERT_TRUE(is_ok(page));
       EXPECT_EQ(page->unread_conversations, unread_conversations);
       std::vector<std::pair<MailboxSeq, ConversationId>> got;

@@ -1,5 +1,6 @@
 // The rules of Inbox (inbox.h) and the sink of ContractStore (mailbox/entry_sink.h), on every backend,
 // with entries delivered through a real ContractStore.
+#include "inbox/tests/forwarding_inbox.h"
 #include "inbox/tests/inbox_suite.h"
 
 namespace qim::test {
@@ -114,6 +115,42 @@ TEST_P(InboxRulesTest, EntriesAboveTheFrontierAreNotShownNorCounted) {
   ASSERT_TRUE(is_ok(after));
   ASSERT_EQ(after->items.size(), 1u);
   EXPECT_EQ(after->items[0].last.seq, seq_of(2, 2));
+}
+
+// A backend may keep one row per epoch (inbox_backend.h): it returns the extra rows given here too.
+class RowPerEpochInbox final : public ForwardingInbox {
+ public:
+  RowPerEpochInbox(InboxBackend& inner, std::vector<ConversationRow> extra)
+      : ForwardingInbox(inner), extra_(std::move(extra)) {}
+  Result<std::vector<ConversationRow>> conversation_rows(const UserId& user) override {
+    QIM_ASSIGN_OR_RETURN(auto rows, ForwardingInbox::conversation_rows(user));
+    rows.insert(rows.end(), extra_.begin(), extra_.end());
+    return rows;
+  }
+
+ private:
+  std::vector<ConversationRow> extra_;
+};
+
+TEST_P(InboxRulesTest, AnOlderEpochsVisibleRowDoesNotHideANewerVisibleEntry) {
+  const ConversationId c = direct(alice_, bob_);
+  const MailboxSeq old_seq = send(c, bob_, {alice_, bob_});
+  auto old_rows = session_->backend().conversation_rows(alice_);
+  ASSERT_TRUE(is_ok(old_rows));
+  ASSERT_EQ(old_rows->size(), 1u);
+  ASSERT_EQ(old_rows->front().last.seq, old_seq);
+  ASSERT_TRUE(is_ok(session_->restart()));
+  epoch_ = Epoch{2};
+  const MailboxSeq visible = send(c, bob_, {alice_, bob_});
+  records_.push_back(inbox_record(inbox_message(next_id_++, c, bob_, clock_->now_ms()), {alice_, bob_}));
+  ASSERT_TRUE(is_ok(write_only(session_->store(), epoch_, std::span(&records_.back(), 1), next_offset_)));
+  // Epoch 1's row (visible) beside epoch 2's (above its frontier): the list shows epoch 2's visible entry.
+  RowPerEpochInbox per_epoch(session_->backend(), *old_rows);
+  Inbox inbox(session_->store(), per_epoch);
+  auto page = inbox.conversations(alice_, std::nullopt, 10);
+  ASSERT_TRUE(is_ok(page));
+  ASSERT_EQ(page->items.size(), 1u);
+  EXPECT_EQ(page->items[0].last.seq, visible);
 }
 
 TEST_P(InboxRulesTest, ReadRaisesTheMarkAndTheReceiptOnlyUpward) {
