@@ -1,7 +1,10 @@
 // The web chat page: plain DOM on the SDK (./sdk/ is the compiled clients/js, copied by its build).
 // Sign-in gets a development token (session.js keeps it in sessionStorage, so a reload signs in again
 // with it and "Sign out" forgets it); every sign-in and reload syncs the mailbox from 0 (what the server
-// retains), which rebuilds the conversation list; unread counts derive from what was read (state.js).
+// retains), which rebuilds the conversations' messages. The list's unread counts and read marks are the
+// server's (CONVERSATIONS, kept current by the SDK): a conversation shown in a visible tab is marked read
+// (READ), which clears it on the user's other devices too; "seen" and "delivered" come from RECEIPT and
+// DELIVERED; typing and presence from the SDK's events (state.js, decision 79).
 // Groups (`g:` conversations) come from GROUPS at sign-in and from their system entries; their member list
 // is read with GROUP_MEMBERS when one is shown and again after each membership change (group.js).
 // Rendering is view.js; words for errors, days and times are text.js.
@@ -18,12 +21,27 @@ import {
   tabDevice,
   tokenSource,
 } from './session.js';
-import { conversation, markRead, oldestId, readElsewhere, reset, state, upsert } from './state.js';
+import {
+  applyDelivered,
+  applyList,
+  applyReceipt,
+  conversation,
+  conversations,
+  deliveryOf,
+  markRead,
+  oldestId,
+  reset,
+  state,
+  upsert,
+} from './state.js';
 import { USER_NAME, USER_NAME_RULE, human, technical } from './text.js';
 import { initView, render, renderChat, renderConnection, renderList } from './view.js';
 
 const $ = (id) => document.getElementById(id);
 const PAGE = 20; // messages per HISTORY page
+const LIST_PAGE = 100; // conversations per CONVERSATIONS page
+const LIST_MAX = 1000; // conversations read at sign-in, at most (the SDK keeps them current)
+const PRESENCE_MAX = 100; // direct peers whose presence is followed explicitly
 
 let errorTimer = null;
 /** Shows an error in words under the chat (the technical text in the console and the tooltip). */
@@ -48,7 +66,7 @@ async function loadOlder(c) {
   renderChat();
   try {
     const page = await state.client.history(c.id, { before: c.before ?? oldestId(c), limit: PAGE });
-    for (const m of page.messages) upsert(c, { ...m, state: m.sender === state.me ? 'delivered' : undefined });
+    for (const m of page.messages) upsert(c, m);
     // `more` is the server's: older ones exist, and `next_before` says where to page on (a group's page
     // may hold no message this member may read). A page adds what is strictly older than what was held,
     // so the button never shows for nothing and never loads nothing.
@@ -75,7 +93,27 @@ async function show(c) {
   if (visible()) markRead(c);
   render();
   if ((c.history === 'unknown' || c.history === 'error') && state.online) await loadOlder(c);
+  if (c.group) void groupSeen(c);
   if (window.matchMedia('(min-width: 721px)').matches) $('body').focus({ preventScroll: true });
+}
+
+// A group's receipts come live (RECEIPT) while the page is open; what was read before, for the last of
+// my messages, is asked once when the group is shown (RECEIPTS: a count, and who for a small group).
+async function groupSeen(c) {
+  const mine = [...c.messages.values()].filter((m) => m.sender === state.me && typeof m.message_id === 'string');
+  const last = mine.reduce((a, m) => (a === null || BigInt(m.message_id) > BigInt(a.message_id) ? m : a), null);
+  if (!last || deliveryOf(c, last) === 'seen' || !state.online) return;
+  try {
+    const r = await state.client.receipts(c.id, last.message_id);
+    // Readers may include me (my own read mark passed it); without the names, more than one is someone else.
+    const other = r.readers ? r.readers.find((u) => u !== state.me) : r.read_count > 1 ? '' : undefined;
+    if (other !== undefined) {
+      applyReceipt({ conversation: c.id, user: other, read_through: last.message_id });
+      schedule();
+    }
+  } catch (e) {
+    console.warn('qim: receipts:', e);
+  }
 }
 
 // One render for all the entries of a SYNC page or a push (the SDK emits them one by one, synchronously).
@@ -91,8 +129,9 @@ function schedule() {
 
 function onEntry(e) {
   const c = conversation(e.conversation);
-  // Our own entry coming back through our mailbox: the fanout has delivered it to the mailboxes.
-  upsert(c, { ...e, state: e.sender === state.me ? 'delivered' : undefined });
+  // Our own entry coming back through our own mailbox says nothing of the peer's: "delivered" waits for
+  // DELIVERED (state.js deliveryOf).
+  upsert(c, e);
   if (state.open === c && visible()) markRead(c);
   schedule();
 }
@@ -108,7 +147,7 @@ async function sendMessage(c, body, clientMsgId = crypto.randomUUID()) {
       client_msg_id: clientMsgId,
       message_id: ack.message_id,
       server_time: m?.server_time ?? ack.server_time,
-      state: m?.state === 'delivered' ? 'delivered' : 'sent',
+      state: 'sent',
     });
   } catch (e) {
     if (e?.code !== undefined && !e.retryable) {
@@ -134,6 +173,45 @@ async function loadGroups() {
     console.warn('qim: groups:', e);
   }
   renderList();
+}
+
+// The server's conversation list, page after page (the SDK keeps it current afterwards: `conversations`
+// events); then the direct peers' presence.
+async function loadConversations(client) {
+  try {
+    let page = await client.conversations({ limit: LIST_PAGE });
+    let read = page.conversations.length;
+    while (page.next_before && read < LIST_MAX && state.client === client) {
+      page = await client.conversations({ before: page.next_before, limit: LIST_PAGE });
+      read += page.conversations.length;
+    }
+  } catch (e) {
+    console.warn('qim: conversations:', e);
+  }
+  followPresence(client);
+}
+
+// Asks for the presence of the direct peers in the list (the most recent first, bounded); PRESENCE events
+// follow. Asked again when a chat with someone new is opened.
+const followed = new Set();
+function followPresence(client, extra = null) {
+  if (state.client !== client || !state.online) return;
+  const peers = [...conversations.values()]
+    .filter((c) => !c.group && c.peer !== state.me)
+    .sort((a, b) => Number(BigInt(b.summary?.last?.seq ?? '0') - BigInt(a.summary?.last?.seq ?? '0')))
+    .map((c) => c.peer);
+  if (extra) peers.unshift(extra);
+  const users = [...new Set(peers)].slice(0, PRESENCE_MAX);
+  if (users.length === 0 || users.every((u) => followed.has(u))) return;
+  followed.clear();
+  for (const u of users) followed.add(u);
+  client.subscribePresence(users).then(
+    () => schedule(),
+    (e) => {
+      followed.clear();
+      console.warn('qim: presence:', e);
+    },
+  );
 }
 
 function onState(client, s) {
@@ -163,6 +241,15 @@ function startSession(user, device, retried = false) {
   state.client = client;
   client.on('message', (e) => state.client === client && onEntry(e));
   client.on('group', (g) => state.client === client && onGroupEvent(g));
+  client.on('conversations', (rows) => {
+    if (state.client !== client) return;
+    applyList(rows);
+    if (state.open && visible()) markRead(state.open);
+    schedule();
+  });
+  client.on('receipt', (r) => state.client === client && (applyReceipt(r), schedule()));
+  client.on('delivered', (d) => state.client === client && (applyDelivered(d), schedule()));
+  for (const event of ['typing', 'presence']) client.on(event, () => state.client === client && schedule());
   client.on('state', (s) => onState(client, s));
   client.on('synced', () => {
     if (state.client !== client || state.synced) return;
@@ -181,8 +268,12 @@ function startSession(user, device, retried = false) {
   renderConnection('connecting');
   const reopen = rememberedOpen();
   void show(reopen ? conversation(reopen) : null);
+  followed.clear();
   client.start().then(
-    () => loadGroups(),
+    () => {
+      void loadGroups();
+      void loadConversations(client);
+    },
     (e) => {
       if (state.client !== client) return;
       client.close();
@@ -243,23 +334,28 @@ $('new-chat').onsubmit = (ev) => {
   }
   $('peer').value = '';
   void show(conversation(directConversation(state.me, peer)));
+  followPresence(state.client, peer);
 };
 $('composer').onsubmit = (ev) => {
   ev.preventDefault();
   const body = $('body').value;
   if (!state.open || !body.trim() || !state.online) return;
   $('body').value = '';
+  state.client.typing(state.open.id, 'stop'); // sent: the others' indicator ends now (the message ends it too)
   void sendMessage(state.open, body);
 };
+// Typing: a start per keystroke (the SDK sends one every 3 s at most), a stop when the text is cleared or
+// sent (the SDK sends a stop only after a start).
+$('body').addEventListener('input', () => {
+  if (!state.open || !state.online || state.open.group?.left) return;
+  state.client.typing(state.open.id, $('body').value.trim() === '' ? 'stop' : 'start');
+});
 $('older').onclick = () => state.open && loadOlder(state.open);
 document.addEventListener('visibilitychange', () => {
   if (state.open && visible()) {
     markRead(state.open);
     renderList();
   }
-});
-window.addEventListener('storage', (ev) => {
-  if (readElsewhere(ev.key, ev.newValue)) renderList();
 });
 
 initView({ show, retry: (c, m) => sendMessage(c, m.body, m.client_msg_id) });

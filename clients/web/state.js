@@ -1,9 +1,9 @@
-// The page's model: the signed-in user, the conversations (built from the mailbox, synced from 0 on each
-// sign-in and each reload) and what was read. What was read is the highest mailbox seq seen in a
-// conversation while it was shown, kept in localStorage per user and conversation; the unread count is
-// derived from it (messages of others above it), never counted up, so it is the same after a reload and
-// follows what another tab of the same browser reads (the `storage` event).
-import { isGroupConversation, isGroupSystemEntry, parseGroupEvent, peerOf } from './sdk/index.js';
+// The page's model: the signed-in user, the conversations (their messages from the mailbox, synced from 0
+// on each sign-in and each reload) and what the server says of them: the SDK's conversation list
+// (CONVERSATIONS, kept current from the entries and READ_STATE) gives each its unread count and read mark,
+// the same on every device of the user; receipts and DELIVERED give "seen" and "delivered" on one's own
+// messages; typing and presence come from the SDK as they change (decision 79).
+import { isGroupConversation, isGroupSystemEntry, parseGroupEvent, peerOf, unreadLabel } from './sdk/index.js';
 
 export const state = {
   me: null,
@@ -14,21 +14,29 @@ export const state = {
   synced: false, // the first SYNC of the session is done (the list is complete)
 };
 
-// id -> { id, peer, group, messages: Map(key -> msg), readSeq, history, loadingOlder }
+// id -> { id, peer, group, messages: Map(key -> msg), summary, readAsked, readThrough, deliveredThrough,
+// history, loadingOlder }. summary: the SDK's row (unread, read_seq, last, peer marks) or null before the
+// server's list came. readThrough / deliveredThrough: the highest message id of this conversation read by
+// another member / held by the peer's mailbox (decimal strings, null: none known).
 // history: 'unknown' (not asked), 'loading', 'more' (older messages exist), 'all', 'error'.
 export const conversations = new Map();
-
-function readKey(id) {
-  return `qim.read.${state.me}.${id}`;
-}
 
 export function conversation(id) {
   let c = conversations.get(id);
   if (!c) {
-    c = { id, peer: peerOf(id, state.me) ?? id, messages: new Map(), history: 'unknown', loadingOlder: false };
+    c = {
+      id,
+      peer: peerOf(id, state.me) ?? id,
+      messages: new Map(),
+      summary: null,
+      readAsked: 0n,
+      readThrough: null,
+      deliveredThrough: null,
+      history: 'unknown',
+      loadingOlder: false,
+    };
     // A group: its name (until known, its id), my role, its members (null until read), whether I am out.
     if (isGroupConversation(id)) c.group = { name: null, role: null, members: null, left: false };
-    c.readSeq = BigInt(localStorage.getItem(readKey(id)) ?? '0');
     conversations.set(id, c);
   }
   return c;
@@ -39,37 +47,85 @@ export function reset() {
   Object.assign(state, { me: null, client: null, open: null, online: false, wasOnline: false, synced: false });
 }
 
-export function markRead(c) {
-  let top = c.readSeq;
-  for (const m of c.messages.values()) if (m.seq && BigInt(m.seq) > top) top = BigInt(m.seq);
-  if (top === c.readSeq && localStorage.getItem(readKey(c.id)) !== null) return;
-  c.readSeq = top;
-  localStorage.setItem(readKey(c.id), top.toString());
+function big(s) {
+  return typeof s === 'string' && /^[0-9]+$/.test(s) ? BigInt(s) : 0n;
 }
 
-/** Another tab of this browser read further (a localStorage change): true if it changed a count. */
-export function readElsewhere(key, value) {
-  const prefix = `qim.read.${state.me}.`;
-  if (!state.me || !key?.startsWith(prefix) || value === null) return false;
-  const c = conversations.get(key.slice(prefix.length));
-  if (!c || !/^[0-9]+$/.test(value) || BigInt(value) <= c.readSeq) return false;
-  c.readSeq = BigInt(value);
-  return true;
+function higher(a, b) {
+  if (b === null || b === undefined) return a;
+  return a === null || big(b) > big(a) ? b : a;
 }
 
-/** Messages of others above what was read; system entries are shown, not counted. */
-export function unreadOf(c) {
-  let n = 0;
-  for (const m of c.messages.values()) {
-    if (m.seq && m.sender !== state.me && !isGroupSystemEntry(m) && BigInt(m.seq) > c.readSeq) n++;
+/** The server's list changed (the SDK's `conversations` event): each row onto its conversation. */
+export function applyList(rows) {
+  for (const r of rows) {
+    const c = conversation(r.conversation);
+    c.summary = r;
+    if (c.group && r.name && !c.group.name) c.group.name = r.name;
+    c.readThrough = higher(c.readThrough, r.peer_read_through);
+    c.deliveredThrough = higher(c.deliveredThrough, r.peer_delivered_through);
   }
-  return n;
 }
 
+/** A RECEIPT: another member read up to a message (in a direct conversation, the peer). */
+export function applyReceipt(r) {
+  if (r.user === state.me) return;
+  const c = conversation(r.conversation);
+  c.readThrough = higher(c.readThrough, r.read_through);
+}
+
+/** DELIVERED: the peer's mailbox holds a message of mine. */
+export function applyDelivered(d) {
+  const c = conversation(d.conversation);
+  c.deliveredThrough = higher(c.deliveredThrough, d.message_id);
+}
+
+/**
+ * The conversation is open and visible: READ up to the highest mailbox seq held, when the server counts
+ * something unread there (or has not said yet). One READ per new mark; a failed one is asked again later.
+ */
+export function markRead(c) {
+  let top = 0n;
+  for (const m of c.messages.values()) if (m.seq && BigInt(m.seq) > top) top = BigInt(m.seq);
+  if (top === 0n || top <= c.readAsked) return;
+  const s = c.summary;
+  if (s && (big(s.read_seq) >= top || (s.unread === 0 && !s.unread_capped))) return;
+  c.readAsked = top;
+  state.client?.markRead(c.id, top.toString()).catch((e) => {
+    console.warn('qim: read:', e);
+    if (c.readAsked === top) c.readAsked = 0n;
+  });
+}
+
+/** The server's count of unread messages, as shown in the badge ('' for none, '999+' when capped). */
+export function unreadOf(c) {
+  return c.summary ? unreadLabel(c.summary) : '';
+}
+
+/** The tab title's total over the list. */
 export function totalUnread() {
   let n = 0;
-  for (const c of conversations.values()) n += unreadOf(c);
-  return n;
+  let capped = false;
+  for (const c of conversations.values()) {
+    n += c.summary?.unread ?? 0;
+    capped ||= Boolean(c.summary?.unread_capped);
+  }
+  return n > 0 ? `${n}${capped ? '+' : ''}` : '';
+}
+
+/**
+ * What one's own message shows: its local state while on its way (sending, failed), else `seen` when
+ * another member read it, `delivered` when the peer's mailbox holds it (DELIVERED, never one's own copy),
+ * else `sent` (the SEND_ACK: durable in the Outbox). Message ids rise within a conversation.
+ */
+export function deliveryOf(c, m) {
+  if (m.state === 'sending' || m.state === 'failed') return m.state;
+  // Not acknowledged yet (no id). Note: "0" is an id (partition 0, offset 0), not a placeholder.
+  if (typeof m.message_id !== 'string' || !/^[0-9]+$/.test(m.message_id)) return m.state ?? 'sent';
+  const id = BigInt(m.message_id);
+  if (c.readThrough !== null && id <= big(c.readThrough)) return 'seen';
+  if (c.deliveredThrough !== null && id <= big(c.deliveredThrough)) return 'delivered';
+  return 'sent';
 }
 
 export function title(c) {
@@ -95,7 +151,7 @@ export function sorted(c) {
 }
 
 export function lastTime(c) {
-  let t = 0;
+  let t = c.summary?.last?.server_time ?? 0;
   for (const m of c.messages.values()) t = Math.max(t, m.server_time ?? Date.now());
   return t;
 }
@@ -114,4 +170,19 @@ export function oldestId(c) {
 /** What a message says: a system entry's text (its JSON body parsed), else the body. */
 export function textOf(m) {
   return isGroupSystemEntry(m) ? parseGroupEvent(m).text : m.body;
+}
+
+/**
+ * A list row's `last` from the server carries no client_msg_id (only seq, ids, sender, time and a
+ * preview of the body): a group's system entry is known by its JSON body. Its text, or null.
+ */
+export function systemPreview(m) {
+  if (isGroupSystemEntry(m)) return parseGroupEvent(m).text;
+  if (m.client_msg_id !== undefined || !isGroupConversation(m.conversation)) return null;
+  try {
+    const o = JSON.parse(m.body);
+    return o && typeof o.group_op === 'string' ? (typeof o.text === 'string' ? o.text : '') : null;
+  } catch {
+    return null;
+  }
 }

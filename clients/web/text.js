@@ -115,3 +115,19 @@ export function hue(name) {
   for (const ch of String(name)) h = (h * 31 + ch.codePointAt(0)) % 360;
   return h;
 }
+
+/** "alice is typing…", "alice and bob are typing…", "3 people are typing…"; a direct chat: "typing…". */
+export function typingText(users, group) {
+  if (!group) return 'typing…';
+  if (users.length === 1) return `${users[0]} is typing…`;
+  if (users.length === 2) return `${users[0]} and ${users[1]} are typing…`;
+  return `${users.length} people are typing…`;
+}
+
+/** A user's last seen time, for a chat's header. */
+export function lastSeen(t, now = Date.now()) {
+  if (startOfDay(t) === startOfDay(now)) return `Last seen today at ${clock(t)}`;
+  const days = Math.round((startOfDay(now) - startOfDay(t)) / 86_400_000);
+  if (days === 1) return `Last seen yesterday at ${clock(t)}`;
+  return `Last seen ${new Date(t).toLocaleDateString(undefined, { day: 'numeric', month: 'short' })}`;
+}

@@ -1,20 +1,22 @@
-// Rendering: the conversation list (avatars, last message, unread badges, its loading and empty states),
-// the chat (day separators, bubbles sized to their text, runs of one sender, delivery states, the
+// Rendering: the conversation list (avatars with an online dot, last message or "typing…", unread
+// badges from the server, its loading and empty states), the chat (day separators, bubbles sized to their
+// text, runs of one sender, delivery states up to "Seen", who is typing, the peer's presence, the
 // loading / empty / beginning states, "Load older" only when the server said older messages exist), the
 // connection (offline banner, composer disabled) and the tab title (the unread total). Which screen shows
 // on a phone is the `chat-open` class of <main> (style.css: list or chat, not both).
 import { isGroupSystemEntry } from './sdk/index.js';
-import { conversations, lastTime, sorted, state, textOf, title, totalUnread, unreadOf } from './state.js';
-import { clock, dayLabel, dayOf, hue, initials, shortWhen } from './text.js';
+import { conversations, deliveryOf, lastTime, sorted, state, systemPreview, textOf, title, totalUnread, unreadOf } from './state.js';
+import { clock, dayLabel, dayOf, hue, initials, lastSeen, shortWhen, typingText } from './text.js';
 import { renderGroupPanel } from './group.js';
 
 const $ = (id) => document.getElementById(id);
 // Delivery as ticks (their meaning in the tooltip and for screen readers): docs/running.md "The web chat page".
-const STATE_TEXT = { sending: 'sending…', sent: '✓', delivered: '✓✓', failed: 'not sent' };
+const STATE_TEXT = { sending: 'sending…', sent: '✓', delivered: '✓✓', seen: '✓✓', failed: 'not sent' };
 const STATE_TITLE = {
   sending: 'sending…',
   sent: 'sent: stored by the server',
-  delivered: 'delivered: in the mailboxes',
+  delivered: 'delivered: in their mailbox',
+  seen: 'seen',
   failed: 'not sent',
 };
 const CONNECTION_TEXT = { idle: 'Connecting…', connecting: 'Connecting…', online: 'Online', offline: 'Offline', closed: 'Signed out' };
@@ -32,11 +34,24 @@ function el(tag, className, text) {
   return e;
 }
 
-export function avatar(name, group = false) {
+// `user`: a direct peer, whose presence puts a dot on the avatar while online.
+export function avatar(name, group = false, user = null) {
   const a = el('span', group ? 'avatar group' : 'avatar', group ? '#' : initials(name));
   a.style.setProperty('--hue', String(hue(name)));
   a.setAttribute('aria-hidden', 'true');
+  const p = user && state.client?.presence(user);
+  if (p) {
+    const dot = el('span', `dot ${p.status}`);
+    dot.dataset.testid = 'presence';
+    dot.dataset.status = p.status;
+    a.append(dot);
+  }
   return a;
+}
+
+// Who is typing in a conversation (never oneself), for the list and the chat.
+function typers(c) {
+  return (state.client?.typingUsers(c.id) ?? []).filter((u) => u !== state.me);
 }
 
 export function render() {
@@ -57,21 +72,24 @@ export function renderList() {
       li.classList.add('group');
     } else li.dataset.peer = c.peer;
     if (state.open === c) li.classList.add('active');
-    const last = sorted(c).at(-1);
+    const last = sorted(c).at(-1) ?? c.summary?.last;
     const unread = unreadOf(c);
-    if (unread > 0) li.classList.add('has-unread');
+    if (unread !== '') li.classList.add('has-unread');
     const main = el('span', 'item');
     const top = el('span', 'row');
     top.append(el('span', 'name', title(c)), el('span', 'when', last?.server_time ? shortWhen(last.server_time) : ''));
     const bottom = el('span', 'row');
     let preview = 'No messages yet';
-    if (last && isGroupSystemEntry(last)) preview = textOf(last);
+    const system = last ? systemPreview(last) : null;
+    if (system !== null) preview = system;
     else if (last) preview = last.sender === state.me ? `You: ${last.body}` : c.group ? `${last.sender}: ${last.body}` : last.body;
-    const badge = el('span', 'unread', unread > 0 ? String(unread) : '');
+    const typing = typers(c);
+    const shownPreview = el('span', typing.length > 0 ? 'preview typing' : 'preview', typing.length > 0 ? typingText(typing, Boolean(c.group)) : preview);
+    const badge = el('span', 'unread', unread);
     badge.dataset.testid = 'unread';
-    bottom.append(el('span', 'preview', preview), badge);
+    bottom.append(shownPreview, badge);
     main.append(top, bottom);
-    li.append(avatar(title(c), Boolean(c.group)), main);
+    li.append(avatar(title(c), Boolean(c.group), c.group ? null : c.peer), main);
     li.onclick = () => hooks.show(c);
     ul.append(li);
   }
@@ -88,7 +106,7 @@ export function renderList() {
   } else placeholder.dataset.state = 'none';
   placeholder.hidden = placeholder.dataset.state === 'none';
   const n = totalUnread();
-  document.title = n > 0 ? `(${n}) QIM chat` : 'QIM chat';
+  document.title = n !== '' ? `(${n}) QIM chat` : 'QIM chat';
 }
 
 export function renderConnection(s) {
@@ -102,8 +120,9 @@ export function renderConnection(s) {
   $('app').classList.toggle('is-offline', down);
 }
 
-// One bubble: the body first (tests read `.body`), then time and delivery state.
-function bubble(c, m, run) {
+// One bubble: the body first (tests read `.body`), then time and delivery state; `seenLabel`: the last
+// of one's own messages that was seen says so in words.
+function bubble(c, m, run, seenLabel) {
   const li = el('li', 'msg');
   li.dataset.testid = 'message';
   const mine = m.sender === state.me;
@@ -118,12 +137,17 @@ function bubble(c, m, run) {
   const meta = el('span', 'meta');
   const when = m.server_time ? clock(m.server_time) : '';
   if (mine) {
-    li.dataset.state = m.state ?? 'sent';
+    li.dataset.state = deliveryOf(c, m);
     const st = el('span', `delivery ${li.dataset.state}`, STATE_TEXT[li.dataset.state] ?? '✓');
     st.title = STATE_TITLE[li.dataset.state] ?? '';
     st.setAttribute('aria-label', st.title);
     st.dataset.testid = 'delivery';
     meta.append(el('span', 'time', when), st);
+    if (seenLabel) {
+      const seen = el('span', 'seen', 'Seen');
+      seen.dataset.testid = 'seen';
+      meta.append(seen);
+    }
     if (m.state === 'failed') {
       const retry = el('button', 'retry', 'Retry');
       retry.type = 'button';
@@ -143,12 +167,21 @@ export function renderChat() {
   $('chat').hidden = !c;
   if (!c) return;
   $('chat-title').textContent = title(c);
+  const presence = c.group ? null : state.client?.presence(c.peer);
   $('chat-subtitle').textContent = c.group
     ? c.group.members
       ? `${c.group.members.length} member${c.group.members.length === 1 ? '' : 's'}`
       : 'Group'
-    : 'Direct message';
-  $('chat-avatar').replaceChildren(avatar(title(c), Boolean(c.group)));
+    : presence?.status === 'online'
+      ? 'Online'
+      : presence?.last_seen
+        ? lastSeen(presence.last_seen)
+        : 'Direct message';
+  $('chat-subtitle').dataset.presence = presence?.status ?? '';
+  $('chat-avatar').replaceChildren(avatar(title(c), Boolean(c.group), c.group ? null : c.peer));
+  const typing = typers(c);
+  $('typing').textContent = typing.length > 0 ? typingText(typing, true) : '';
+  $('typing').hidden = typing.length === 0;
   $('composer').hidden = c.group?.left === true;
   renderGroupPanel(c);
 
@@ -179,6 +212,8 @@ export function renderChat() {
   ol.replaceChildren();
   let day = null;
   let prev = null;
+  let lastSeenMine = null;
+  for (const m of messages) if (m.sender === state.me && !isGroupSystemEntry(m) && deliveryOf(c, m) === 'seen') lastSeenMine = m;
   for (const m of messages) {
     const d = dayOf(m.server_time ?? Date.now());
     if (d !== day) {
@@ -197,7 +232,7 @@ export function renderChat() {
       continue;
     }
     const run = prev !== null && prev.sender === m.sender && (m.server_time ?? Date.now()) - (prev.server_time ?? 0) < 5 * 60_000;
-    ol.append(bubble(c, m, run));
+    ol.append(bubble(c, m, run, m === lastSeenMine));
     prev = m;
   }
   // Just shown, or read to the bottom: stay at the bottom. Older ones prepended: the same messages stay in

@@ -26,8 +26,8 @@ import {
   send,
   signIn as signInAt,
   startQim,
-  unreadOf,
   waitForBodies,
+  waitForUnread,
 } from './browser.mjs';
 
 let qim;
@@ -59,17 +59,17 @@ test('two users chat in two browser contexts; one goes away and comes back to fi
 
     await openChat(a, bob);
     await send(a, 'hi bob');
-    // Alice's own message goes sending -> sent -> delivered (its entry came back through her mailbox).
+    // Alice's own message goes sending -> sent -> delivered (bob's mailbox holds it: DELIVERED).
     await a.waitForFunction(() => document.querySelector('[data-testid=message].mine')?.dataset.state === 'delivered', {
       timeout: WAIT,
     });
 
     // Bob sees the conversation appear live with one unread message, opens it, answers.
     await b.waitForSelector(`[data-testid=conversation][data-peer="${alice}"]`, { timeout: WAIT });
-    assert.equal(await unreadOf(b, alice), '1');
+    await waitForUnread(b, alice, '1');
     await clickListItem(b, `[data-testid=conversation][data-peer="${alice}"]`);
     await waitForBodies(b, ['hi bob']);
-    assert.equal(await unreadOf(b, alice), '');
+    await waitForUnread(b, alice, ''); // read: READ, and the server's count
     await send(b, 'hi alice');
     await waitForBodies(a, ['hi bob', 'hi alice']);
 
@@ -79,7 +79,9 @@ test('two users chat in two browser contexts; one goes away and comes back to fi
     await send(a, 'are you there?');
     await send(a, 'call me');
     await a.waitForFunction(
-      () => [...document.querySelectorAll('[data-testid=message].mine')].filter((m) => m.dataset.state === 'delivered').length === 3,
+      () =>
+        [...document.querySelectorAll('[data-testid=message].mine')].filter((m) => m.dataset.state === 'delivered' || m.dataset.state === 'seen')
+          .length === 3,
       { timeout: WAIT },
     );
 
@@ -156,7 +158,9 @@ test('a group of three chats: created on the page, unread counts, system entries
     }
     await clickListItem(b, groupItem(name));
     await waitForBodies(b, ['welcome']);
-    assert.equal(await b.$eval(`${groupItem(name)} [data-testid=unread]`, (x) => x.textContent), '');
+    await b.waitForFunction((sel) => document.querySelector(`${sel} [data-testid=unread]`)?.textContent === '', { timeout: WAIT }, groupItem(name));
+    // Bob read it: Alice's message says "seen" (a group has no "delivered": only receipts).
+    await a.waitForFunction(() => document.querySelector('[data-testid=message].mine')?.dataset.state === 'seen', { timeout: WAIT });
     await send(b, 'hi all');
     await clickListItem(c, groupItem(name));
     await waitForBodies(c, ['welcome', 'hi all']);

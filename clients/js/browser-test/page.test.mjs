@@ -27,7 +27,6 @@ import {
   shown,
   signIn,
   startQim,
-  unreadOf,
   waitForBodies,
   waitForUnread,
   waitOnline,
@@ -157,7 +156,7 @@ test('layout: a desktop and a phone width, long words wrap, bubbles fit their te
       await b.click('[data-testid=back]');
       assert.equal(await shown(b, '[data-testid=sidebar]'), true);
       assert.equal(await shown(b, '[data-testid=chat]'), false);
-      assert.equal(await unreadOf(b, alice), '');
+      await waitForUnread(b, alice, '');
     } finally {
       await ctxA.close();
       await ctxB.close();
@@ -200,7 +199,7 @@ test('a reload keeps the session, the chat shown and the unread counts; sign-out
       await b.waitForFunction((p) => document.querySelector('[data-testid=chat-title]')?.textContent === p, { timeout: WAIT }, alice);
       await waitForBodies(b, ['one', 'two']);
       assert.deepEqual(await bodies(b), ['one', 'two']);
-      assert.equal(await unreadOf(b, alice), '');
+      await waitForUnread(b, alice, '');
       assert.equal(await b.title(), 'QIM chat');
 
       // One more while bob's tab shows another chat: counted, in the title too, and after a reload.

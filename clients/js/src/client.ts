@@ -21,6 +21,9 @@ import type {
 import { parseServerFrame } from './frames.js';
 import type { GroupClientFrame, GroupEvent, GroupMembersList, GroupOk, GroupRole, GroupsList, GroupSummary } from './groups.js';
 import { isGroupSystemEntry, parseGroupEvent } from './groups.js';
+import type { ConversationSummary, ConversationsPage, PresenceSetting, ReadOk, ReceiptsPage, ReceiptsSetting, Settings } from './inbox.js';
+import { InboxFeed, type InboxEvents } from './inbox_feed.js';
+import type { PresenceInfo, TypingState } from './signals.js';
 
 /** The part of the WebSocket API the client uses (browsers' WebSocket and `ws` both have it). */
 export interface WebSocketLike {
@@ -82,12 +85,14 @@ export interface QimClientOptions {
   syncLimit?: number;
   /** Message ids remembered to skip a second copy of a message (split brain: once per epoch). Default 1024; 0: off. */
   dedupWindow?: number;
+  /** typing(): at most one start per conversation this often (the server rate-limits TYPING). Default 3000. */
+  typingIntervalMs?: number;
 }
 
 export type SendTarget = { to: string; conversation?: never } | { conversation: string; to?: never };
 export type SendRequest = SendTarget & { body: string; clientMsgId?: string };
 
-interface Events {
+interface Events extends InboxEvents {
   /** A mailbox entry above the cursor, in seq order, each once; each message once (by message_id); a
    * group's system entries too. */
   message: Entry;
@@ -162,6 +167,8 @@ export class QimClient {
   // The last dedupWindow message ids shown (a Set keeps insertion order: the oldest is first).
   private readonly recentIds = new Set<string>();
   private duplicateCount = 0;
+  private readonly feed: InboxFeed;
+  private syncedSinceConnect = false;
 
   constructor(options: QimClientOptions) {
     this.opts = {
@@ -175,7 +182,22 @@ export class QimClient {
       sendAttempts: options.sendAttempts ?? 8,
       syncLimit: options.syncLimit ?? 200,
       dedupWindow: options.dedupWindow ?? 1024,
+      typingIntervalMs: options.typingIntervalMs ?? 3000,
     };
+    this.feed = new InboxFeed(
+      {
+        me: () => this.authOk?.user ?? null,
+        online: () => this.stateValue === 'online',
+        call: async (frame) => {
+          await this.whenOnline(this.opts.requestTimeoutMs);
+          return this.request({ ...frame, ref: this.ref() });
+        },
+        fire: (frame) => this.fire(frame),
+        emit: (event, value) => this.emit(event, value as Events[typeof event]),
+        error: (e) => this.emit('error', e),
+      },
+      this.opts.typingIntervalMs,
+    );
     if (options.createSocket) {
       this.makeSocket = options.createSocket;
     } else {
@@ -358,6 +380,60 @@ export class QimClient {
     return this.request({ ...frame, ref: this.ref() });
   }
 
+  // ---- the inbox (docs/protocol.md "Inbox") and typing and presence ("Typing and presence") ----
+  // Requests wait for the connection (up to requestTimeoutMs) and are not retried; refusals are QimErrors
+  // (FORBIDDEN, INVALID_ARGUMENT, RATE_LIMITED, UNAVAILABLE, ...).
+
+  /**
+   * One page of the user's conversations, newest activity first (`before`: the previous page's
+   * `next_before`; `limit` 1..200, default 50). The first call without `before` starts the list the client
+   * keeps current (`conversationList`, the `conversations` event) from the mailbox's entries and the
+   * read-state pushes; later pages add to it.
+   */
+  conversations(options: { before?: string; limit?: number } = {}): Promise<ConversationsPage> {
+    return this.feed.conversations(options);
+  }
+  /** The conversation list as the client knows it (empty before a first `conversations()`). */
+  get conversationList(): ConversationSummary[] {
+    return this.feed.list.list();
+  }
+  /**
+   * READ: the user has read `conversation` up to `seq` of their mailbox (default: its last entry the
+   * client knows). The mark only rises and is clamped to the last visible entry; the other devices get
+   * READ_STATE, the other members a RECEIPT (if the user's receipts are on). Resolves with READ_OK.
+   */
+  markRead(conversation: string, seq?: string): Promise<ReadOk> {
+    return this.feed.markRead(conversation, seq);
+  }
+  /** Who has read `messageId` of `conversation`: a count, and the readers for a small enough group. */
+  receipts(conversation: string, messageId: string): Promise<ReceiptsPage> {
+    return this.feed.receipts(conversation, messageId);
+  }
+  /** Reads the user's settings, or changes the ones given (`receipts` on/off, `presence` everyone/contacts/nobody). */
+  settings(change: { receipts?: ReceiptsSetting; presence?: PresenceSetting } = {}): Promise<Settings> {
+    return this.feed.settings(change);
+  }
+  /**
+   * Says the user is typing in `conversation` (call it on every keystroke: a start goes out at most once
+   * per `typingIntervalMs`), or stopped (`'stop'`, only after a start). Never answered unless refused (an
+   * `error` event). False when nothing was sent.
+   */
+  typing(conversation: string, state: TypingState = 'start'): boolean {
+    return this.feed.typing(conversation, state);
+  }
+  /** Who is typing in `conversation` now (their indicators expire by themselves). */
+  typingUsers(conversation: string): string[] {
+    return this.feed.typingUsers(conversation);
+  }
+  /** Follows these users' presence (a bounded list; direct peers are followed anyway); resolves with their state now. */
+  subscribePresence(users: string[]): Promise<PresenceInfo[]> {
+    return this.feed.subscribePresence(users);
+  }
+  /** The last known presence of a user (from PRESENCE_STATE or PRESENCE), undefined if none came. */
+  presence(user: string): PresenceInfo | undefined {
+    return this.feed.presence(user);
+  }
+
   /** SYNC from the cursor now (e.g. in delivery mode pull, where nothing is pushed). */
   resync(): void {
     if (this.stateValue !== 'online') return;
@@ -458,6 +534,8 @@ export class QimClient {
     this.syncing = false;
     this.resyncWanted = false;
     this.pushes.length = 0;
+    this.syncedSinceConnect = false;
+    this.feed.onOffline();
   }
 
   private backoffDelay(attempt: number): number {
@@ -500,7 +578,7 @@ export class QimClient {
   }
 
   // Sends a frame with a ref and resolves with the answer carrying it (an ERROR rejects as QimError).
-  private request(frame: ClientFrame, beforeAuth = false): Promise<ServerFrame> {
+  private request(frame: Extract<ClientFrame, { ref: string }>, beforeAuth = false): Promise<ServerFrame> {
     const socket = this.socket;
     if (!socket || socket.readyState !== OPEN || (!beforeAuth && this.stateValue !== 'online'))
       return Promise.reject(new QimConnectionError('not connected'));
@@ -512,6 +590,14 @@ export class QimClient {
       this.pending.set(frame.ref, { resolve, reject, timer });
       socket.send(JSON.stringify(frame));
     });
+  }
+
+  // Sends a frame that has no answer (TYPING); false if not connected.
+  private fire(frame: ClientFrame): boolean {
+    const socket = this.socket;
+    if (!socket || socket.readyState !== OPEN || this.stateValue !== 'online') return false;
+    socket.send(JSON.stringify(frame));
+    return true;
   }
 
   private onFrame(frame: ServerFrame): void {
@@ -539,6 +625,7 @@ export class QimClient {
         this.emit('error', new QimError((frame as ErrorFrame).code, (frame as ErrorFrame).message));
         break;
       default:
+        this.feed.onPush(frame);
         break;
     }
   }
@@ -598,6 +685,8 @@ export class QimClient {
     }
     this.syncing = false;
     this.emit('synced', { cursor: this.cursor });
+    this.feed.onSynced(!this.syncedSinceConnect);
+    this.syncedSinceConnect = true;
     this.drainPushes();
   }
 
@@ -637,6 +726,7 @@ export class QimClient {
       const seq = BigInt(e.seq);
       if (seq <= this.cursorValue) continue; // shown already (a push and a SYNC page may overlap)
       this.setCursor(seq);
+      this.feed.onEntry(e); // the server counts every entry (a second copy too)
       // The same message at another seq (split brain stores it once per epoch): passed, not shown again.
       if (e.message_id && e.message_id !== '0' && !this.remember(e.message_id)) {
         this.duplicateCount++;

@@ -1,6 +1,10 @@
 // The frames of the QIM client protocol, version 1 (docs/protocol.md). 64-bit values (seq, message_id,
 // from, frontier, trim, gap_through) stay decimal strings: they exceed JavaScript's exact integers.
 import type { GroupClientFrame, GroupServerFrame } from './groups.js';
+import type { InboxClientFrame, InboxServerFrame } from './inbox.js';
+import { INBOX_SERVER_TYPES } from './inbox.js';
+import type { SignalClientFrame, SignalServerFrame } from './signals.js';
+import { SIGNAL_SERVER_TYPES } from './signals.js';
 
 /** The protocol's stable error codes (docs/protocol.md "Errors"). */
 export type ErrorCode =
@@ -112,7 +116,9 @@ export type ServerFrame =
   | SyncNeeded
   | Pong
   | ErrorFrame
-  | GroupServerFrame;
+  | GroupServerFrame
+  | InboxServerFrame
+  | SignalServerFrame;
 
 /** A frame the client sends. `ref` correlates the answer. */
 export type ClientFrame =
@@ -122,7 +128,9 @@ export type ClientFrame =
   | { type: 'SYNC'; ref: string; after: string; limit?: number }
   | { type: 'HISTORY'; ref: string; conversation: string; before?: string; limit?: number }
   | { type: 'PING'; ref: string }
-  | GroupClientFrame;
+  | GroupClientFrame
+  | InboxClientFrame
+  | SignalClientFrame;
 
 const KNOWN = new Set<string>([
   'AUTH_OK',
@@ -136,6 +144,8 @@ const KNOWN = new Set<string>([
   'GROUP_OK',
   'GROUPS_LIST',
   'GROUP_MEMBERS_LIST',
+  ...INBOX_SERVER_TYPES,
+  ...SIGNAL_SERVER_TYPES,
 ]);
 
 /**
