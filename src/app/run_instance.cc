@@ -23,8 +23,8 @@
 #include "gateway/gateway.h"
 #include "gateway/gateway_options.h"
 #include "inbox/delivered_notifier.h"
-#include "node/lease/lease_config.h"
 #include "inbox/inbox.h"
+#include "node/lease/lease_config.h"
 #include "presence/inbox_presence_directory.h"
 #include "presence/memory_presence_exchange.h"
 #include "presence/presence_options.h"
@@ -266,7 +266,8 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     } else {
       presence_exchange = std::make_unique<MemoryPresenceExchange>();
     }
-    presence = std::make_unique<PresenceHub>(*presence_exchange, presence_directory.get(), cfg.store.clock, *po);
+    presence =
+        std::make_unique<PresenceHub>(*presence_exchange, presence_directory.get(), cfg.store.clock, *po);
   }
   // DELIVERED (docs/adr/0078): the node tells a sender when the recipient's mailbox holds the message, on
   // this process's bus (`qim up`: the local one; a mailbox role: node_signals), behind the fan-in thread.
@@ -410,7 +411,7 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   // their next scan rather than after the lease ttl.
   if (leases && leases->loop) leases->loop->stop();
   Status drained = pipeline->shutdown();
-  delivered.reset();  // reported to last by the shutdown's flush; before the buses it sends on
+  delivered.reset();        // reported to last by the shutdown's flush; before the buses it sends on
   routed_notifier.reset();  // publishes what the node reported last, then stops
   node_signals.reset();
   if (local_signals != nullptr) local_signals->attach(nullptr);

@@ -217,8 +217,8 @@ void Connection::handle_inbox(const std::string& ref, const InboxFrame& f) {
     send_error(ref, WireCode::kUnavailable, "the inbox is not served by this gateway");
     return;
   }
-  InboxRequestDeps deps{ctx_.deps.inbox, ctx_.deps.groups, ctx_.signals, ctx_.deps.clock.get(),
-                        &ctx_.metrics, ctx_.presence};
+  InboxRequestDeps deps{ctx_.deps.inbox,       ctx_.deps.groups, ctx_.signals,
+                        ctx_.deps.clock.get(), &ctx_.metrics,    ctx_.presence};
   run_pooled(ctx_.blocking, ref, [deps, ref, caller = InboxCaller{principal_->user, id_}, f] {
     return answer_inbox_frame(deps, ref, caller, f);
   });

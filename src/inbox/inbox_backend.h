@@ -75,8 +75,8 @@ class InboxBackend : public EntrySink {
   virtual Result<std::vector<ConversationRow>> conversation_rows(const UserId& user) = 0;
   // The index rows of (user, conversation) with after < seq <= upto, descending by seq, at most `limit`.
   virtual Result<std::vector<InboxEntryRef>> index_rows_desc(const UserId& user, const ConversationId& c,
-                                                            MailboxSeq after, MailboxSeq upto,
-                                                            uint32_t limit) = 0;
+                                                             MailboxSeq after, MailboxSeq upto,
+                                                             uint32_t limit) = 0;
   // How many index rows of (user, conversation) with after < seq <= upto have `counts`, stopping at `cap`.
   virtual Result<uint32_t> count_unread(const UserId& user, const ConversationId& c, MailboxSeq after,
                                         MailboxSeq upto, uint32_t cap) = 0;

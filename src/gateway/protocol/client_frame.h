@@ -13,8 +13,8 @@
 
 #include "core/ids.h"
 #include "core/mailbox_seq.h"
-#include "gateway/protocol/signal_frames.h"
 #include "gateway/protocol/inbox_frames.h"
+#include "gateway/protocol/signal_frames.h"
 #include "gateway/protocol/wire_code.h"
 #include "groups/group_op.h"
 
