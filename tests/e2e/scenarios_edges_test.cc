@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,7 +39,22 @@ TEST(E2E, X01_ControlByteBodiesSyncFromZeroInBoundedPages) {
     for (int i = 0; i < 50; ++i)
       alice->send_text(R"({"type":"SEND","client_msg_id":"m)" + std::to_string(d * 50 + i) + R"(","to":")" +
                        b + R"(","body":")" + body + "\"}");
-    for (int i = 0; i < 50; ++i) ASSERT_TRUE(alice->wait_type("SEND_ACK", kWait).ok()) << d << "/" << i;
+    for (int i = 0; i < 50; ++i)
+      ASSERT_TRUE(alice->wait_type("SEND_ACK", kWait).ok())
+          << d << "/" << i << " closed " << alice->close_code() << " " << alice->close_reason();
+    // Wait for this connection's own 50 copies before the next one opens: on a slower store they become
+    // visible after the ACKs, and a later connection would be pushed them too (8 MiB outbound bound).
+    std::set<std::string> own;
+    while (own.size() < 50) {
+      auto deliver = alice->wait_type("DELIVER", kWait);
+      ASSERT_TRUE(deliver.ok()) << d << ": " << own.size() << " of 50 pushed; closed " << alice->close_code()
+                                << " " << alice->close_reason();
+      for (const auto& e : deliver->entries)
+        if (e.client_msg_id.starts_with("m")) {
+          const int n = std::stoi(e.client_msg_id.substr(1));
+          if (n >= d * 50 && n < d * 50 + 50) own.insert(e.client_msg_id);
+        }
+    }
   }
   // Wait until the 200 are visible. A connection open meanwhile is pushed ~19 MB of escaped entries and may
   // be closed as a slow consumer (1013: reconnect and SYNC, as the protocol says): probe again then.
