@@ -4,98 +4,26 @@ namespace qim {
 
 namespace {
 
-RedisCommand evalsha(const std::string& sha, const ScriptCall& call) {
-  RedisCommand cmd;
-  cmd.reserve(3 + call.keys.size() + call.args.size());
-  cmd.push_back("EVALSHA");
-  cmd.push_back(sha);
-  cmd.push_back(std::to_string(call.keys.size()));
-  cmd.insert(cmd.end(), call.keys.begin(), call.keys.end());
-  cmd.insert(cmd.end(), call.args.begin(), call.args.end());
-  return cmd;
-}
-
-// Each command is counted once, by kind: compare-and-set scripts as LWTs, other Lua calls as scripts.
-void count(OpCounters& c, RedisScript script) {
-  if (script_is_cas(script)) {
-    c.lwts++;
-  } else {
-    c.scripts++;
-  }
-}
-
-bool is_noscript(const RedisReply& r) {
-  return r.is_error() && r.str.starts_with("NOSCRIPT");
+ScriptTable store_scripts() {
+  ScriptTable t;
+  t.count = kRedisScriptCount;
+  t.name = [](size_t i) { return script_name(static_cast<RedisScript>(i)); };
+  t.source = [](size_t i) { return script_source(static_cast<RedisScript>(i)); };
+  t.counts_as_lwt = [](size_t i) { return script_is_cas(static_cast<RedisScript>(i)); };
+  return t;
 }
 
 }  // namespace
 
 RedisInstance::RedisInstance(RedisEndpoint endpoint, RedisTimeouts timeouts, uint32_t pool_size,
                              OpCounters& counters)
-    : pool_(std::move(endpoint), timeouts, pool_size), counters_(counters) {}
-
-Result<RedisReply> reply_or_error(RedisReply reply, const RedisEndpoint& endpoint) {
-  if (reply.is_error()) return redis_reply_error(reply, endpoint);
-  return reply;
-}
-
-Status RedisInstance::load(RedisConnection& conn, RedisScript script) {
-  counters_.scripts++;
-  QIM_ASSIGN_OR_RETURN(RedisReply r, conn.run({"SCRIPT", "LOAD", std::string(script_source(script))}));
-  QIM_ASSIGN_OR_RETURN(r, reply_or_error(std::move(r), endpoint()));
-  if (r.kind != RedisReply::Kind::kString) {
-    return Error(Errc::kTransport, "redis " + endpoint().to_string() + ": SCRIPT LOAD of " +
-                                       std::string(script_name(script)) + " did not answer a SHA");
-  }
-  std::string& sha = shas_[static_cast<size_t>(script)];
-  if (sha.empty()) sha = r.str;
-  if (sha != r.str) {
-    return Error(Errc::kTransport, "redis " + endpoint().to_string() + ": script " +
-                                       std::string(script_name(script)) + " loaded as " + r.str +
-                                       ", expected " + sha);
-  }
-  return {};
-}
-
-Status RedisInstance::load_scripts() {
-  QIM_ASSIGN_OR_RETURN(auto conn, pool_.acquire());
-  for (size_t i = 0; i < kRedisScriptCount; ++i)
-    QIM_RETURN_IF_ERROR(load(*conn, static_cast<RedisScript>(i)));
-  return {};
-}
-
-Result<std::vector<RedisReply>> RedisInstance::run(std::span<const RedisCommand> commands) {
-  QIM_ASSIGN_OR_RETURN(auto conn, pool_.acquire());
-  return conn->pipeline(commands);
-}
+    : scripted_(std::move(endpoint), timeouts, pool_size, counters, store_scripts()) {}
 
 Result<std::vector<RedisReply>> RedisInstance::eval(std::span<const ScriptCall> calls) {
-  std::vector<RedisCommand> commands;
-  commands.reserve(calls.size());
-  for (const auto& call : calls) commands.push_back(evalsha(sha(call.script), call));
-  QIM_ASSIGN_OR_RETURN(auto conn, pool_.acquire());
-  for (const auto& call : calls) count(counters_, call.script);
-  QIM_ASSIGN_OR_RETURN(auto replies, conn->pipeline(commands));
-
-  // NOSCRIPT: the command did not run. Load what is missing and send just those again; the others
-  // already ran, and order between them does not matter (each touches its own keys).
-  std::vector<size_t> again;
-  for (size_t i = 0; i < replies.size(); ++i) {
-    if (is_noscript(replies[i])) again.push_back(i);
-  }
-  if (again.empty()) return replies;
-  std::array<bool, kRedisScriptCount> loaded{};
-  std::vector<RedisCommand> retry;
-  for (size_t i : again) {
-    auto& done = loaded[static_cast<size_t>(calls[i].script)];
-    if (!done) QIM_RETURN_IF_ERROR(load(*conn, calls[i].script));
-    done = true;
-    count(counters_, calls[i].script);
-    retry.push_back(std::move(commands[i]));
-  }
-  QIM_ASSIGN_OR_RETURN(auto second, conn->pipeline(retry));
-  for (size_t k = 0; k < again.size(); ++k) replies[again[k]] = std::move(second[k]);
-  return replies;
+  std::vector<IndexedScriptCall> indexed;
+  indexed.reserve(calls.size());
+  for (const auto& c : calls) indexed.push_back({static_cast<size_t>(c.script), c.keys, c.args});
+  return scripted_.eval(indexed);
 }
 
 }  // namespace qim

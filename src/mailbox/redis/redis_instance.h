@@ -1,9 +1,7 @@
 #pragma once
-// One Redis instance of the store: its connection pool and its script cache. Scripts are loaded once
-// (SCRIPT LOAD at open) and called by SHA; an EVALSHA answered NOSCRIPT (the instance restarted or its
-// script cache was flushed) loads the script again on that connection and is sent once more.
+// One Redis instance of the store: a ScriptedInstance (scripted_instance.h: pool, SCRIPT LOAD at open,
+// NOSCRIPT reload) over the store's scripts (redis_scripts.h).
 
-#include <array>
 #include <span>
 #include <string>
 #include <vector>
@@ -11,6 +9,7 @@
 #include "mailbox/op_counters.h"
 #include "mailbox/redis/redis_pool.h"
 #include "mailbox/redis/redis_scripts.h"
+#include "mailbox/redis/scripted_instance.h"
 
 namespace qim {
 
@@ -27,28 +26,19 @@ class RedisInstance {
   // Plain commands sent with run() are counted by the caller, who knows what they mean.
   RedisInstance(RedisEndpoint endpoint, RedisTimeouts timeouts, uint32_t pool_size, OpCounters& counters);
 
-  // Loads every script; Transport/Timeout if the instance cannot be reached, Transport if it refuses.
-  Status load_scripts();
-
-  // Plain commands in one pipeline (one round trip). Replies may be error replies.
-  Result<std::vector<RedisReply>> run(std::span<const RedisCommand> commands);
-  // Script calls in one pipeline, reloading scripts answered NOSCRIPT. Replies may be error replies
-  // (QIM_* refusals); Transport/Timeout if the instance cannot be reached.
+  // As ScriptedInstance's.
+  Status load_scripts() { return scripted_.load_scripts(); }
+  Result<std::vector<RedisReply>> run(std::span<const RedisCommand> commands) {
+    return scripted_.run(commands);
+  }
   Result<std::vector<RedisReply>> eval(std::span<const ScriptCall> calls);
 
-  const RedisEndpoint& endpoint() const { return pool_.endpoint(); }
+  const RedisEndpoint& endpoint() const { return scripted_.endpoint(); }
   // The SHA1 Redis gave `script` at load.
-  const std::string& sha(RedisScript script) const { return shas_[static_cast<size_t>(script)]; }
+  const std::string& sha(RedisScript script) const { return scripted_.sha(static_cast<size_t>(script)); }
 
  private:
-  Status load(RedisConnection& conn, RedisScript script);
-
-  RedisPool pool_;
-  OpCounters& counters_;
-  std::array<std::string, kRedisScriptCount> shas_;  // written in load_scripts(), before any eval
+  ScriptedInstance scripted_;
 };
-
-// The reply itself, or the error it stands for (see redis_reply_error).
-Result<RedisReply> reply_or_error(RedisReply reply, const RedisEndpoint& endpoint);
 
 }  // namespace qim
