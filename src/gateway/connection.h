@@ -29,7 +29,9 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "auth/token.h"
@@ -42,6 +44,8 @@
 #include "gateway/unauthenticated_slots.h"
 
 namespace qim {
+
+class PresenceWatch;
 
 struct GatewayContext;
 class FairPool;
@@ -61,6 +65,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void push(std::shared_ptr<const std::string> frame);
   // Closes with "going away" after what is queued, from any thread.
   void shutdown(std::string reason);
+  // From any thread: this connection was pushed entries of direct conversations with `peers`, which
+  // presence then counts as its direct peers (PresenceHub::peer_seen: a conversation begun after AUTH).
+  void direct_peers_seen(std::span<const UserId> peers);
 
  private:
   using Ws = boost::beast::websocket::stream<CloseReasonStream>;
@@ -168,6 +175,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool input_closed_ = false;                                   // no more frames are processed
   std::optional<boost::beast::websocket::close_reason> close_;
   std::unique_ptr<EphemeralState> ephemeral_;  // typing buckets, the presence watch (after AUTH)
+  // The presence watch again, for direct_peers_seen on the registry's thread (ephemeral_ is the strand's).
+  std::mutex peer_watch_mu_;
+  std::weak_ptr<PresenceWatch> peer_watch_;
 };
 
 }  // namespace qim

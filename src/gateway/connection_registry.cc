@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/conversation.h"
 #include "gateway/connection.h"
 #include "gateway/gateway_metrics.h"
 #include "gateway/protocol/server_frame.h"
@@ -83,6 +84,23 @@ void ConnectionRegistry::send_sync_needed(const std::vector<std::shared_ptr<Conn
   metrics_.sync_needed.Increment(static_cast<double>(resync.size()));
 }
 
+namespace {
+
+// The other members of the direct conversations among `entries` (one user's), each once.
+std::vector<UserId> direct_peers_in(const std::vector<MailboxEntry>& entries) {
+  std::vector<UserId> peers;
+  for (const auto& e : entries) {
+    auto c = Conversation::of(e.message.conversation);
+    if (!c.ok() || c->direct_pair() == nullptr) continue;
+    auto peer = c->direct_pair()->peer_of(e.user);
+    if (peer && *peer != e.user && std::find(peers.begin(), peers.end(), *peer) == peers.end())
+      peers.push_back(*peer);
+  }
+  return peers;
+}
+
+}  // namespace
+
 void ConnectionRegistry::entries_visible(ShardId shard, MailboxSeq from, MailboxSeq to,
                                          std::span<const MailboxEntry> entries) {
   if (!push_) return;
@@ -92,6 +110,8 @@ void ConnectionRegistry::entries_visible(ShardId shard, MailboxSeq from, Mailbox
 
   std::vector<std::shared_ptr<Connection>> resync;
   std::vector<std::pair<std::shared_ptr<const std::string>, std::vector<std::shared_ptr<Connection>>>> sends;
+  // Direct peers met in the pushed entries, per user's connections (presence's contacts, after the lock).
+  std::vector<std::pair<std::vector<UserId>, std::vector<std::shared_ptr<Connection>>>> peers_seen;
   std::string reason;
   {
     std::lock_guard lock(mu_);
@@ -124,12 +144,17 @@ void ConnectionRegistry::entries_visible(ShardId shard, MailboxSeq from, Mailbox
       // A large push goes as several DELIVERs of bounded size, which chain like the reports do.
       for (std::string& frame : encode_delivers(list, sent_from, to))
         sends.emplace_back(std::make_shared<const std::string>(std::move(frame)), targets);
+      if (auto peers = direct_peers_in(list); !peers.empty())
+        peers_seen.emplace_back(std::move(peers), targets);
     }
   }
   // Queued in the order of the reports: a SYNC_NEEDED before the pushes that follow the break.
   send_sync_needed(resync, reason);
   for (auto& [frame, targets] : sends) {
     for (auto& c : targets) c->push(frame);
+  }
+  for (auto& [peers, targets] : peers_seen) {
+    for (auto& c : targets) c->direct_peers_seen(peers);
   }
 }
 

@@ -136,6 +136,10 @@ void Connection::presence_connected() {
       hub->watch(principal_->user, [weak = weak_from_this()](std::shared_ptr<const std::string> frame) {
         if (auto self = weak.lock()) self->push(std::move(frame));
       });
+  {
+    std::lock_guard lock(peer_watch_mu_);
+    peer_watch_ = ephemeral_->watch;
+  }
   // The direct peers' state, pushed once read (a PRESENCE_STATE without ref); nothing without peers.
   std::weak_ptr<PresenceWatch> watch = ephemeral_->watch;
   run_pooled(ctx_.blocking, "", [hub, watch] {
@@ -151,8 +155,22 @@ void Connection::presence_connected() {
   });
 }
 
+void Connection::direct_peers_seen(std::span<const UserId> peers) {
+  std::shared_ptr<PresenceWatch> watch;
+  {
+    std::lock_guard lock(peer_watch_mu_);
+    watch = peer_watch_.lock();
+  }
+  if (!watch || ctx_.presence == nullptr) return;
+  for (const auto& p : peers) ctx_.presence->peer_seen(*watch, p);
+}
+
 void Connection::presence_closed() {
   if (!ephemeral_) return;
+  {
+    std::lock_guard lock(peer_watch_mu_);
+    peer_watch_.reset();
+  }
   ephemeral_->watch.reset();
   if (ephemeral_->counted) {
     ephemeral_->counted = false;

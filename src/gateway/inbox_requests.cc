@@ -185,7 +185,12 @@ std::string answer_settings(const InboxRequestDeps& deps, const std::string& ref
       return failed(deps, ref, "SETTINGS of " + caller.user.str(), s.error());
   }
   // Watchers lose (or gain) sight at once, not at the user's next change (docs/adr/0083).
-  if (f.presence && deps.presence != nullptr) deps.presence->privacy_changed(caller.user);
+  // SETTINGS_OK once the exchange has it (flush: the hub's thread announced it), so a watcher who asks
+  // after the OK, on any gateway, already gets the new answer.
+  if (f.presence && deps.presence != nullptr) {
+    deps.presence->privacy_changed(caller.user);
+    deps.presence->flush();
+  }
   auto stored = backend.settings(caller.user);
   if (!stored.ok()) return failed(deps, ref, "SETTINGS of " + caller.user.str(), stored.error());
   return encode_settings_ok(ref, effective_settings(*stored));

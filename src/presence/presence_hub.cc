@@ -68,6 +68,41 @@ void PresenceHub::privacy_changed(const UserId& user) {
   cv_.notify_all();
 }
 
+void PresenceHub::peer_seen(PresenceWatch& watch, const UserId& peer) {
+  {
+    std::lock_guard lock(mu_);
+    if (peer == watch.watcher_ || watch.peers_.contains(peer) || watch.peers_.size() >= options_.max_peers)
+      return;
+    watch.peers_.insert(peer);
+    const bool was_explicit = watch.explicit_.contains(peer);
+    if (!was_explicit) watch_locked(&watch, peer);
+    tasks_.push_back(Task{TaskKind::kPeer, peer, watch.weak_from_this(), was_explicit});
+    tasks_queued_++;
+  }
+  cv_.notify_all();
+}
+
+void PresenceHub::push_new_peer(const Task& t) {
+  auto watch = t.watch.lock();
+  if (!watch) return;
+  const std::vector<UserId> one{t.user};
+  auto records = exchange_.records(one);
+  if (!records.ok() || records->size() != 1) {
+    announce_failures_++;
+    spdlog::warn("presence: the state of {}'s new peer {} could not be read: {}", watch->watcher_.str(),
+                 t.user.str(), records.ok() ? "no record" : records.error().to_string());
+    return;
+  }
+  const PresenceRecord& r = records->front();
+  // Explicitly watched already: only "contacts" changes what the watcher sees by becoming a peer.
+  if (t.was_explicit && r.privacy != PresencePrivacy::kContacts) return;
+  std::unique_lock lock(mu_);
+  const PresenceView view = view_for(*watch, t.user, r);
+  lock.unlock();
+  watch->push_(std::make_shared<const std::string>(encode_presence(view)));
+  frames_pushed_++;
+}
+
 void PresenceHub::flush() {
   std::unique_lock lock(mu_);
   const uint64_t target = tasks_queued_;
@@ -139,6 +174,8 @@ void PresenceHub::run() {
         s = exchange_.went_online(t.user, read_privacy(t.user));
       } else if (t.kind == TaskKind::kPrivacy) {
         s = exchange_.privacy_changed(t.user, read_privacy(t.user));
+      } else if (t.kind == TaskKind::kPeer) {
+        push_new_peer(t);
       }
       if (!s.ok()) {
         announce_failures_++;

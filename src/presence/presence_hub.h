@@ -46,7 +46,7 @@ struct PresenceOptions {
 class PresenceHub;
 
 // One connection's subscriptions. Dropping it unsubscribes everything it watched.
-class PresenceWatch {
+class PresenceWatch : public std::enable_shared_from_this<PresenceWatch> {
  public:
   using Push = std::function<void(std::shared_ptr<const std::string> frame)>;
   ~PresenceWatch();
@@ -90,6 +90,12 @@ class PresenceHub {
   Result<std::vector<PresenceView>> subscribe(PresenceWatch& watch, std::vector<UserId> users);
   // The user's privacy setting changed (call after storing it): re-read and published. Never blocks.
   void privacy_changed(const UserId& user);
+  // The watch's connection was pushed an entry of a direct conversation with `peer`: a conversation begun
+  // after AUTH makes `peer` a direct peer (and a contact) as AUTH's read would have. New to the watch: it
+  // is watched and its state pushed as a PRESENCE once read on the hub's thread (unless the watcher saw
+  // it already, explicitly subscribed, and the peer's privacy is not "contacts"). Never blocks; nothing
+  // past max_peers.
+  void peer_seen(PresenceWatch& watch, const UserId& peer);
 
   // Returns once every announcement queued before the call was made (tests).
   void flush();
@@ -104,11 +110,15 @@ class PresenceHub {
     std::optional<std::chrono::steady_clock::time_point> offline_due;  // in the grace
     int64_t closed_at_ms = 0;
   };
-  enum class TaskKind { kOnline, kOffline, kPrivacy };
+  enum class TaskKind { kOnline, kOffline, kPrivacy, kPeer };
   struct Task {
     TaskKind kind;
     UserId user;
+    std::weak_ptr<PresenceWatch> watch = {};  // kPeer: the watch to push the peer's state to
+    bool was_explicit = false;                // kPeer: the watch already saw the peer (PRESENCE_SUBSCRIBE)
   };
+  // kPeer on the hub's thread: reads the peer's record and pushes its view (blocking exchange read).
+  void push_new_peer(const Task& t);
 
   void run();
   void forget(PresenceWatch* watch);

@@ -129,5 +129,86 @@ TEST(E2E, T04_PresenceReconnectWithinTheGraceIsNoChange) {
   EXPECT_FALSE(next(*dave, "PRESENCE", c, 2500ms).ok());
 }
 
+// A direct conversation between `from` and `to` whose message `to` has been delivered: from then on the
+// inbox holds their rows, which make them contacts (presence privacy) and direct peers (AUTH).
+void make_contacts(Client& from, Client& to, const std::string& to_user, const std::string& cmid) {
+  ASSERT_TRUE(from.send(to_user, cmid, "hi").ok());
+  auto delivered = to.wait_for(
+      [&](const ServerFrame& f) { return f.type == "DELIVER" && has_cmid(f.entries, cmid); }, kWait);
+  ASSERT_TRUE(delivered.ok()) << delivered.error().to_string();
+}
+
+// T05. Presence privacy: `contacts` hides carol from a stranger and not from her contact; `nobody` hides
+// her from both (her contact is pushed an offline as he loses sight); `everyone` again pushes her online to
+// the stranger who watches her. Hidden means offline with no last_seen.
+TEST(E2E, T05_PresencePrivacyContactsAndNobody) {
+  auto& qim = shared_qim();
+  const auto c = user("t05", "carol"), d = user("t05", "dave"), e = user("t05", "erin");
+  auto carol = login_at(first_gateway(qim), c);
+  auto dave = login_at(last_gateway(qim), d);
+  auto erin = login_at(last_gateway(qim), e);
+  ASSERT_TRUE(carol && dave && erin);
+  make_contacts(*carol, *dave, d, "t05-1");
+  auto set = carol->settings({.presence = "contacts"});
+  ASSERT_TRUE(set.ok()) << set.error().to_string();
+
+  const std::string subscribe = R"({"type":"PRESENCE_SUBSCRIBE","ref":"p","users":[")" + c + R"("]})";
+  const std::string hidden = R"("user":")" + c + R"(","status":"offline","last_seen":null)";
+  erin->send_text(subscribe);
+  auto to_erin = erin->wait_ref("p", kWait);
+  ASSERT_TRUE(to_erin.ok());
+  EXPECT_NE(to_erin->raw.find(hidden), std::string::npos) << to_erin->raw;
+  dave->send_text(subscribe);
+  auto to_dave = dave->wait_ref("p", kWait);
+  ASSERT_TRUE(to_dave.ok());
+  if (to_dave->raw.find(R"("status":"online")") == std::string::npos) {  // her online may come as a push
+    ASSERT_TRUE(next(*dave, "PRESENCE", R"("status":"online")").ok()) << to_dave->raw;
+  }
+
+  set = carol->settings({.presence = "nobody"});
+  ASSERT_TRUE(set.ok()) << set.error().to_string();
+  auto lost = next(*dave, "PRESENCE", R"("status":"offline")");
+  ASSERT_TRUE(lost.ok()) << "dave is not told he lost sight of carol";
+  EXPECT_NE(lost->raw.find(R"("last_seen":null)"), std::string::npos) << lost->raw;
+  dave->send_text(R"({"type":"PRESENCE_SUBSCRIBE","ref":"p2","users":[")" + c + R"("]})");
+  to_dave = dave->wait_ref("p2", kWait);
+  ASSERT_TRUE(to_dave.ok());
+  EXPECT_NE(to_dave->raw.find(hidden), std::string::npos) << to_dave->raw;
+  // Erin never saw carol: a privacy change may be pushed to her (the hub does not know the old setting),
+  // but still hidden.
+  auto to_erin2 = next(*erin, "PRESENCE", c, 200ms);
+  EXPECT_TRUE(!to_erin2.ok() || to_erin2->raw.find(hidden) != std::string::npos) << to_erin2->raw;
+
+  set = carol->settings({.presence = "everyone"});
+  ASSERT_TRUE(set.ok()) << set.error().to_string();
+  EXPECT_TRUE(next(*erin, "PRESENCE", R"("status":"online")").ok()) << "erin gains sight of carol";
+  EXPECT_TRUE(next(*dave, "PRESENCE", R"("status":"online")").ok()) << "dave gains sight of carol";
+}
+
+// T06. After AUTH a user is sent their direct peers' state unasked (a PRESENCE_STATE without ref), and
+// pushed their changes; a user they share no conversation with is not in it.
+TEST(E2E, T06_DirectPeersArePresentAfterAuthWithoutASubscribe) {
+  auto& qim = shared_qim();
+  const auto c = user("t06", "carol"), d = user("t06", "dave"), e = user("t06", "erin");
+  auto carol = login_at(first_gateway(qim), c);
+  auto dave = login_at(last_gateway(qim), d);
+  auto erin = login_at(first_gateway(qim), e);
+  ASSERT_TRUE(carol && dave && erin);
+  make_contacts(*carol, *dave, d, "t06-1");
+  dave->close();
+
+  auto dave2 = login_at(last_gateway(qim), d, "d2");
+  ASSERT_TRUE(dave2);
+  auto state = dave2->wait_for(
+      [](const ServerFrame& f) { return f.type == "PRESENCE_STATE" && f.ref.empty(); }, kWait);
+  ASSERT_TRUE(state.ok()) << "no PRESENCE_STATE of the direct peers after AUTH";
+  EXPECT_NE(state->raw.find(R"("user":")" + c + R"(","status":"online")"), std::string::npos) << state->raw;
+  EXPECT_EQ(state->raw.find(e), std::string::npos) << state->raw;
+  carol->close();
+  auto off = next(*dave2, "PRESENCE", R"("status":"offline")");
+  ASSERT_TRUE(off.ok()) << "carol's going offline is not pushed to her direct peer";
+  EXPECT_NE(off->raw.find(c), std::string::npos) << off->raw;
+}
+
 }  // namespace
 }  // namespace qim::e2e
