@@ -4,11 +4,13 @@
 // for a while (503, then a closed port) loses nothing and keeps the order; a restart of `qim up` resends
 // only what the hook had not acknowledged.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
+import { promisify } from 'node:util';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { QimClient } from '../dist/index.js';
-import { Qim, user, waitFor } from './qim.mjs';
+import { QIM_BINARY, Qim, user, waitFor } from './qim.mjs';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
@@ -193,6 +195,56 @@ describe('event webhook', () => {
       ['acked0', 'acked1', 'acked2', 'acked3', 'pending0', 'pending1', 'pending2']);
     const resent = hook.requests.slice(before).filter((r) => ackedIds.has(r.id));
     assert.deepEqual(resent, [], 'events acknowledged before the restart were sent again');
+    assert.equal(hook.badSignatures, 0);
+  });
+});
+
+describe('event webhook dead letters', () => {
+  let hook, qim;
+  before(async () => {
+    hook = new Hook();
+    const port = await hook.listen();
+    qim = new Qim({
+      env: {
+        QIM_WEBHOOK_URL: `http://127.0.0.1:${port}/hook`,
+        QIM_WEBHOOK_SECRET: SECRET,
+        QIM_WEBHOOK_RETRY_INITIAL_MS: '20',
+        QIM_WEBHOOK_RETRY_MAX_MS: '50',
+        QIM_WEBHOOK_RETRY_FOR_MS: '300',  // dead-lettered after 0.3 s of failures
+      },
+    });
+    await qim.start();
+  });
+  after(async () => {
+    await qim?.destroy();
+    await hook?.close();
+  });
+
+  const qimCommand = async (...args) =>
+    (await promisify(execFile)(QIM_BINARY, ['webhooks', 'dead-letters', ...args, '--data-dir', qim.dir])).stdout;
+
+  test('an event past its retry time is listed, then replayed with its id by `qim webhooks dead-letters`', async () => {
+    const a = user('alice'), b = user('bob');
+    const alice = client(qim, a);
+    await alice.start();
+    hook.mode = 'down';
+    await alice.send({ to: b, body: 'given up' });
+    await waitFor('the dead letter', async () => /message\.created attempts=\d+ .* pending/.test(await qimCommand('list')));
+    const failedId = hook.requests.find((r) => r.event.data?.body === 'given up').id;
+    assert.match(await qimCommand('list'), new RegExp(`^0 ${failedId} message\\.created `, 'm'));
+    hook.mode = 'up';
+    await alice.send({ to: b, body: 'after it' });  // the partition moved on
+    await waitFor('the next event', () => hook.firsts().some((e) => e.data.body === 'after it'));
+    assert.equal(hook.acknowledged().filter((r) => r.id === failedId).length, 0);
+    assert.match(await qimCommand('replay'), /^replayed 1; replay cursor at 1; 0 pending$/m);
+    const replayed = hook.acknowledged().filter((r) => r.id === failedId);
+    assert.equal(replayed.length, 1);
+    assert.equal(replayed[0].event.data.body, 'given up');
+    assert.match(await qimCommand('list'), / replayed error=/);
+    assert.match(await qimCommand('replay'), /^replayed 0; replay cursor at 1; 0 pending$/m);
+    const metrics = await (await fetch(`http://127.0.0.1:${qim.adminPort}/metrics`)).text();
+    assert.match(metrics, /^qim_webhook_dead_lettered_total 1$/m);
+    assert.match(metrics, /^qim_webhook_replayed_total 1$/m);
     assert.equal(hook.badSignatures, 0);
   });
 });
