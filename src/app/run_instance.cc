@@ -201,10 +201,11 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   // The logs are locked now, so a running.json here is left over from a process that did not exit cleanly.
   remove_running_file(cfg.data_dir);
 
-  // The event webhook (docs/webhooks.md): in `qim up` when QIM_WEBHOOK_URL is set, or the role itself.
-  // Declared after the pipeline, whose Outbox and group store it reads.
+  // The event webhook (docs/webhooks.md): in `qim up` when QIM_WEBHOOK_URL is set, or the role itself (not
+  // in every `qim gateway` of a deployment that shares one environment). Declared after the pipeline, whose
+  // Outbox and group store it reads.
   std::optional<WebhookRole> webhooks;
-  if (instance.gateway || instance.webhooks) {
+  if ((instance.gateway && !instance.alone) || instance.webhooks) {
     auto w = open_webhook_role(env, cfg, *pipeline, spdlog::default_logger());
     if (!w.ok()) return refuse(log, instance.name, w.error());
     webhooks = std::move(w).value();
