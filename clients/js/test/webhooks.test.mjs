@@ -2,17 +2,114 @@
 // with the published `standardwebhooks` library (not our code), and the tests check what it received:
 // each message and membership change at least once, in Outbox order per conversation; a hook that is down
 // for a while (503, then a closed port) loses nothing and keeps the order; a restart of `qim up` resends
-// only what the hook had not acknowledged.
+// only what the hook had not acknowledged; a dead letter is listed and replayed by the operator command.
+// With QIM_WEBHOOK_TEST_KAFKA (brokers; QIM_MAILBOX_REDIS and QIM_ROUTING_REDIS set too) the same tests run
+// against the distributed deployment instead: `qim gateway`, `qim fanout` and `qim webhooks` on Kafka and
+// the redis store, the consumer's restart being a restart of `qim webhooks`.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { QimClient } from '../dist/index.js';
-import { QIM_BINARY, Qim, user, waitFor } from './qim.mjs';
+import WebSocket from 'ws';
+import { QIM_BINARY, Qim, user, waitFor as waitForAt } from './qim.mjs';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const KAFKA = process.env.QIM_WEBHOOK_TEST_KAFKA;
+const WAIT = KAFKA ? 60000 : 20000;
+const waitFor = (what, pred, ms = WAIT) => waitForAt(what, pred, ms);
+
+// The distributed deployment, as much of it as the webhook needs: `qim gateway` (SENDs into the Outbox),
+// `qim fanout` (decides group changes) and `qim webhooks`, on Kafka and the redis store, in a namespace of
+// their own. start() starts what is not running; stop() stops `qim webhooks` alone (the consumer's restart).
+class Distributed {
+  static AUTH = 'sdk-test-secret-0123456789abcdef';
+  constructor({ env }) {
+    this.base = mkdtempSync('/tmp/web-webhooks-');
+    const ns = `qim_wh_${process.pid}_${Date.now()}`;
+    this.env = {
+      ...process.env,
+      QIM_LOG_BACKEND: 'kafka',
+      QIM_KAFKA_BROKERS: KAFKA,
+      QIM_KAFKA_TOPIC_PREFIX: `${ns}.`,
+      QIM_MAILBOX_STORE_BACKEND: 'redis',
+      QIM_MAILBOX_REDIS_PREFIX: `${ns}:`,
+      QIM_ROUTING_REDIS_PREFIX: `${ns}:`,
+      QIM_AUTH_SECRET: Distributed.AUTH,
+      QIM_LOG_LEVEL: 'warn',
+      ...env,
+    };
+    this.procs = {};
+  }
+  async role(name, args) {
+    const dir = join(this.base, name);
+    const proc = spawn(QIM_BINARY, [name, '--data-dir', dir, '--admin-port', '0', ...args], {
+      env: this.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const p = { proc, dir, log: '' };
+    proc.stdout.on('data', (d) => (p.log += d));
+    proc.stderr.on('data', (d) => (p.log += d));
+    await waitFor(`qim ${name}`, () => {
+      if (proc.exitCode !== null) throw new Error(`qim ${name} exited (${proc.exitCode}):\n${p.log}`);
+      const running = join(dir, 'running.json');
+      if (!existsSync(running)) return false;
+      try {
+        const r = JSON.parse(readFileSync(running, 'utf8'));
+        if (r.pid !== proc.pid || !(r.admin_port > 0)) return false;
+        Object.assign(p, { port: r.gateway_port, adminPort: r.admin_port });
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    this.procs[name] = p;
+  }
+  async start() {
+    if (!this.procs.fanout) await this.role('fanout', []);
+    if (!this.procs.gateway) await this.role('gateway', ['--port', '0']);
+    if (!this.procs.webhooks) await this.role('webhooks', []);
+  }
+  async stopRole(name) {
+    const p = this.procs[name];
+    delete this.procs[name];
+    if (!p || p.proc.exitCode !== null) return;
+    const exited = new Promise((r) => p.proc.once('exit', r));
+    p.proc.kill('SIGTERM');
+    await exited;
+  }
+  stop() {
+    return this.stopRole('webhooks');
+  }
+  async destroy() {
+    for (const name of ['gateway', 'webhooks', 'fanout']) await this.stopRole(name);
+    rmSync(this.base, { recursive: true, force: true });
+  }
+  get url() {
+    return `ws://127.0.0.1:${this.procs.gateway.port}/`;
+  }
+  get adminPort() {
+    return this.procs.webhooks.adminPort;
+  }
+  get dir() {
+    return join(this.base, 'webhooks');
+  }
+  socketFactory() {
+    return (u) => new WebSocket(u);
+  }
+  token(user, device = 'node') {
+    return execFileSync(QIM_BINARY, ['token', '--user', user, '--device', device], {
+      env: { ...process.env, QIM_AUTH_SECRET: Distributed.AUTH },
+    }).toString().trim();
+  }
+}
+
+const deployment = (options) => (KAFKA ? new Distributed(options) : new Qim(options));
+const where = KAFKA ? 'distributed: Kafka, redis store' : 'qim up';
 
 // A hook on 127.0.0.1: `mode` is 'up' (200), 'down' (503) or 'closed' (the port refuses connections).
 class Hook {
@@ -90,12 +187,12 @@ function perConversation(hook) {
   return out;
 }
 
-describe('event webhook', () => {
+describe(`event webhook (${where})`, () => {
   let hook, hookPort, qim;
   before(async () => {
     hook = new Hook();
     hookPort = await hook.listen();
-    qim = new Qim({
+    qim = deployment({
       env: {
         QIM_WEBHOOK_URL: `http://127.0.0.1:${hookPort}/hook`,
         QIM_WEBHOOK_SECRET: SECRET,
@@ -166,7 +263,7 @@ describe('event webhook', () => {
     await new Promise((r) => setTimeout(r, 1000));  // a second of refused connections (not a synchronisation)
     hook.mode = 'up';
     await hook.listen(hookPort);
-    await waitFor('all 13 after the outage', () => (perConversation(hook).get(conv) ?? []).length === 13, 30000);
+    await waitFor('all 13 after the outage', () => (perConversation(hook).get(conv) ?? []).length === 13, 2 * WAIT);
     assert.deepEqual(perConversation(hook).get(conv), sent);
     const metrics = await (await fetch(`http://127.0.0.1:${qim.adminPort}/metrics`)).text();
     assert.match(metrics, /^qim_webhook_failed_attempts_total [1-9]\d*$/m);
@@ -190,7 +287,7 @@ describe('event webhook', () => {
     const before = hook.requests.length;
     hook.mode = 'up';
     await qim.start();
-    await waitFor('the 3 pending after the restart', () => (perConversation(hook).get(conv) ?? []).length === 7, 30000);
+    await waitFor('the 3 pending after the restart', () => (perConversation(hook).get(conv) ?? []).length === 7, 2 * WAIT);
     assert.deepEqual(perConversation(hook).get(conv),
       ['acked0', 'acked1', 'acked2', 'acked3', 'pending0', 'pending1', 'pending2']);
     const resent = hook.requests.slice(before).filter((r) => ackedIds.has(r.id));
@@ -199,12 +296,12 @@ describe('event webhook', () => {
   });
 });
 
-describe('event webhook dead letters', () => {
+describe(`event webhook dead letters (${where})`, () => {
   let hook, qim;
   before(async () => {
     hook = new Hook();
     const port = await hook.listen();
-    qim = new Qim({
+    qim = deployment({
       env: {
         QIM_WEBHOOK_URL: `http://127.0.0.1:${port}/hook`,
         QIM_WEBHOOK_SECRET: SECRET,
