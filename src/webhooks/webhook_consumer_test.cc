@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/conversation.h"
+#include "groups/embedded/rocks_group_store.h"
 #include "log/testing/temp_dir.h"
 #include "log/testing/test_log.h"
 #include "webhooks/signature.h"
@@ -208,6 +209,54 @@ TEST_F(WebhookConsumerTest, ARestartResendsOnlyWhatWasNotAcknowledged) {
   ASSERT_TRUE(eventually([&] { return hook_.accepted_count() == 4; }));
   c->stop();
   EXPECT_EQ(bodies(hook_.accepted), (std::vector<std::string>{"a", "b", "c", "d"}));
+}
+
+}  // namespace
+}  // namespace qim
+
+namespace qim {
+namespace {
+
+// Group changes and group messages become events only as fanout decided them: here the test plays fanout,
+// applying each op to a group store at its offset, as fanout does before it commits.
+TEST_F(WebhookConsumerTest, RefusedGroupChangesAndMessagesOfNonMembersMakeNoEvent) {
+  auto store = RocksGroupStore::open(dir_.sub("groups")).value();
+  const GroupId group = GroupId::parse("team1").value();
+  const ConversationId conv = Conversation::group(group).value().id();
+  GroupState state(group);
+  auto append = [&](const std::string& from, std::optional<GroupOp> op, const std::string& body) {
+    OutboxRecord r;
+    r.sender = UserId::parse(from).value();
+    r.sender_device = DeviceId::parse("d1").value();
+    r.conversation = conv;
+    r.server_time_ms = 1'700'000'000'000;
+    r.body = body;
+    r.group_op = op;
+    if (op) r.client_msg_id = "~group:op";
+    const Offset at = outbox_->append_sync(0, "", encode_outbox_record(r)).value();
+    if (op) {
+      ASSERT_TRUE(store->apply(state.apply(*op, r.sender, at.value, 100)).ok());
+    }
+  };
+  append("alice", GroupOp{GroupOpKind::kCreate, {UserId::parse("bob").value()}, "team"}, "{}");
+  append("bob", GroupOp{GroupOpKind::kAdd, {UserId::parse("carol").value()}}, "{}");  // bob is no admin
+  append("carol", std::nullopt, "from a non-member");
+  append("bob", std::nullopt, "from a member");
+
+  WebhookConsumerOptions o;
+  o.key = key_;
+  o.poll_wait = 20ms;
+  WebhookConsumer c(
+      *outbox_, *dead_, store.get(), [this] { return std::make_unique<FakeSender>(hook_); }, o);
+  ASSERT_TRUE(c.start().ok());
+  ASSERT_TRUE(eventually([&] { return c.metrics().records == 4; }));
+  ASSERT_TRUE(eventually([&] { return c.metrics().partitions[0].next == 4; }));
+  c.stop();
+  ASSERT_EQ(hook_.accepted.size(), 2u);
+  EXPECT_NE(hook_.accepted[0].body.find(R"("type":"group.created")"), std::string::npos)
+      << hook_.accepted[0].body;
+  EXPECT_NE(hook_.accepted[1].body.find(R"("body":"from a member")"), std::string::npos)
+      << hook_.accepted[1].body;
 }
 
 }  // namespace
