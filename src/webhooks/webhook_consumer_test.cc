@@ -211,12 +211,6 @@ TEST_F(WebhookConsumerTest, ARestartResendsOnlyWhatWasNotAcknowledged) {
   EXPECT_EQ(bodies(hook_.accepted), (std::vector<std::string>{"a", "b", "c", "d"}));
 }
 
-}  // namespace
-}  // namespace qim
-
-namespace qim {
-namespace {
-
 // Group changes and group messages become events only as fanout decided them: here the test plays fanout,
 // applying each op to a group store at its offset, as fanout does before it commits.
 TEST_F(WebhookConsumerTest, RefusedGroupChangesAndMessagesOfNonMembersMakeNoEvent) {
