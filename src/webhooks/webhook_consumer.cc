@@ -186,10 +186,12 @@ WebhookConsumer::Outcome WebhookConsumer::deliver(Partition& p, HookSender& send
 
 void WebhookConsumer::run(Partition& p) {
   std::unique_ptr<HookSender> sender = make_sender_();
+  // Fanout's committed position, asked again only once this partition caught up with it (on Kafka each
+  // ask is a round trip to the group coordinator).
+  uint64_t limit = options_.follow.empty() ? UINT64_MAX : 0;
   while (!stopping_) {
     const uint64_t next = p.next.load();
-    uint64_t limit = UINT64_MAX;
-    if (!options_.follow.empty()) {
+    if (next >= limit) {
       auto decided = outbox_.committed(options_.follow, p.partition);
       if (!decided.ok()) {
         options_.logger->warn("webhooks: cannot read {}'s position on partition {}: {}", options_.follow,
