@@ -23,6 +23,7 @@ Result<std::optional<WebhookRole>> open_webhook_role(const EnvLookup& env, const
   o.key = hook->key;
   o.retry = hook->retry;
   o.batch_max = hook->batch;
+  o.commit_interval = hook->commit_interval;
   o.start_at_end = hook->start_at_end;
   o.follow = kFanoutGroup;
   o.clock = config.store.clock;

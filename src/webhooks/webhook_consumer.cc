@@ -96,9 +96,11 @@ void WebhookConsumer::pause(std::chrono::milliseconds d) {
   cv_.wait_for(lock, d, [this] { return stopping_.load(); });
 }
 
-Status WebhookConsumer::commit(Partition& p) {
+Status WebhookConsumer::commit(Partition& p, bool force) {
   const uint64_t next = p.next.load();
   if (next <= p.committed) return {};
+  if (!force && now_ms() - p.last_commit_ms < options_.commit_interval.count()) return {};
+  p.last_commit_ms = now_ms();
   Status s = outbox_.commit(options_.group, p.partition, Offset{next});
   if (s.ok()) {
     p.committed = next;
@@ -179,7 +181,7 @@ WebhookConsumer::Outcome WebhookConsumer::deliver(Partition& p, HookSender& send
     options_.logger->warn("webhooks: event {} attempt {} failed ({}); next in {} ms", e.id, attempts,
                           s.error().to_string(), delay->count());
     // What the hook acknowledged before this event is not resent after a crash during the pause.
-    (void)commit(p);
+    (void)commit(p, true);
     pause(*delay);
   }
 }
@@ -233,9 +235,9 @@ void WebhookConsumer::run(Partition& p) {
       p.next = rec.offset.value + 1;
     }
     p.head_time_ms = 0;
-    (void)commit(p);
+    (void)commit(p, false);
   }
-  (void)commit(p);
+  (void)commit(p, true);
 }
 
 WebhookMetrics WebhookConsumer::metrics() const {

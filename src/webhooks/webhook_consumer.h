@@ -4,9 +4,10 @@
 // signed (webhooks/signature.h), to the hook, one at a time and in Outbox order: an event is sent only
 // once every earlier event of its partition was acknowledged (2xx) or dead-lettered, so the events of a
 // conversation (one partition) arrive in order. At least once: the partition's position is committed
-// only past acknowledged (or dead-lettered) events: after each batch read, before each pause of a retry and
-// when stopping; a clean restart resends nothing acknowledged, a crash resends at most the acknowledged
-// events of the batch in hand.
+// only past acknowledged (or dead-lettered) events: after a batch (at most once per commit_interval, as
+// fanout and the archiver: on Kafka a commit is a write to the offsets topic), before each pause of a retry
+// and when stopping; a clean restart resends nothing acknowledged, a crash resends at most the events
+// acknowledged since the last commit (one commit_interval's worth).
 //
 // A failed attempt is retried after the pauses of `retry` (webhooks/retry_policy.h); past its retry time
 // the event is appended to the dead-letter log (webhooks/dead_letters.h) and the partition moves on. The
@@ -42,8 +43,9 @@ struct WebhookConsumerOptions {
   std::string key;  // the decoded secret (decode_webhook_secret)
   RetryPolicy retry;
   std::string group = kWebhookGroup;
-  std::vector<uint32_t> partitions;  // empty: every partition
-  size_t batch_max = 64;             // QIM_WEBHOOK_BATCH: events a crash may resend, at most, per partition
+  std::vector<uint32_t> partitions;                 // empty: every partition
+  size_t batch_max = 64;                            // QIM_WEBHOOK_BATCH: Outbox records read at a time
+  std::chrono::milliseconds commit_interval{1000};  // QIM_WEBHOOK_COMMIT_INTERVAL_MS (0: after every batch)
   std::chrono::milliseconds poll_wait{200};
   bool start_at_end = false;           // QIM_WEBHOOK_START=latest: a group with no position starts at the end
   std::string follow;                  // a consumer group to stay behind (fanout's); empty: none
@@ -108,7 +110,8 @@ class WebhookConsumer {
     std::atomic<uint64_t> next{0};
     std::atomic<int64_t> head_time_ms{0};
     std::atomic<uint32_t> attempts{0};
-    uint64_t committed = 0;  // its thread's alone
+    uint64_t committed = 0;      // its thread's alone
+    int64_t last_commit_ms = 0;  // its thread's alone
     std::thread thread;
   };
   enum class Outcome { kAcknowledged, kDeadLettered, kStopped };
@@ -117,7 +120,8 @@ class WebhookConsumer {
   // The events of one record, after what fanout made of it. An error: ask again after a pause.
   Result<std::vector<WebhookEvent>> events_of(uint32_t partition, const LogRecord& rec);
   Outcome deliver(Partition& p, HookSender& sender, const WebhookEvent& e);
-  Status commit(Partition& p);
+  // Commits the partition's position if it moved, and if `force` or commit_interval passed since the last.
+  Status commit(Partition& p, bool force);
   void pause(std::chrono::milliseconds d);
   int64_t now_ms() const { return clock_->now_ms(); }
 

@@ -42,6 +42,7 @@ Result<std::optional<WebhookConfig>> webhook_config_from_env(const EnvLookup& ge
   QIM_RETURN_IF_ERROR(read_ms(getenv, "QIM_WEBHOOK_RETRY_INITIAL_MS", 1, 3'600'000, c.retry.initial));
   QIM_RETURN_IF_ERROR(read_ms(getenv, "QIM_WEBHOOK_RETRY_MAX_MS", 1, kDay, c.retry.max_delay));
   QIM_RETURN_IF_ERROR(read_ms(getenv, "QIM_WEBHOOK_RETRY_FOR_MS", 0, 30 * kDay, c.retry.retry_for));
+  QIM_RETURN_IF_ERROR(read_ms(getenv, "QIM_WEBHOOK_COMMIT_INTERVAL_MS", 0, 600'000, c.commit_interval));
   std::chrono::milliseconds batch{static_cast<int64_t>(c.batch)};
   QIM_RETURN_IF_ERROR(read_ms(getenv, "QIM_WEBHOOK_BATCH", 1, 10'000, batch));
   c.batch = static_cast<size_t>(batch.count());

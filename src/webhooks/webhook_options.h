@@ -7,7 +7,9 @@
 //   QIM_WEBHOOK_RETRY_MAX_MS       longest pause: 300000 (5 min)
 //   QIM_WEBHOOK_RETRY_FOR_MS       how long an event is tried before it is dead-lettered: 7200000 (2 h);
 //                                  0: never (the partition waits for the hook)
-//   QIM_WEBHOOK_BATCH              Outbox records read per batch (a crash resends at most these): 64
+//   QIM_WEBHOOK_BATCH              Outbox records read per batch: 64
+//   QIM_WEBHOOK_COMMIT_INTERVAL_MS the least time between two commits of a partition's position: 1000 (a
+//                                  crash resends at most the events acknowledged since); 0: every batch
 //   QIM_WEBHOOK_START              earliest (default) or latest: where a consumer group with no committed
 //                                  position starts (latest: a hook added to a running deployment does not
 //                                  get the Outbox's retained past)
@@ -28,6 +30,7 @@ struct WebhookConfig {
   std::chrono::milliseconds timeout{5000};
   RetryPolicy retry;
   size_t batch = 64;
+  std::chrono::milliseconds commit_interval{1000};
   bool start_at_end = false;
 };
 
