@@ -451,6 +451,14 @@ run_phases() {
     # Pauses past leases and timeouts, a node's clock skewed, partitions (nftables: needs root and
     # nftables), seed 1 of the random schedule for 30 s (tests/e2e/nemesis_*_test.cc; docs/reliability.md).
     e2e_distributed_phase "nemesis (distributed: Kafka, redis store)" "redis kafka" redis nemesis
+    # The event webhook as its own role (`qim webhooks`, beside `qim gateway` and `qim fanout`), its hook
+    # verified with the npm standardwebhooks library (clients/js/test/webhooks.test.mjs; ~15 s).
+    if needs redis kafka; then
+      QIM_WEBHOOK_TEST_KAFKA=127.0.0.1:${QIM_KAFKA_PORT:-19092} QIM_ROUTING_REDIS=127.0.0.1:${redis_ports[2]} \
+        node_phase "webhooks (distributed: Kafka, redis store)" 'test/webhooks.test.mjs'
+    else
+      record "webhooks (distributed: Kafka, redis store)" 0 1 0 "engine $missing_engine is not up; its tests did not run"
+    fi
     unset QIM_TEST_REDIS QIM_TEST_ROUTING_REDIS QIM_MAILBOX_REDIS
   fi
 

@@ -52,4 +52,13 @@ struct QuarantineRequest {
 // no record.
 int run_quarantine(const EnvLookup& env, const QuarantineRequest& request);
 
+struct DeadLetterRequest {
+  bool replay = false;  // false: list
+  std::optional<uint64_t> from;
+};
+// Lists or replays the event webhook's dead letters (docs/webhooks.md) through the admin server of the
+// instance running in the data directory (`qim up` with QIM_WEBHOOK_URL, or `qim webhooks`). NotFound
+// (exit 1) without a running instance; exit 1 too when a replay stopped at a dead letter the hook refused.
+int run_dead_letters(const EnvLookup& env, const DeadLetterRequest& request);
+
 }  // namespace qim

@@ -67,7 +67,10 @@ int main(int argc, char** argv) {
       "serve wss:// with a self-signed development certificate kept in <data dir>/tls (sets QIM_DEV_TLS=1)");
 
   std::string role;
-  for (const char* r : {"gateway", "fanout", "mailbox", "archiver"}) {
+  CLI::App* dead_letters = nullptr;
+  CLI::App* dead_list = nullptr;
+  qim::DeadLetterRequest dead_request;
+  for (const char* r : {"gateway", "fanout", "mailbox", "archiver", "webhooks"}) {
     auto* cmd =
         app.add_subcommand(r, std::string("run the ") + r + " role alone (needs a shared log: Kafka)");
     instance_flags(cmd, overrides);
@@ -75,6 +78,18 @@ int main(int argc, char** argv) {
       gateway_flags(cmd, overrides);
     } else {
       env_flag(cmd, overrides, "--admin-port", "QIM_ADMIN_PORT", "admin port (0: any free port)");
+    }
+    if (std::string(r) == "webhooks") {
+      // `qim webhooks dead-letters list|replay`: the dead letters of the instance in the data directory.
+      dead_letters =
+          cmd->add_subcommand("dead-letters", "list or replay the webhook's dead letters (docs/webhooks.md)");
+      dead_list = dead_letters->add_subcommand("list", "list the dead letters and the replay cursor");
+      auto* replay =
+          dead_letters->add_subcommand("replay", "send the dead letters again, from the cursor on");
+      replay->add_option("--from", dead_request.from,
+                         "dead-letter position to start at (default: the cursor)");
+      for (auto* c : {dead_list, replay}) instance_flags(c, overrides);
+      dead_letters->require_subcommand(1);
     }
     cmd->callback([&role, r] { role = r; });
   }
@@ -126,6 +141,10 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   const qim::EnvLookup env = qim::with_overrides(qim::process_env(), overrides);
   if (up->parsed()) return qim::run_up(env);
+  if (dead_letters != nullptr && dead_letters->parsed()) {
+    dead_request.replay = !dead_list->parsed();
+    return qim::run_dead_letters(env, dead_request);
+  }
   if (!role.empty()) return qim::run_role(role, env);
   if (tok->parsed()) return qim::run_token(env, token);
   if (rep->parsed()) return qim::run_replay_fanout(env, replay);

@@ -174,3 +174,29 @@ int run_quarantine(const EnvLookup& env, const QuarantineRequest& request) {
 }
 
 }  // namespace qim
+
+namespace qim {
+
+int run_dead_letters(const EnvLookup& env, const DeadLetterRequest& request) {
+  const char* what = request.replay ? "qim webhooks dead-letters replay" : "qim webhooks dead-letters list";
+  auto config = app_config_from_env(env);
+  if (!config.ok()) return fail(what, config.error());
+  auto running = running_instance(config->data_dir);
+  if (!running) {
+    return fail(what,
+                Error(Errc::kNotFound, "no running instance in " + config->data_dir +
+                                           " (QIM_DATA_DIR / --data-dir): the dead letters are listed and "
+                                           "replayed by the process that runs the webhook"));
+  }
+  std::string target = "/admin/webhooks/dead-letters";
+  if (request.replay) {
+    target += "/replay";
+    if (request.from) target += "?from=" + std::to_string(*request.from);
+  }
+  auto body = admin_request(running->admin_port, request.replay ? "POST" : "GET", target);
+  if (!body.ok()) return fail(what, body.error());
+  fmt::print("{}", *body);
+  return kExitOk;
+}
+
+}  // namespace qim

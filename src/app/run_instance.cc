@@ -13,6 +13,7 @@
 #include "app/instance_files.h"
 #include "app/pipeline.h"
 #include "app/role_admin.h"
+#include "app/webhook_role.h"
 #include "core/cpu_placement.h"
 #include "delivery/local_signal_bus.h"
 #include "delivery/redis/gateway_routing.h"
@@ -82,8 +83,9 @@ int refuse(spdlog::logger& log, const std::string& what, const Error& e) {
 struct Instance {
   bool gateway = false;
   PipelineRoles roles;
-  std::string name;    // for messages: "qim up", "qim fanout", ...
-  bool alone = false;  // one role in its own process: delivery goes through the routing Redis
+  std::string name;       // for messages: "qim up", "qim fanout", ...
+  bool alone = false;     // one role in its own process: delivery goes through the routing Redis
+  bool webhooks = false;  // `qim webhooks`: the event webhook is the role (QIM_WEBHOOK_URL required)
 };
 
 // The leases of a `qim mailbox` whose shards are not configured (QIM_OWNED_SHARDS unset or auto).
@@ -199,6 +201,22 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   // The logs are locked now, so a running.json here is left over from a process that did not exit cleanly.
   remove_running_file(cfg.data_dir);
 
+  // The event webhook (docs/webhooks.md): in `qim up` when QIM_WEBHOOK_URL is set, or the role itself (not
+  // in every `qim gateway` of a deployment that shares one environment). Declared after the pipeline, whose
+  // Outbox and group store it reads.
+  std::optional<WebhookRole> webhooks;
+  if ((instance.gateway && !instance.alone) || instance.webhooks) {
+    auto w = open_webhook_role(env, cfg, *pipeline, spdlog::default_logger());
+    if (!w.ok()) return refuse(log, instance.name, w.error());
+    webhooks = std::move(w).value();
+    if (instance.webhooks && !webhooks) {
+      return refuse(
+          log, instance.name,
+          Error(Errc::kConfig, "QIM_WEBHOOK_URL is not set: `qim webhooks` sends the events there"));
+    }
+  }
+  WebhookConsumer* hooks = webhooks ? webhooks->consumer.get() : nullptr;
+
   // Declared after the pipeline: the loop goes before the node it adds shards to, on every path.
   std::optional<Leases> leases;
   if (instance.roles.leased) {
@@ -307,13 +325,17 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     deps.presence = presence.get();
     deps.extra_metrics = [p = pipeline.get(), r = routing.get(), l = local_signals,
                           rs = routing ? static_cast<RedisSignalBus*>(signal_bus.get()) : nullptr,
-                          dn = delivered.get()] {
-      return p->prometheus() + (r != nullptr ? r->metrics_text() : std::string()) +
+                          dn = delivered.get(), hooks] {
+      return p->prometheus() + (hooks != nullptr ? hooks->prometheus() : std::string()) +
+             (r != nullptr ? r->metrics_text() : std::string()) +
              (l != nullptr ? l->metrics_text() : std::string()) +
              (rs != nullptr ? rs->metrics_text() : std::string()) +
              (dn != nullptr ? dn->metrics_text() : std::string());
     };
     deps.admin_routes = pipeline_admin_routes(*pipeline);
+    if (hooks != nullptr) {
+      for (auto& r : webhook_admin_routes(*hooks)) deps.admin_routes.push_back(std::move(r));
+    }
     if (routing) deps.routes = &routing->registrar();
     gateway = make_gateway(*std::move(options), std::move(deps));
     if (local_signals != nullptr) local_signals->attach(&gateway->signal_sink());
@@ -324,6 +346,13 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   if (Status s = pipeline->start(); !s.ok()) {
     (void)pipeline->shutdown();
     return refuse(log, instance.name, s.error());
+  }
+  // After fanout started: the consumer follows its committed position.
+  if (hooks != nullptr) {
+    if (Status s = hooks->start(); !s.ok()) {
+      (void)pipeline->shutdown();
+      return refuse(log, instance.name + ": the webhook consumer", s.error());
+    }
   }
   if (leases) {
     leases->loop = std::make_unique<ShardOwnership>(*pipeline->node(), *leases->store, pipeline->store(),
@@ -354,8 +383,9 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   } else {
     admin = std::make_unique<RoleAdmin>(
         [p = pipeline.get(), n = routed_notifier.get(), l = leases ? leases->loop.get() : nullptr,
-         ns = node_signals.get(), dn = delivered.get()] {
-          return p->prometheus() + (n != nullptr ? n->metrics_text() : std::string()) +
+         ns = node_signals.get(), dn = delivered.get(), hooks] {
+          return p->prometheus() + (hooks != nullptr ? hooks->prometheus() : std::string()) +
+                 (n != nullptr ? n->metrics_text() : std::string()) +
                  (ns != nullptr ? ns->metrics_text() : std::string()) +
                  (dn != nullptr ? dn->metrics_text() : std::string()) +
                  (l != nullptr ? ownership_prometheus(l->metrics()) : std::string());
@@ -364,6 +394,9 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
           auto routes = pipeline_admin_routes(*pipeline);
           if (leases && leases->loop) {
             for (auto& r : ownership_admin_routes(*leases->loop)) routes.push_back(std::move(r));
+          }
+          if (hooks != nullptr) {
+            for (auto& r : webhook_admin_routes(*hooks)) routes.push_back(std::move(r));
           }
           return routes;
         }());
@@ -411,6 +444,9 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   // their next scan rather than after the lease ttl.
   if (leases && leases->loop) leases->loop->stop();
   Status drained = pipeline->shutdown();
+  // Stopped after fanout's drain (its last commit lets the consumer see the last records) without waiting for
+  // the hook: what it did not acknowledge is sent after the next start.
+  if (hooks != nullptr) hooks->stop();
   delivered.reset();        // reported to last by the shutdown's flush; before the buses it sends on
   routed_notifier.reset();  // publishes what the node reported last, then stops
   node_signals.reset();
@@ -454,9 +490,9 @@ int run_role(const std::string& role, const EnvLookup& env) {
   const bool leased = role == "mailbox" && shard_leases_enabled(env);
   Instance instance{role == "gateway",
                     PipelineRoles{role == "fanout", role == "mailbox", role == "archiver", leased,
-                                  /*groups=*/role == "gateway" || role == "fanout",
+                                  /*groups=*/role == "gateway" || role == "fanout" || role == "webhooks",
                                   /*inbox=*/role == "gateway" || role == "mailbox"},
-                    "qim " + role, true};
+                    "qim " + role, true, role == "webhooks"};
   return run_instance(env, instance);
 }
 

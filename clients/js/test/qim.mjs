@@ -63,6 +63,7 @@ export class Qim {
         const r = JSON.parse(readFileSync(running, 'utf8'));
         if (r.pid !== proc.pid || !(r.gateway_port > 0)) return false;
         this.port = r.gateway_port;
+        this.adminPort = r.admin_port;
         return true;
       } catch {
         return false;
