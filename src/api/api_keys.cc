@@ -70,6 +70,10 @@ Result<std::string> read_file(const std::string& path) {
 }
 
 Status write_file(const std::string& path, const std::string& text) {
+  // The data directory of an instance that never ran: made here, as `qim up` would.
+  std::error_code ec;
+  if (auto parent = std::filesystem::path(path).parent_path(); !parent.empty())
+    std::filesystem::create_directories(parent, ec);
   const std::string tmp = path + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return Error(Errc::kIo, "cannot write the API key file " + tmp);

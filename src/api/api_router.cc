@@ -88,8 +88,10 @@ ApiResponse from_frame(const std::string& frame, unsigned ok_status = 200) {
   json::value v = json::parse(frame, ec);
   if (ec || !v.is_object())
     return ApiRouter::problem(WireCode::kInternal, "the answer frame did not parse (logged)");
-  json::object& o = v.as_object();
-  o.erase("ref");
+  // Without "ref", in the frame's own order (object::erase would move the last member into its place).
+  json::object o;
+  for (const auto& [k, value] : v.as_object())
+    if (k != "ref") o[k] = value;
   const json::value* type = o.if_contains("type");
   if (type != nullptr && type->is_string() && type->as_string() == "ERROR") {
     const json::value* code = o.if_contains("code");

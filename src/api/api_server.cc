@@ -64,10 +64,11 @@ void serve_stream(Stream& stream, ApiRouter& router, size_t max_body) {
                      false);
       return;
     }
-    if (ec == http::error::end_of_stream ||
-        ec.category() != beast::error_code(http::error::end_of_stream).category())
-      return;  // the peer closed, timed out or the socket failed: nothing to answer
-    if (ec) {  // an HTTP parse error
+    if (ec) {
+      // The peer closed, timed out or the socket failed: nothing to answer. Else an HTTP parse error.
+      if (ec == http::error::end_of_stream ||
+          ec.category() != beast::error_code(http::error::end_of_stream).category())
+        return;
       write_response(
           stream, ApiRouter::problem(WireCode::kBadFrame, "not an HTTP/1.1 request: " + ec.message()), false);
       return;

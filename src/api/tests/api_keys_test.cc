@@ -94,6 +94,13 @@ TEST(ApiKeys, CreateVerifyRevoke) {
   EXPECT_EQ(revoke_api_key(path, "ffffffffffff", 4000).code(), Errc::kNotFound);
 }
 
+TEST(ApiKeys, CreateMakesTheDirectory) {
+  const std::string path = temp_file("fresh") + "-dir/sub/api-keys";
+  auto created = create_api_key(path, kAllScopes, "", 1);
+  ASSERT_TRUE(created.ok()) << created.error().to_string();
+  EXPECT_TRUE(std::filesystem::exists(path));
+}
+
 TEST(ApiKeys, MalformedFileIsAnError) {
   EXPECT_FALSE(parse_key_file("v1\tnot-enough\n").ok());
   EXPECT_TRUE(parse_key_file("# comment\n\n").ok());
