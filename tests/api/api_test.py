@@ -38,6 +38,7 @@ class Instance:
                         QIM_LOG_LEVEL="warn")
         for k in ("QIM_API_KEYS_FILE", "QIM_TLS_CERT", "QIM_TLS_KEY", "QIM_AUTH_SECRET"):
             self.env.pop(k, None)
+        self.env.update(backend_env())
         self.env.update(extra_env or {})
         self.flags = list(flags)
         self.proc = None
@@ -91,6 +92,95 @@ class Instance:
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=BOUND_S)
 
 
+SERIAL = [0]
+
+
+def backend_env():
+    """The mailbox store of the e2e phase that runs this (QIM_E2E_BACKEND; embedded when unset), in a
+    namespace of its own (a remote store is shared by the phase's processes)."""
+    SERIAL[0] += 1
+    ns = f"qim_api_{os.getpid()}_{SERIAL[0]}"
+    return {"QIM_MAILBOX_STORE_BACKEND": os.environ.get("QIM_E2E_BACKEND") or "embedded",
+            "QIM_MAILBOX_REDIS_PREFIX": ns + ":", "QIM_CQL_KEYSPACE": ns, "QIM_KAFKA_TOPIC_PREFIX": ns + ".",
+            "QIM_ROUTING_REDIS_PREFIX": ns + ":"}
+
+
+class Distributed:
+    """The distributed deployment (as tests/e2e/deployment.cc starts it): Kafka for the logs, one MailboxNode
+    owning every shard, fanout, the archiver and two gateways, each serving the server API with one key file
+    (QIM_API_KEYS_FILE) and one send idempotency table (the routing Redis)."""
+
+    ROLES = [("mailbox", "mailbox"), ("archiver", "archiver"), ("fanout", "fanout"),
+             ("gateway", "gateway-1"), ("gateway", "gateway-2")]
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="qim-api-dist-")
+        self.keys_file = os.path.join(self.dir, "api-keys")
+        self.env = dict(os.environ, QIM_LOG_BACKEND="kafka", QIM_SHARDS="16", QIM_AUTH_SECRET="api-test-secret",
+                        QIM_API_KEYS_FILE=self.keys_file, QIM_LOG_LEVEL="warn", QIM_API_RATE="1000",
+                        QIM_API_BURST="1000")
+        for k in ("QIM_TLS_CERT", "QIM_TLS_KEY", "QIM_API_LISTEN"):
+            self.env.pop(k, None)
+        self.env.update(backend_env())
+        self.procs = []
+        self.ports = []
+
+    def admin(self, *args):
+        out = subprocess.run([QIM, "admin", "api-key", *args], env=self.env, capture_output=True, text=True,
+                             timeout=BOUND_S)
+        if out.returncode != 0:
+            raise AssertionError(f"qim admin api-key {args}: {out.stderr}")
+        return out.stdout.strip()
+
+    def start(self):
+        ns = self.env["QIM_KAFKA_TOPIC_PREFIX"].rstrip(".")
+        for role, name in self.ROLES:
+            data = os.path.join(self.dir, name)
+            os.makedirs(data)
+            env = dict(self.env, QIM_DATA_DIR=data, QIM_ADMIN_PORT="0")
+            if role == "mailbox":
+                env.update(QIM_NODE_ID=ns + "-node", QIM_OWNED_SHARDS="0-15")
+            if role == "gateway":
+                env.update(QIM_GATEWAY_ID=f"{ns}-{name}", QIM_GATEWAY_PORT="0", QIM_API_LISTEN="127.0.0.1:0")
+            log = open(os.path.join(data, "qim.log"), "w")
+            p = subprocess.Popen([QIM, role], env=env, stdout=subprocess.PIPE, stderr=log, text=True)
+            log.close()  # the child has its own descriptor
+            self.procs.append(p)
+            found = {}
+
+            def read(p=p, found=found, role=role):
+                for line in p.stdout:
+                    m = re.search(r"server API\s+http://[0-9.]+:(\d+)/v1/", line)
+                    if m:
+                        found["port"] = int(m.group(1))
+                    if "is running" in line and role != "gateway":
+                        found["up"] = True
+                    if "port" in found or "up" in found:
+                        return
+
+            t = threading.Thread(target=read, daemon=True)
+            t.start()
+            t.join(BOUND_S * 2)
+            if not found:
+                self.stop()
+                raise AssertionError(f"qim {role} ({name}) did not start within the bound; see {data}/qim.log")
+            threading.Thread(target=lambda p=p: [None for _ in p.stdout], daemon=True).start()
+            if "port" in found:
+                self.ports.append(found["port"])
+
+    def stop(self):
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(BOUND_S)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+            p.stdout.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
 def response_schema(path_template, method, status, content_type):
     """The document's schema for this answer (with the components beside it for $ref), or fail."""
     op = SPEC["paths"][path_template][method.lower()]
@@ -109,23 +199,8 @@ def check_against(schema, body):
     OAS31Validator(dict(schema, components=SPEC["components"])).validate(body)
 
 
-class Api(unittest.TestCase):
-    inst = None
-
-    @classmethod
-    def setUpClass(cls):
-        cls.inst = Instance()
-        cls.key = cls.inst.admin("create", "--scopes", "all", "--label", "test")
-        cls.read_key = cls.inst.admin("create", "--scopes", "read")
-        cls.doomed_key = cls.inst.admin("create", "--scopes", "all", "--label", "revoked-later")
-        cls.rate_key = cls.inst.admin("create", "--scopes", "read")
-        cls.inst.start()
-        cls.conn = cls.inst.connection()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.conn.close()
-        cls.inst.stop()
+class Calls:
+    """One request and its answer checked against the document; a bounded wait."""
 
     def call(self, method, path, template, body=None, key=None, headers=None, raw=None, conn=None):
         """One request; the answer checked against the document (template: the path's entry, or None for
@@ -162,6 +237,25 @@ class Api(unittest.TestCase):
             if time.monotonic() > deadline:
                 self.fail(f"{what}: not within {BOUND_S} s")
             time.sleep(0.05)
+
+
+class Api(Calls, unittest.TestCase):
+    inst = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.inst = Instance()
+        cls.key = cls.inst.admin("create", "--scopes", "all", "--label", "test")
+        cls.read_key = cls.inst.admin("create", "--scopes", "read")
+        cls.doomed_key = cls.inst.admin("create", "--scopes", "all", "--label", "revoked-later")
+        cls.rate_key = cls.inst.admin("create", "--scopes", "read")
+        cls.inst.start()
+        cls.conn = cls.inst.connection()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.conn.close()
+        cls.inst.stop()
 
     # --- the document
 
@@ -343,8 +437,68 @@ class ApiTls(unittest.TestCase):
             inst.stop()
 
 
+class ApiDistributed(Calls, unittest.TestCase):
+    """Both gateways of the distributed deployment serve the API with one key file and one idempotency table."""
+
+    def test_two_gateways(self):
+        dep = Distributed()
+        try:
+            self.key = dep.admin("create", "--scopes", "all")
+            dep.start()
+            self.assertEqual(len(dep.ports), 2)
+            gw1 = http.client.HTTPConnection("127.0.0.1", dep.ports[0], timeout=BOUND_S)
+            gw2 = http.client.HTTPConnection("127.0.0.1", dep.ports[1], timeout=BOUND_S)
+            body = {"from": "alice", "to": "bob", "body": "through gateway 1"}
+            s1, d1, _ = self.call("POST", "/v1/messages", "/v1/messages", body, headers={"Idempotency-Key": "k-1"},
+                                  conn=gw1)
+            self.assertEqual(s1, 201)
+            # The retry through the other gateway is the same message (the routing Redis's table).
+            s2, d2, _ = self.call("POST", "/v1/messages", "/v1/messages", body, headers={"Idempotency-Key": "k-1"},
+                                  conn=gw2)
+            self.assertEqual((s2, d2["duplicate"], d2["message_id"]), (200, True, d1["message_id"]))
+            s, d, _ = self.call("POST", "/v1/groups", "/v1/groups", {"actor": "alice", "name": "dist", "members": ["bob"]},
+                                conn=gw2)
+            self.assertEqual(s, 201)
+            g = d["group"]
+            s, d, _ = self.call("POST", f"/v1/groups/{g}/members", "/v1/groups/{group}/members",
+                                {"actor": "alice", "members": ["carol"]}, conn=gw1)
+            self.assertEqual(s, 200)
+            s, d, _ = self.call("GET", f"/v1/groups/{g}/members?actor=bob", "/v1/groups/{group}/members", conn=gw2)
+            self.assertEqual(sorted(m["user"] for m in d["members"]), ["alice", "bob", "carol"])
+            s, d, _ = self.call("POST", "/v1/messages", "/v1/messages",
+                                {"from": "carol", "conversation": g, "body": "hi all"}, headers={"Idempotency-Key": "k-2"},
+                                conn=gw1)
+            self.assertEqual(s, 201)
+
+            def history():
+                s, d, _ = self.call("GET", f"/v1/conversations/{g}/history", "/v1/conversations/{conversation}/history",
+                                    conn=gw2)
+                return [m for m in d["messages"] if m.get("client_msg_id") == "k-2"]
+            self.assertEqual(self.wait_for("the group message in the history", history)[0]["sender"], "carol")
+
+            def listed():
+                s, d, _ = self.call("GET", "/v1/users/bob/conversations", "/v1/users/{user}/conversations", conn=gw1)
+                return [c for c in d["conversations"] if c["conversation"] in ("d:alice:bob", g)]
+            self.wait_for("bob's conversation list", lambda: len(listed()) == 2)
+            s, d, _ = self.call("POST", "/v1/tokens", "/v1/tokens", {"user": "bob"}, conn=gw2)
+            self.assertEqual(s, 201)
+            # A revocation in the shared key file reaches both gateways.
+            dep.admin("revoke", self.key[4:16])
+            for c in (gw1, gw2):
+                s, d, _ = self.call("GET", "/v1/users/bob/groups", "/v1/users/{user}/groups", conn=c)
+                self.assertEqual((s, d["code"]), (401, "UNAUTHENTICATED"))
+            gw1.close()
+            gw2.close()
+        finally:
+            dep.stop()
+
+
 if __name__ == "__main__":
-    result = unittest.main(argv=[sys.argv[0], "-v"], exit=False).result
+    # The distributed e2e phases (QIM_E2E_DEPLOYMENT=distributed) run the two-gateway test; every other run
+    # the endpoints and refusals on `qim up` (on the phase's store, QIM_E2E_BACKEND).
+    distributed = os.environ.get("QIM_E2E_DEPLOYMENT") == "distributed"
+    names = ["ApiDistributed"] if distributed else ["Api", "ApiTls"]
+    result = unittest.main(argv=[sys.argv[0], "-v", *names], exit=False).result
     failed = len(result.failures) + len(result.errors)
     print(f"api: {result.testsRun - failed - len(result.skipped)} passed, {failed} failed")
     sys.exit(1 if failed or result.testsRun == 0 else 0)
