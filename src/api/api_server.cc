@@ -48,7 +48,18 @@ void serve_stream(Stream& stream, ApiRouter& router, size_t max_body) {
     parser.header_limit(kMaxHeaderBytes);
     parser.body_limit(max_body);
     beast::error_code ec;
-    http::read(stream, buffer, parser, ec);
+    http::read_header(stream, buffer, parser, ec);
+    if (!ec) {
+      // A client that asks before sending its body (curl does for large ones) is told to go on, unless the
+      // body is over the bound already (then the read below fails at once with body_limit).
+      const auto& head = parser.get();
+      if (auto it = head.find(http::field::expect);
+          it != head.end() && beast::iequals(it->value(), "100-continue")) {
+        http::response<http::empty_body> go_on(http::status::continue_, 11);
+        http::write(stream, go_on, ec);
+      }
+      if (!ec) http::read(stream, buffer, parser, ec);
+    }
     if (ec == http::error::body_limit) {
       write_response(
           stream,
@@ -179,6 +190,18 @@ void ApiServer::serve(tcp::socket socket) {
     stream.shutdown(ec);
   } else {
     serve_stream(socket, router_, options_.max_request_bytes);
+    // A lingering close: a refused request's unread body (413) must not turn the close into a reset that
+    // destroys the answer before the client reads it. What the client still sends is read and dropped, for
+    // 1 s and 1 MiB at most.
+    socket.shutdown(tcp::socket::shutdown_send, ec);
+    timeval linger{1, 0};
+    ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &linger, sizeof linger);
+    char sink[16 * 1024];
+    for (size_t drained = 0; drained < (1u << 20);) {
+      const size_t n = socket.read_some(net::buffer(sink), ec);
+      if (ec) break;
+      drained += n;
+    }
   }
   socket.shutdown(tcp::socket::shutdown_both, ec);
   socket.close(ec);

@@ -273,6 +273,22 @@ class Api(Calls, unittest.TestCase):
         s, d, _ = self.call("POST", "/v1/tokens", "/v1/tokens", {"user": "bad:name"})
         self.assertEqual((s, d["code"]), (400, "INVALID_ARGUMENT"))
 
+    def test_tokens_expect_continue(self):
+        # A client that sends "Expect: 100-continue" (curl, for large bodies) is told to go on at once.
+        import socket
+        body = json.dumps({"user": "alice"}).encode()
+        with socket.create_connection(("127.0.0.1", self.inst.port), timeout=BOUND_S) as sock:
+            sock.sendall(b"POST /v1/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + self.key.encode() +
+                         b"\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: " +
+                         str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n")
+            first = sock.recv(64)
+            self.assertTrue(first.startswith(b"HTTP/1.1 100 Continue"), first)
+            sock.sendall(body)
+            answer = b""
+            while chunk := sock.recv(4096):
+                answer += chunk
+        self.assertIn(b"HTTP/1.1 201 Created", answer)
+
     # --- messages
 
     def test_send_idempotent(self):
@@ -386,7 +402,7 @@ class Api(Calls, unittest.TestCase):
         s, d, _ = self.call("POST", "/v1/messages", "/v1/messages", raw="{not json")
         self.assertEqual((s, d["code"]), (400, "BAD_FRAME"))
         big = self.inst.connection()
-        s, d, _ = self.call("POST", "/v1/messages", "/v1/messages", raw=json.dumps({"to": "b", "body": "x" * 10000}),
+        s, d, _ = self.call("POST", "/v1/messages", "/v1/messages", raw=json.dumps({"to": "b", "body": "x" * 300000}),
                             conn=big)
         self.assertEqual((s, d["code"]), (413, "TOO_LARGE"))
         big.close()
