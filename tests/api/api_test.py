@@ -34,7 +34,7 @@ class Instance:
     def __init__(self, extra_env=None, flags=()):
         self.dir = tempfile.mkdtemp(prefix="qim-api-test-")
         self.env = dict(os.environ, QIM_DATA_DIR=self.dir, QIM_API_LISTEN="127.0.0.1:0",
-                        QIM_API_MAX_REQUEST_BYTES="4096", QIM_API_RATE="1", QIM_API_BURST="100",
+                        QIM_API_MAX_REQUEST_BYTES="4096",
                         QIM_LOG_LEVEL="warn")
         for k in ("QIM_API_KEYS_FILE", "QIM_TLS_CERT", "QIM_TLS_KEY", "QIM_AUTH_SECRET"):
             self.env.pop(k, None)
@@ -248,7 +248,6 @@ class Api(Calls, unittest.TestCase):
         cls.key = cls.inst.admin("create", "--scopes", "all", "--label", "test")
         cls.read_key = cls.inst.admin("create", "--scopes", "read")
         cls.doomed_key = cls.inst.admin("create", "--scopes", "all", "--label", "revoked-later")
-        cls.rate_key = cls.inst.admin("create", "--scopes", "read")
         cls.inst.start()
         cls.conn = cls.inst.connection()
 
@@ -411,23 +410,33 @@ class Api(Calls, unittest.TestCase):
         s, d, r = self.call("GET", "/v1/messages", None)
         self.assertEqual((s, d["code"], r.getheader("Allow")), (405, "NOT_FOUND", "POST"))
 
+class ApiRate(Calls, unittest.TestCase):
+    """The token bucket per key, on an instance of its own with a small one (QIM_API_RATE=1, QIM_API_BURST=5)."""
+
     def test_refusals_rate(self):
-        # QIM_API_BURST=100 at QIM_API_RATE=1 per second: 150 requests on one key meet the limit.
-        codes = []
-        c = self.inst.connection()
-        for _ in range(150):
-            s, d, r = self.call("GET", "/v1/users/bob/conversations", "/v1/users/{user}/conversations",
-                                key=self.rate_key, conn=c)
-            codes.append(s)
-            if s == 429:
-                self.assertEqual(d["code"], "RATE_LIMITED")
-                self.assertEqual(r.getheader("Retry-After"), "1")
-                break
-        c.close()
-        self.assertIn(429, codes)
-        # The other keys keep their own buckets.
-        s, _, _ = self.call("GET", "/v1/users/bob/conversations", "/v1/users/{user}/conversations", key=self.read_key)
-        self.assertEqual(s, 200)
+        inst = Instance(extra_env={"QIM_API_RATE": "1", "QIM_API_BURST": "5"})
+        try:
+            self.key = inst.admin("create", "--scopes", "read")
+            other = inst.admin("create", "--scopes", "read")
+            inst.start()
+            c = inst.connection()
+            codes = []
+            # 5 at once, then 1 a second: 20 requests meet the limit unless they took over 15 s.
+            for _ in range(20):
+                s, d, r = self.call("GET", "/v1/users/bob/conversations", "/v1/users/{user}/conversations", conn=c)
+                codes.append(s)
+                if s == 429:
+                    self.assertEqual(d["code"], "RATE_LIMITED")
+                    self.assertEqual(r.getheader("Retry-After"), "1")
+                    break
+            self.assertIn(429, codes)
+            # The other key has a bucket of its own.
+            s, _, _ = self.call("GET", "/v1/users/bob/conversations", "/v1/users/{user}/conversations", key=other,
+                                conn=c)
+            self.assertEqual(s, 200)
+            c.close()
+        finally:
+            inst.stop()
 
 
 class ApiTls(unittest.TestCase):
@@ -513,7 +522,7 @@ if __name__ == "__main__":
     # The distributed e2e phases (QIM_E2E_DEPLOYMENT=distributed) run the two-gateway test; every other run
     # the endpoints and refusals on `qim up` (on the phase's store, QIM_E2E_BACKEND).
     distributed = os.environ.get("QIM_E2E_DEPLOYMENT") == "distributed"
-    names = ["ApiDistributed"] if distributed else ["Api", "ApiTls"]
+    names = ["ApiDistributed"] if distributed else ["Api", "ApiRate", "ApiTls"]
     result = unittest.main(argv=[sys.argv[0], "-v", *names], exit=False).result
     failed = len(result.failures) + len(result.errors)
     print(f"api: {result.testsRun - failed - len(result.skipped)} passed, {failed} failed")
