@@ -34,7 +34,7 @@ class Instance:
     def __init__(self, extra_env=None, flags=()):
         self.dir = tempfile.mkdtemp(prefix="qim-api-test-")
         self.env = dict(os.environ, QIM_DATA_DIR=self.dir, QIM_API_LISTEN="127.0.0.1:0",
-                        QIM_API_MAX_REQUEST_BYTES="4096",
+                        QIM_API_MAX_REQUEST_BYTES="4096", QIM_GATEWAY_MAX_BODY_BYTES="1000",
                         QIM_LOG_LEVEL="warn")
         for k in ("QIM_API_KEYS_FILE", "QIM_TLS_CERT", "QIM_TLS_KEY", "QIM_AUTH_SECRET"):
             self.env.pop(k, None)
@@ -330,6 +330,14 @@ class Api(Calls, unittest.TestCase):
         self.assertEqual((s, d["code"]), (400, "INVALID_ARGUMENT"))
         s, d, _ = self.call("POST", "/v1/messages", "/v1/messages", {"from": "alice", "to": "bob", "body": 5})
         self.assertEqual((s, d["code"]), (400, "INVALID_ARGUMENT"))
+        # The SEND frame's bounds: an Idempotency-Key is a client_msg_id (64 bytes at most), a message body at
+        # most QIM_GATEWAY_MAX_BODY_BYTES (1000 here; the request itself may be 4096).
+        s, d, _ = self.call("POST", "/v1/messages", "/v1/messages", {"from": "alice", "to": "bob", "body": "x"},
+                            headers={"Idempotency-Key": "k" * 65})
+        self.assertEqual((s, d["code"]), (400, "INVALID_ARGUMENT"))
+        self.assertIn("Idempotency-Key", d["detail"])
+        s, d, _ = self.call("POST", "/v1/messages", "/v1/messages", {"from": "alice", "to": "bob", "body": "x" * 2000})
+        self.assertEqual((s, d["code"]), (413, "TOO_LARGE"))
 
     # --- groups
 
