@@ -8,13 +8,24 @@
 namespace qim::api {
 namespace {
 
-std::string temp_file(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("qim-api-keys-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  auto path = dir / name;
-  std::filesystem::remove(path);
-  return path.string();
-}
+// A directory of the test's own, removed after it.
+class ApiKeyFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("qim-api-keys-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+  std::string temp_file(const std::string& name) const { return (dir_ / name).string(); }
+
+  std::filesystem::path dir_;
+};
 
 TEST(ApiKeys, ScopesParseAndFormat) {
   auto s = parse_scopes("send,read");
@@ -48,7 +59,7 @@ TEST(ApiKeys, KeyIdShape) {
   EXPECT_FALSE(key_id_of("Bearer x"));
 }
 
-TEST(ApiKeys, FileStoresOnlyTheHash) {
+TEST_F(ApiKeyFiles, FileStoresOnlyTheHash) {
   const std::string path = temp_file("hash-only");
   auto created = create_api_key(path, static_cast<Scopes>(Scope::kSend), "billing", 1000);
   ASSERT_TRUE(created.ok()) << created.error().to_string();
@@ -61,7 +72,7 @@ TEST(ApiKeys, FileStoresOnlyTheHash) {
   EXPECT_EQ(perms & std::filesystem::perms::others_read, std::filesystem::perms::none);
 }
 
-TEST(ApiKeys, CreateVerifyRevoke) {
+TEST_F(ApiKeyFiles, CreateVerifyRevoke) {
   const std::string path = temp_file("lifecycle");
   auto a = create_api_key(path, static_cast<Scopes>(Scope::kSend), "a", 1000);
   auto b = create_api_key(path, kAllScopes, "b", 2000);
@@ -94,14 +105,14 @@ TEST(ApiKeys, CreateVerifyRevoke) {
   EXPECT_EQ(revoke_api_key(path, "ffffffffffff", 4000).code(), Errc::kNotFound);
 }
 
-TEST(ApiKeys, CreateMakesTheDirectory) {
+TEST_F(ApiKeyFiles, CreateMakesTheDirectory) {
   const std::string path = temp_file("fresh") + "-dir/sub/api-keys";
   auto created = create_api_key(path, kAllScopes, "", 1);
   ASSERT_TRUE(created.ok()) << created.error().to_string();
   EXPECT_TRUE(std::filesystem::exists(path));
 }
 
-TEST(ApiKeys, MalformedFileIsAnError) {
+TEST_F(ApiKeyFiles, MalformedFileIsAnError) {
   EXPECT_FALSE(parse_key_file("v1\tnot-enough\n").ok());
   EXPECT_TRUE(parse_key_file("# comment\n\n").ok());
   EXPECT_FALSE(create_api_key(temp_file("noscope"), 0, "x", 1).ok());

@@ -14,9 +14,11 @@ namespace {
 class ApiRouterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto dir = std::filesystem::temp_directory_path() / ("qim-api-router-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    path_ = (dir / ::testing::UnitTest::GetInstance()->current_test_info()->name()).string();
+    dir_ = std::filesystem::temp_directory_path() /
+           ("qim-api-router-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "api-keys").string();
     std::filesystem::remove(path_);
     options_.keys_file = path_;
     options_.rate_per_second = 1;
@@ -25,6 +27,10 @@ class ApiRouterTest : public ::testing::Test {
     read_key_ = create_api_key(path_, static_cast<Scopes>(Scope::kRead), "r", 1)->key;
     deps_.clock = std::make_shared<SystemClock>();
     deps_.auth_secret = "secret";
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
   }
   ApiResponse call(const std::string& method, const std::string& target, const std::string& key,
                    const std::string& body = "") {
@@ -45,6 +51,7 @@ class ApiRouterTest : public ::testing::Test {
     return std::string(boost::json::parse(r.body).as_object().at("code").as_string());
   }
 
+  std::filesystem::path dir_;
   std::string path_;
   ApiOptions options_;
   ApiDeps deps_;
