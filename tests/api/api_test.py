@@ -245,10 +245,14 @@ class Api(Calls, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.inst = Instance()
-        cls.key = cls.inst.admin("create", "--scopes", "all", "--label", "test")
-        cls.read_key = cls.inst.admin("create", "--scopes", "read")
-        cls.doomed_key = cls.inst.admin("create", "--scopes", "all", "--label", "revoked-later")
-        cls.inst.start()
+        try:
+            cls.key = cls.inst.admin("create", "--scopes", "all", "--label", "test")
+            cls.read_key = cls.inst.admin("create", "--scopes", "read")
+            cls.doomed_key = cls.inst.admin("create", "--scopes", "all", "--label", "revoked-later")
+            cls.inst.start()
+        except BaseException:
+            cls.inst.stop()  # tearDownClass does not run after a failed setUpClass
+            raise
         cls.conn = cls.inst.connection()
 
     @classmethod
