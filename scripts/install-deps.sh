@@ -36,6 +36,7 @@ all_packages=(
   faketime  # libfaketime: the nemesis test's skewed clock (tests/e2e/nemesis_test.cc)
   nftables  # nft: the nemesis partitions (tests/e2e/nemesis_partition_test.cc)
   chromium
+  python3-pip python3-yaml  # the server API test's validators (tests/api/requirements.txt)
 )
 if [[ $profile == run ]]; then packages=("${run_packages[@]}"); else packages=("${all_packages[@]}"); fi
 
@@ -77,6 +78,16 @@ fi
 # Debian's redis-server package starts a system instance on 6379; QIM runs its own on other ports.
 
 [[ $profile == run ]] && exit 0
+
+# ---- the server API test's OpenAPI validators (PyPI: Debian 12 has no openapi-spec-validator) ----
+api_requirements="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/api/requirements.txt"
+if python3 -c 'import openapi_spec_validator, openapi_schema_validator, yaml' 2>/dev/null; then
+  echo "install-deps: the OpenAPI validators present"
+else
+  # Debian's python3 is externally managed (PEP 668): installed for this user, beside Debian's packages.
+  step "pip: the OpenAPI validators ($api_requirements)" \
+    python3 -m pip install --user --break-system-packages -q -r "$api_requirements"
+fi
 
 # ---- Rust for the CQL driver (the scylla crate needs rustc >= 1.88; Debian 12 ships 1.63) ----
 # The cargo CMake uses is the first of $CARGO_HOME/bin, ~/.cargo/bin and PATH (src/mailbox/scylla/cql).

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 
+#include "app/api_key_commands.h"
 #include "app/commands.h"
 #include "app/config.h"
 #include "app/ops_cli.h"
@@ -133,6 +134,23 @@ int main(int argc, char** argv) {
   // Operator commands on the mailbox store (docs/operations.md).
   const qim::OpsCli ops(app, [&overrides](CLI::App* cmd) { store_flags(cmd, overrides); });
 
+  // The server API's keys (docs/api.md "Keys").
+  qim::ApiKeyRequest api_key;
+  auto* api_keys =
+      app.get_subcommand("admin")->add_subcommand("api-key", "create, list and revoke server API keys");
+  api_keys->require_subcommand(1);
+  auto* key_create = api_keys->add_subcommand("create", "make a key; prints it once (only its hash is kept)");
+  key_create->add_option("--scopes", api_key.scopes, "send,groups,read,tokens,users or all")->required();
+  key_create->add_option("--label", api_key.label, "what the key is for");
+  auto* key_list = api_keys->add_subcommand("list", "list the keys (id, scopes, live or revoked, label)");
+  key_list->add_flag("--json", api_key.json, "print JSON lines");
+  auto* key_revoke = api_keys->add_subcommand("revoke", "revoke a key: refused from the next request on");
+  key_revoke->add_option("id", api_key.id, "the key's id (12 hex digits, from list)")->required();
+  for (auto* c : {key_create, key_list, key_revoke}) {
+    env_flag(c, overrides, "--data-dir", "QIM_DATA_DIR", "data directory holding api-keys");
+    env_flag(c, overrides, "--keys-file", "QIM_API_KEYS_FILE", "the key file (default <data dir>/api-keys)");
+  }
+
   // A mistyped command gets the list of commands, not CLI11's "The following argument was not expected".
   if (auto unknown = qim::ctl::unknown_command(app, "qim", argc, argv)) {
     std::fputs(unknown->c_str(), stderr);
@@ -150,6 +168,10 @@ int main(int argc, char** argv) {
   if (rep->parsed()) return qim::run_replay_fanout(env, replay);
   if (status->parsed()) return qim::run_status(env);
   if (auto code = ops.run(env)) return *code;
+  if (api_keys->parsed()) {
+    api_key.action = key_create->parsed() ? "create" : key_list->parsed() ? "list" : "revoke";
+    return qim::run_api_key(env, api_key);
+  }
   if (quar->parsed()) {
     if (quar_show->parsed()) quarantine.show = position;
     return qim::run_quarantine(env, quarantine);

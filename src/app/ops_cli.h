@@ -16,7 +16,7 @@ namespace qim {
 class OpsCli {
  public:
   // Adds `admin` with `audit dispatch`, `frontier show`, `mailbox read`, `dispatch show`, `retention sweep`,
-  // `schema check|apply`, `shard move`, `shard clear` to `app`;
+  // `schema check|apply`, `shard move`, `shard clear` to `app` (main.cc adds `api-key`);
   // `instance_flags` adds the flags that override QIM_* variables (--data-dir, --store, --shards, ...) to a
   // subcommand.
   OpsCli(CLI::App& app, const std::function<void(CLI::App*)>& instance_flags);

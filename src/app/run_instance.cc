@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 
+#include "api/api_server.h"
 #include "app/admin_routes.h"
 #include "app/commands.h"
 #include "app/config.h"
@@ -298,6 +299,10 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   // Gateways of one deployment share the SEND idempotency table in the routing Redis, so a retry through
   // another gateway gets the same message id (docs/protocol.md "Idempotent send"). Outlives the gateway.
   std::unique_ptr<RedisSendDedup> shared_dedup;
+  // `qim up` with the server API: the gateway's in-memory table, owned here so both doors share it.
+  std::unique_ptr<MemorySendDedup> own_dedup;
+  std::optional<api::ApiOptions> api_options;  // the server API (docs/api.md): off unless QIM_API_LISTEN
+  std::unique_ptr<api::ApiServer> api_server;
   std::unique_ptr<Gateway> gateway;
   GatewayOptions gateway_options;  // for the banner
   if (instance.gateway) {
@@ -313,6 +318,13 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
       if (!d.ok()) return refuse(log, instance.name + ": the shared send table", d.error());
       shared_dedup = std::move(d).value();
       deps.send_dedup = shared_dedup.get();
+    }
+    auto ao = api::api_options_from_env(env, cfg.data_dir);
+    if (!ao.ok()) return refuse(log, instance.name, ao.error());
+    api_options = *ao;
+    if (api_options && !shared_dedup) {
+      own_dedup = std::make_unique<MemorySendDedup>(options->dedup_capacity, options->dedup_window_ms);
+      deps.send_dedup = own_dedup.get();
     }
     deps.outbox = &pipeline->outbox();
     deps.mailbox = &pipeline->store();
@@ -380,6 +392,27 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
       (void)pipeline->shutdown();
       return refuse(log, instance.name + ": the gateway cannot start", s.error());
     }
+    // The server API after the gateway (its start rebuilt the idempotency table both doors share).
+    if (api_options) {
+      api::ApiDeps ad;
+      ad.outbox = &pipeline->outbox();
+      ad.dedup = shared_dedup ? static_cast<SendDedup*>(shared_dedup.get()) : own_dedup.get();
+      ad.history = &pipeline->history();
+      ad.groups = pipeline->groups();
+      ad.inbox = pipeline->inbox();
+      ad.clock = cfg.store.clock;
+      ad.auth_secret = gateway_options.auth_secret;
+      ad.max_body_bytes = gateway_options.max_body_bytes;
+      ad.group_max_members = gateway_options.group_max_members;
+      ad.group_apply_wait_ms = gateway_options.group_apply_wait_ms;
+      api_server = std::make_unique<api::ApiServer>(*api_options, std::move(ad));
+      if (Status s = api_server->start(); !s.ok()) {
+        gateway->stop();
+        if (routing) routing->stop();
+        (void)pipeline->shutdown();
+        return refuse(log, instance.name + ": the server API cannot start", s.error());
+      }
+    }
   } else {
     admin = std::make_unique<RoleAdmin>(
         [p = pipeline.get(), n = routed_notifier.get(), l = leases ? leases->loop.get() : nullptr,
@@ -412,6 +445,12 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
              s.error().to_string());
   }
   print_banner(cfg, gateway.get(), gateway_options, admin.get(), dev_secret, dev_ca, instance.name);
+  if (api_server) {
+    fmt::print("  server API          {}://{}:{}/v1/   (docs/api.md; keys in {}: qim admin api-key create)\n",
+               api_server->tls() ? "https" : "http", api_options->address, api_server->port(),
+               api_options->keys_file);
+    std::fflush(stdout);
+  }
 
   int signal_number = 0;
   std::string last_summary;
@@ -438,6 +477,7 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     log.critical("a shard worker stopped on a fatal error ({}); shutting down",
                  pipeline->fatal() ? pipeline->fatal()->to_string() : "unknown");
   }
+  if (api_server) api_server->stop();  // no new API requests; those in flight are answered
   if (gateway) gateway->stop();
   if (routing) routing->stop();  // its routes go with it (a killed gateway's expire)
   // Leased shards are given up gracefully (drained, committed, released) so the other nodes take them on

@@ -7,10 +7,11 @@
 
 #include "gateway/ephemeral_requests.h"
 #include "gateway/gateway_context.h"
-#include "gateway/group_history.h"
+#include "gateway/history_requests.h"
 #include "gateway/membership.h"
 #include "gateway/plain_http.h"
 #include "gateway/protocol/server_frame.h"
+#include "gateway/send_request.h"
 #include "outbox/outbox_record.h"
 
 namespace qim {
@@ -23,17 +24,6 @@ namespace websocket = beast::websocket;
 namespace {
 
 constexpr auto kUpgradeTimeout = std::chrono::seconds(10);
-
-// The ERROR frame for a failed store or history read. Internal errors are logged, not shown: their
-// details are the server's business; every other error's message helps the client.
-std::string read_error_frame(GatewayMetrics& metrics, const std::string& ref, const std::string& what,
-                             const Error& error) {
-  WireCode code = wire_code_of(error.code());
-  metrics.errors(code).Increment();
-  if (code != WireCode::kInternal) return encode_error(ref, code, error.message());
-  spdlog::error("gateway: {} failed: {}", what, error.to_string());
-  return encode_error(ref, code, "the read failed on the server (logged)");
-}
 
 }  // namespace
 
@@ -310,50 +300,30 @@ void Connection::handle_auth(const std::string& ref, const AuthFrame& f) {
 }
 
 void Connection::handle_send(const std::string& ref, SendFrame f) {
-  const UserId& me = principal_->user;
-  ConversationId conversation;
-  if (f.to) {
-    auto c = direct_conversation(me, *f.to);
-    if (!c.ok()) {
-      send_error(ref, WireCode::kInvalidArgument, c.error().message());
+  SendTarget target = resolve_send_target(principal_->user, f);
+  if (!target.ok) {
+    send_error(ref, target.code, target.message);
+    return;
+  }
+  if (target.group) {
+    if (ctx_.deps.groups == nullptr) {
+      send_error(ref, WireCode::kUnavailable, "groups are not served by this gateway");
       return;
     }
-    conversation = std::move(c).value();
-  } else {
-    conversation = std::move(*f.conversation);
-    if (auto c = Conversation::of(conversation); c.ok() && c->group_id() != nullptr) {
-      if (f.client_msg_id.starts_with("~")) {
-        send_error(ref, WireCode::kInvalidArgument,
-                   "field 'client_msg_id': in a group it cannot start with '~' (the system entries' ids)");
-        return;
-      }
-      GroupStore* groups = ctx_.deps.groups;
-      if (groups == nullptr) {
-        send_error(ref, WireCode::kUnavailable, "groups are not served by this gateway");
-        return;
-      }
-      queue_group_send(ref, std::move(f), std::move(conversation), *c->group_id());
-      return;
-    }
-    if (!is_member(me, conversation)) {
-      send_error(ref, WireCode::kForbidden,
-                 "you are not a member of conversation '" + conversation.str() + "'");
-      return;
-    }
+    queue_group_send(ref, std::move(f), std::move(target.conversation), *target.group);
+    return;
   }
   if (!writes_.empty()) {
     // Behind a SEND or group change still being checked: appended after it (connection.h, "Order").
     if (writes_full(ref)) return;
-    writes_.push_back(OutboxWrite{ref, std::move(f), std::move(conversation), nullptr, nullptr});
+    writes_.push_back(OutboxWrite{ref, std::move(f), std::move(target.conversation), nullptr, nullptr});
     return;
   }
-  append_send(ref, std::move(f), std::move(conversation));
+  append_send(ref, std::move(f), std::move(target.conversation));
 }
 
 void Connection::append_send(const std::string& ref, SendFrame f, ConversationId conversation) {
-  const UserId& me = principal_->user;
   const uint64_t fingerprint = send_fingerprint(conversation, f.body);
-  const std::string key = SendDedup::key_of(me, f.client_msg_id);
   const auto started = Clock::now();
   auto reply = [self = shared_from_this(), ref, id = f.client_msg_id, fingerprint, started](
                    const Result<SentMessage>& sent, bool duplicate) {
@@ -361,30 +331,12 @@ void Connection::append_send(const std::string& ref, SendFrame f, ConversationId
       self->answer_send(ref, id, fingerprint, started, sent, duplicate);
     });
   };
-  const int64_t now = ctx_.deps.clock->now_ms();
-  auto begin = ctx_.dedup->begin(key, now, [reply](const Result<SentMessage>& sent) { reply(sent, true); });
-  if (begin.kind == SendDedup::Kind::kDone) {
-    answer_send(ref, f.client_msg_id, fingerprint, started, *begin.sent, true);
-    return;
-  }
-  if (begin.kind == SendDedup::Kind::kWaiting) return;  // answered when the first append completes
-
-  OutboxRecord record{conversation, me, principal_->device, f.client_msg_id, now, std::move(f.body)};
-  Log& outbox = *ctx_.deps.outbox;
-  const uint32_t partition = outbox_partition_of(conversation, outbox.partition_count());
-  ctx_.send_started();
   GatewayContext* ctx = &ctx_;
-  outbox.append(partition, conversation.str(), encode_outbox_record(record),
-                [ctx, key, conversation, partition, now, fingerprint, reply](Result<Offset> offset) {
-                  // Only now, with the record durable, does the key become a known duplicate.
-                  Result<SentMessage> sent =
-                      offset.ok() ? Result<SentMessage>(SentMessage{message_id_of(partition, *offset),
-                                                                    conversation, now, fingerprint})
-                                  : Result<SentMessage>(offset.error());
-                  ctx->dedup->complete(key, sent);
-                  reply(sent, false);
-                  ctx->send_answered();
-                });
+  SendDoor door{ctx_.deps.outbox, ctx_.dedup, ctx_.deps.clock.get(), [ctx] { ctx->send_started(); },
+                [ctx] { ctx->send_answered(); }};
+  auto done = submit_send(door, principal_->user, principal_->device, f.client_msg_id, conversation,
+                          std::move(f.body), reply);
+  if (done) answer_send(ref, f.client_msg_id, fingerprint, started, *done, true);
 }
 
 void Connection::answer_send(const std::string& ref, const std::string& client_msg_id, uint64_t fingerprint,
@@ -397,9 +349,8 @@ void Connection::answer_send(const std::string& ref, const std::string& client_m
                "SEND '" + client_msg_id + "' was not stored: " + sent.error().message());
     return;
   }
-  if (sent->fingerprint != fingerprint) {
-    send_error(ref, WireCode::kInvalidArgument,
-               "client_msg_id '" + client_msg_id + "' was already used for another message");
+  if (auto refusal = send_refusal(client_msg_id, fingerprint, *sent)) {
+    send_error(ref, refusal->code, refusal->message);
     return;
   }
   (duplicate ? ctx_.metrics.sends_duplicate : ctx_.metrics.sends_acked).Increment();
@@ -419,7 +370,7 @@ void Connection::handle_sync(const std::string& ref, const SyncFrame& f) {
   run_pooled(ctx_.blocking, ref, [store, metrics, query, ref] {
     auto page = store->read_mailbox(query);
     if (page.ok()) return encode_sync_page(ref, *page);
-    return read_error_frame(*metrics, ref, "SYNC of " + query.user.str(), page.error());
+    return read_error_frame(metrics, ref, "SYNC of " + query.user.str(), page.error());
   });
 }
 
@@ -440,14 +391,13 @@ void Connection::handle_history(const std::string& ref, const HistoryFrame& f) {
   }
   HistoryQuery query{f.conversation, f.before, f.limit};
   GatewayMetrics* metrics = &ctx_.metrics;
-  run_pooled(ctx_.blocking, ref, [history, metrics, query, ref] {
-    auto page = history->read(query);
-    if (page.ok()) return encode_history_page(ref, query.conversation, *page);
-    return read_error_frame(*metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
+  run_pooled(ctx_.blocking, ref, [history, metrics, query, ref, user = principal_->user] {
+    return answer_history(history, nullptr, metrics, ref, user, query);
   });
 }
 
-void Connection::handle_group_history(const std::string& ref, const HistoryFrame& f, const GroupId& group) {
+void Connection::handle_group_history(const std::string& ref, const HistoryFrame& f,
+                                      const GroupId& /*group*/) {
   GroupStore* groups = ctx_.deps.groups;
   HistoryStore* history = ctx_.deps.history;
   if (groups == nullptr || history == nullptr) {
@@ -456,16 +406,8 @@ void Connection::handle_group_history(const std::string& ref, const HistoryFrame
   }
   HistoryQuery query{f.conversation, f.before, f.limit};
   GatewayMetrics* metrics = &ctx_.metrics;
-  run_pooled(ctx_.blocking, ref, [groups, history, metrics, query, ref, group, user = principal_->user] {
-    GroupCheck check = check_group_member(*groups, group, user);
-    if (!check.member) {
-      metrics->errors(check.code).Increment();
-      return encode_error(ref, check.code, check.message);
-    }
-    auto page = read_group_history(*history, *groups, group, query, *check.member->joined_at());
-    if (!page.ok())
-      return read_error_frame(*metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
-    return encode_history_page(ref, query.conversation, *page);
+  run_pooled(ctx_.blocking, ref, [groups, history, metrics, query, ref, user = principal_->user] {
+    return answer_history(history, groups, metrics, ref, user, query);
   });
 }
 

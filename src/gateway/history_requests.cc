@@ -1,0 +1,59 @@
+#include "gateway/history_requests.h"
+
+#include <spdlog/spdlog.h>
+
+#include "gateway/group_history.h"
+#include "gateway/group_requests.h"
+#include "gateway/membership.h"
+#include "gateway/protocol/server_frame.h"
+
+namespace qim {
+
+std::string read_error_frame(GatewayMetrics* metrics, const std::string& ref, const std::string& what,
+                             const Error& error) {
+  WireCode code = wire_code_of(error.code());
+  if (metrics != nullptr) metrics->errors(code).Increment();
+  if (code != WireCode::kInternal) return encode_error(ref, code, error.message());
+  spdlog::error("gateway: {} failed: {}", what, error.to_string());
+  return encode_error(ref, code, "the read failed on the server (logged)");
+}
+
+std::string answer_history(HistoryStore* history, GroupStore* groups, GatewayMetrics* metrics,
+                           const std::string& ref, const std::optional<UserId>& reader,
+                           const HistoryQuery& query) {
+  auto refuse = [&](WireCode code, const std::string& message) {
+    if (metrics != nullptr) metrics->errors(code).Increment();
+    return encode_error(ref, code, message);
+  };
+  auto c = Conversation::of(query.conversation);
+  if (c.ok() && c->group_id() != nullptr) {
+    if (groups == nullptr || history == nullptr)
+      return refuse(WireCode::kUnavailable, "group history is not served by this gateway");
+    const GroupId& group = *c->group_id();
+    uint64_t joined = 0;  // the server reads what fanout delivered from the group's start
+    if (reader) {
+      GroupCheck check = check_group_member(*groups, group, *reader);
+      if (!check.member) return refuse(check.code, check.message);
+      joined = *check.member->joined_at();
+    } else {
+      auto meta = groups->meta(group);
+      if (!meta.ok())
+        return read_error_frame(metrics, ref, "HISTORY of " + query.conversation.str(), meta.error());
+      if (!*meta) return refuse(WireCode::kUnknownGroup, "there is no group 'g:" + group.str() + "'");
+    }
+    auto page = read_group_history(*history, *groups, group, query, joined);
+    if (!page.ok())
+      return read_error_frame(metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
+    return encode_history_page(ref, query.conversation, *page);
+  }
+  if (reader && !is_member(*reader, query.conversation))
+    return refuse(WireCode::kForbidden,
+                  "you are not a member of conversation '" + query.conversation.str() + "'");
+  if (!reader && !c.ok()) return refuse(WireCode::kInvalidArgument, c.error().message());
+  if (history == nullptr) return refuse(WireCode::kUnavailable, "history is not served by this gateway");
+  auto page = history->read(query);
+  if (page.ok()) return encode_history_page(ref, query.conversation, *page);
+  return read_error_frame(metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
+}
+
+}  // namespace qim
