@@ -49,7 +49,10 @@ Result<Direct> open_direct(const EnvLookup& env, const AppConfig& config) {
   if (env("QIM_ROUTING_REDIS")) {
     QIM_ASSIGN_OR_RETURN(auto routing, routing_options_from_env(env));
     QIM_ASSIGN_OR_RETURN(d.store, RedisSessionStore::create(routing));
-    QIM_ASSIGN_OR_RETURN(d.bus, RedisSignalBus::create(routing));
+    // Test-only (docs/protocol.md "Test-only knobs"): no push, so the gateways' catch-up alone must close.
+    if (env("QIM_TEST_SESSIONS_NO_PUSH") != "1") {
+      QIM_ASSIGN_OR_RETURN(d.bus, RedisSignalBus::create(routing));
+    }
   } else {
     if (!std::filesystem::exists(config.data_dir + "/outbox-log/META"))
       return Error(Errc::kNotFound,

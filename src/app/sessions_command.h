@@ -4,7 +4,8 @@
 //   1. --admin-port: that gateway's admin server (GET /admin/sessions, POST /admin/sessions/revoke);
 //   2. the `qim up` (or `qim gateway`) running in --data-dir (its running.json): its admin server;
 //   3. QIM_ROUTING_REDIS set (a distributed deployment): the routing Redis itself, the revocation pushed to
-//      the user's gateways through it;
+//      the user's gateways through it (not with QIM_TEST_SESSIONS_NO_PUSH=1, a test knob: the gateways'
+//      catch-up alone closes the live connections then);
 //   4. the data directory of a stopped `qim up`: its sessions file (read at its next start).
 
 #include <cstdint>

@@ -23,9 +23,11 @@ using SteadyClock = std::chrono::steady_clock;
 constexpr auto kCloseBound = std::chrono::seconds(5);
 
 // `qim admin sessions ARGS` with the deployment's operator environment: its exit code and output.
-int qim_admin_sessions(Deployment& qim, const std::string& args, std::string& output) {
+int qim_admin_sessions(Deployment& qim, const std::string& args, std::string& output, const Env& extra = {}) {
+  Env env = qim.operator_env();
+  for (const auto& [k, v] : extra) env[k] = v;
   std::string command;
-  for (const auto& [k, v] : qim.operator_env()) command += k + "='" + v + "' ";
+  for (const auto& [k, v] : env) command += k + "='" + v + "' ";
   command += std::string(QIM_BINARY) + " admin sessions " + args + " 2>&1";
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return -1;
@@ -143,6 +145,30 @@ TEST(E2E, R03_RevocationClosesLiveSocketsOnEveryGateway) {
     std::printf(
         "R03: gateway %zu of %zu closed the revoked socket %.0f ms after the revoke command started\n", i + 1,
         sockets.size(), std::chrono::duration<double, std::milli>(took).count());
+  }
+}
+
+// R04. The push is lost (the operator command sends none: QIM_TEST_SESSIONS_NO_PUSH=1): each gateway's
+// catch-up (QIM_SESSION_RECHECK_MS) still closes the user's live sockets on both gateways, within the bound.
+// Distributed only: `qim up`'s command goes through its admin server, which always pushes.
+TEST(E2E, R04_WithoutThePushEveryGatewayCatchesUpWithinTheBound) {
+  auto& qim = shared_qim();
+  if (deployment_under_test() != "distributed") GTEST_SKIP() << "the routing Redis path: distributed only";
+  const auto a = user("r04", "a");
+  std::vector<std::unique_ptr<Client>> sockets;
+  for (size_t i = 0; i < qim.gateway_ports().size(); ++i) {
+    sockets.push_back(login_at(qim.gateway_ports()[i], a, "dev" + std::to_string(i)));
+    ASSERT_TRUE(sockets.back());
+  }
+  std::string out;
+  const auto t0 = SteadyClock::now();
+  ASSERT_EQ(qim_admin_sessions(qim, "revoke " + a, out, {{"QIM_TEST_SESSIONS_NO_PUSH", "1"}}), 0) << out;
+  for (size_t i = 0; i < sockets.size(); ++i) {
+    const auto took = expect_revoked_close(*sockets[i], t0);
+    std::printf(
+        "R04: without the push, gateway %zu of %zu closed the revoked socket %.0f ms after the revoke "
+        "command started (QIM_SESSION_RECHECK_MS 1000)\n",
+        i + 1, sockets.size(), std::chrono::duration<double, std::milli>(took).count());
   }
 }
 
