@@ -98,6 +98,25 @@ OpsCli::OpsCli(CLI::App& root, const std::function<void(CLI::App*)>& instance_fl
   shard_clear_->add_option("--admin-port", clear_.admin_port,
                            "the holding node's admin port (default: the node running in --data-dir)");
   instance_flags(shard_clear_);
+
+  auto* sessions = app.add_subcommand("sessions", "users' sessions: their devices, and revocation");
+  sessions->require_subcommand(1);
+  sessions_list_ = sessions->add_subcommand(
+      "list", "USER's devices: live connections, last AUTH, not_before (docs/operations.md \"Sessions\")");
+  sessions_revoke_ = sessions->add_subcommand(
+      "revoke",
+      "revoke every session of USER issued until now (or of one --device): refused at AUTH, live connections "
+      "closed with 4001");
+  sessions_revoke_->add_option("--device", sessions_.device, "only this device's sessions");
+  sessions_list_->add_flag("--json", sessions_.json, "print JSON");
+  for (auto* c : {sessions_list_, sessions_revoke_}) {
+    c->add_option("user", sessions_.user, "user id")->required();
+    c->add_option(
+        "--admin-port", sessions_.admin_port,
+        "a gateway's admin port (default: the `qim up` running in --data-dir; else QIM_ROUTING_REDIS, "
+        "else the stopped instance's data directory)");
+    instance_flags(c);
+  }
 }
 
 std::optional<int> OpsCli::run(const EnvLookup& env) const {
@@ -119,6 +138,8 @@ std::optional<int> OpsCli::run(const EnvLookup& env) const {
     return run_shard_move(env, command);
   }
   if (shard_clear_->parsed()) return run_shard_clear(env, clear_);
+  if (sessions_list_->parsed()) return run_sessions_list(env, sessions_);
+  if (sessions_revoke_->parsed()) return run_sessions_revoke(env, sessions_);
   return std::nullopt;
 }
 

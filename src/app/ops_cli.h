@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "app/ops_commands.h"
+#include "app/sessions_command.h"
 #include "app/shard_clear_command.h"
 #include "app/shard_move_command.h"
 
@@ -16,7 +17,7 @@ namespace qim {
 class OpsCli {
  public:
   // Adds `admin` with `audit dispatch`, `frontier show`, `mailbox read`, `dispatch show`, `retention sweep`,
-  // `schema check|apply`, `shard move`, `shard clear` to `app` (main.cc adds `api-key`);
+  // `schema check|apply`, `shard move`, `shard clear`, `sessions list|revoke` to `app` (main.cc adds `api-key`);
   // `instance_flags` adds the flags that override QIM_* variables (--data-dir, --store, --shards, ...) to a
   // subcommand.
   OpsCli(CLI::App& app, const std::function<void(CLI::App*)>& instance_flags);
@@ -41,6 +42,9 @@ class OpsCli {
   bool move_no_wait_ = false;
   CLI::App* shard_clear_ = nullptr;
   ShardClearCommand clear_;
+  CLI::App* sessions_list_ = nullptr;
+  CLI::App* sessions_revoke_ = nullptr;
+  SessionsCommand sessions_;
   AuditCommand audit_;
   FrontierCommand frontier_;
   MailboxReadCommand mailbox_;

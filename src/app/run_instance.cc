@@ -15,6 +15,7 @@
 #include "app/pipeline.h"
 #include "app/role_admin.h"
 #include "app/webhook_role.h"
+#include "app/session_admin_routes.h"
 #include "core/cpu_placement.h"
 #include "delivery/local_signal_bus.h"
 #include "delivery/redis/gateway_routing.h"
@@ -31,6 +32,8 @@
 #include "presence/memory_presence_exchange.h"
 #include "presence/presence_options.h"
 #include "presence/redis/redis_presence_exchange.h"
+#include "sessions/file_session_store.h"
+#include "sessions/redis/redis_session_store.h"
 #include "tls/dev_cert.h"
 
 namespace qim {
@@ -296,6 +299,29 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     pipeline->deliver_to(delivered.get());
   }
 
+  // Sessions (docs/adr/0099): the revocation marks where every gateway reads them at AUTH: `qim up` in its
+  // data directory, a gateway of a distributed deployment in the routing Redis. The service behind the
+  // admin routes pushes each revocation on this process's signal bus. Outlive the gateway.
+  std::unique_ptr<SessionStore> session_store;
+  std::unique_ptr<SessionService> sessions;
+  if (instance.gateway) {
+    if (routing) {
+      session_store = std::make_unique<RedisSessionStore>(routing->redis(), routing->gateway_id());
+    } else if (instance.alone) {
+      // A gateway alone without routed delivery (pull) still shares the marks with the other gateways.
+      auto ro = routing_options_from_env(env);
+      if (!ro.ok()) return refuse(log, instance.name, ro.error());
+      auto s = RedisSessionStore::create(*ro);
+      if (!s.ok()) return refuse(log, instance.name + ": the session store", s.error());
+      session_store = std::move(s).value();
+    } else {
+      auto s = FileSessionStore::open(cfg.data_dir);
+      if (!s.ok()) return refuse(log, instance.name + ": the session store", s.error());
+      session_store = std::move(s).value();
+    }
+    sessions = std::make_unique<SessionService>(*session_store, signal_bus.get(), cfg.store.clock);
+  }
+
   // Gateways of one deployment share the SEND idempotency table in the routing Redis, so a retry through
   // another gateway gets the same message id (docs/protocol.md "Idempotent send"). Outlives the gateway.
   std::unique_ptr<RedisSendDedup> shared_dedup;
@@ -348,6 +374,8 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     if (hooks != nullptr) {
       for (auto& r : webhook_admin_routes(*hooks)) deps.admin_routes.push_back(std::move(r));
     }
+    for (auto& r : session_admin_routes(*sessions)) deps.admin_routes.push_back(std::move(r));
+    deps.sessions = session_store.get();
     if (routing) deps.routes = &routing->registrar();
     gateway = make_gateway(*std::move(options), std::move(deps));
     if (local_signals != nullptr) local_signals->attach(&gateway->signal_sink());

@@ -57,8 +57,9 @@ Result<std::string> mint_token(std::string_view secret, const UserId& user, cons
   // whose name could hold ':' would make conversation ids ambiguous (core/name.h).
   QIM_RETURN_IF_ERROR(check_name(UserTag::kKind, user.str(), UserId::kMaxBytes));
   QIM_RETURN_IF_ERROR(check_name(DeviceTag::kKind, device.str(), DeviceId::kMaxBytes));
+  const int64_t now = clock.now_ms();
   std::string payload = std::string(kPayloadVersion) + "|" + user.str() + "|" + device.str() + "|" +
-                        std::to_string(clock.now_ms() + ttl_ms);
+                        std::to_string(now + ttl_ms) + "|" + std::to_string(now);
   std::string head = base64url_encode(payload);
   return head + "." + base64url_encode(hmac_sha256(secret, head));
 }
@@ -85,7 +86,9 @@ Result<Principal> verify_token(std::string_view secret, std::string_view token, 
 
   // Signed by us, so a bad payload is a minting bug or a changed format; still never trusted blindly.
   auto fields = split(*payload, '|');
-  if (fields.size() != 4 || fields[0] != kPayloadVersion) return malformed("unknown payload format");
+  // Four fields: a token minted before the issued-at field (issued_at_ms stays 0).
+  if ((fields.size() != 4 && fields.size() != 5) || fields[0] != kPayloadVersion)
+    return malformed("unknown payload format");
   auto user = UserId::parse(fields[1]);
   if (!user.ok()) return malformed(user.error().message());
   auto device = DeviceId::parse(fields[2]);
@@ -93,13 +96,19 @@ Result<Principal> verify_token(std::string_view secret, std::string_view token, 
   int64_t expiry = 0;
   auto [end, ec] = std::from_chars(fields[3].data(), fields[3].data() + fields[3].size(), expiry);
   if (ec != std::errc() || end != fields[3].data() + fields[3].size()) return malformed("bad expiry");
+  int64_t issued_at = 0;
+  if (fields.size() == 5) {
+    auto [iend, iec] = std::from_chars(fields[4].data(), fields[4].data() + fields[4].size(), issued_at);
+    if (iec != std::errc() || iend != fields[4].data() + fields[4].size() || issued_at < 0)
+      return malformed("bad issued-at");
+  }
 
   int64_t now = clock.now_ms();
   if (now >= expiry) {
     return Error(Errc::kUnauthenticated, "token expired at " + utc_time(expiry) + " (now " + utc_time(now) +
                                              "): mint a new one with `qim token` (--ttl SECONDS)");
   }
-  return Principal{std::move(user).value(), std::move(device).value(), expiry};
+  return Principal{std::move(user).value(), std::move(device).value(), expiry, issued_at};
 }
 
 }  // namespace qim

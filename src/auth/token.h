@@ -1,7 +1,10 @@
 #pragma once
 // Signed access tokens: who a connection is. A token is base64url(payload) "." base64url(mac), where
-// payload = "qim1|<user>|<device>|<expiry ms>" and mac = HMAC-SHA256(secret, first part). Stateless: any
-// gateway holding the secret (QIM_AUTH_SECRET) verifies it; nothing is stored.
+// payload = "qim1|<user>|<device>|<expiry ms>|<issued-at ms>" and mac = HMAC-SHA256(secret, first part).
+// Stateless: any gateway holding the secret (QIM_AUTH_SECRET) verifies it; nothing is stored. The issued-at
+// field is what session revocation compares with a user's or device's not_before (sessions/revocation.h);
+// a token minted before it existed (four fields) verifies with issued_at_ms 0, so any revocation of its
+// user or device refuses it.
 
 #include <cstdint>
 #include <string>
@@ -18,6 +21,7 @@ struct Principal {
   UserId user;
   DeviceId device;
   int64_t expires_at_ms = 0;
+  int64_t issued_at_ms = 0;  // by the minting clock; 0 for a token without the field
 };
 
 inline constexpr size_t kMaxTokenBytes = 1024;

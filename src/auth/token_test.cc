@@ -106,6 +106,29 @@ TEST(Token, MalformedShapesAreMalformed) {
   EXPECT_FALSE(verify_token(kSecret, std::string(kMaxTokenBytes + 1, 'A'), clock).ok());
 }
 
+// Session revocation compares the issued-at time with a not_before (sessions/revocation.h).
+TEST(Token, CarriesItsIssuedAtTime) {
+  ManualClock clock(1'234'567);
+  auto p = verify_token(kSecret, *mint_token(kSecret, user("alice"), device("phone"), 60'000, clock), clock);
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  EXPECT_EQ(p->issued_at_ms, 1'234'567);
+  EXPECT_EQ(p->expires_at_ms, 1'234'567 + 60'000);
+}
+
+// A token minted before the field existed still verifies, issued at 0: any revocation refuses it.
+TEST(Token, AFourFieldTokenIsIssuedAtZero) {
+  ManualClock clock(0);
+  auto p = verify_token(kSecret, signed_token("qim1|alice|phone|99999999"), clock);
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  EXPECT_EQ(p->issued_at_ms, 0);
+  for (std::string_view payload :
+       {"qim1|alice|phone|99999999|x", "qim1|alice|phone|99999999|-5", "qim1|alice|phone|99999999|1|2"}) {
+    auto bad = verify_token(kSecret, signed_token(payload), clock);
+    ASSERT_FALSE(bad.ok()) << payload;
+    EXPECT_EQ(bad.error().message().rfind("token malformed: ", 0), 0u) << bad.error().message();
+  }
+}
+
 TEST(Token, SignedButUnknownPayloadIsMalformed) {
   ManualClock clock(0);
   // Signed with the right secret by hand, but not our payload format.

@@ -41,6 +41,7 @@ Connection::~Connection() {
   ctx_.group_ops.close_lane(id_);
   ctx_.registry.remove(principal_ ? &principal_->user : nullptr, id_);
   presence_closed();
+  session_closed();
   if (routed_ && ctx_.deps.routes) ctx_.deps.routes->connection_closed(principal_->user);
   if (accepted_) ctx_.metrics.connections.Decrement();
   if (counted_) ctx_.open_connections.fetch_sub(1);
@@ -285,6 +286,7 @@ void Connection::handle_auth(const std::string& ref, const AuthFrame& f) {
     close_after_flush(websocket::close_code::policy_error, "authentication failed");
     return;
   }
+  if (!check_session_at_auth(ref, *who)) return;
   principal_ = std::move(who).value();
   auth_timer_.cancel();
   unauthenticated_.reset();  // from now on the connection counts only against max_connections
@@ -294,6 +296,7 @@ void Connection::handle_auth(const std::string& ref, const AuthFrame& f) {
   routed_ = true;
   // Registered before AUTH_OK is queued: a push posted from now on lands behind it on this strand.
   ctx_.registry.add_user(principal_->user, id_, shared_from_this());
+  session_opened();
   presence_connected();
   enqueue(
       std::make_shared<const std::string>(encode_auth_ok(ref, *principal_, delivery_mode_name(ctx_.mode))));
@@ -451,15 +454,7 @@ bool Connection::token_expired() const {
 void Connection::end_at_expiry(const std::string& ref) {
   if (close_) return;
   ctx_.metrics.token_expiry_closes.Increment();
-  // No push reaches this connection from now on, even before the close handshake ends: it leaves the
-  // registry, and its user's route goes with its last connection.
-  ctx_.registry.remove(&principal_->user, id_);
-  presence_closed();
-  if (routed_) {
-    routed_ = false;
-    if (ctx_.deps.routes) ctx_.deps.routes->connection_closed(principal_->user);
-  }
-  out_.drop_waiting();  // whatever waits (pushes among it) was made for a token now expired
+  leave_before_close();
   const std::string when = std::to_string(principal_->expires_at_ms);
   send_error(ref, WireCode::kUnauthenticated,
              "token expired at " + when + " (ms since the epoch); reconnect with a new token");

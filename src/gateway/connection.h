@@ -16,7 +16,8 @@
 // the connection is closed with 1013 and the client SYNCs from its cursor), AUTH within auth_timeout_ms,
 // a slot of the unauthenticated bound from the accept until AUTH (unauthenticated_slots.h), and the token's
 // expiry: at that moment (or at the first push or frame after it) the connection leaves the push registry
-// and its route, sends nothing more and closes with 1008.
+// and its route, sends nothing more and closes with 1008. A revoked session (sessions/revocation.h) is
+// refused at AUTH, and a live one closed the same way with close code 4001 (connection_sessions.cc).
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -42,6 +43,7 @@
 #include "gateway/send_dedup.h"
 #include "gateway/token_bucket.h"
 #include "gateway/unauthenticated_slots.h"
+#include "sessions/revocation.h"
 
 namespace qim {
 
@@ -68,6 +70,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // From any thread: this connection was pushed entries of direct conversations with `peers`, which
   // presence then counts as its direct peers (PresenceHub::peer_seen: a conversation begun after AUTH).
   void direct_peers_seen(std::span<const UserId> peers);
+
+  // Ends the connection (ERROR, close 4001) if `marks` revoke its token; from any thread.
+  void revoke_if(RevocationMarks marks);
+
+  // The close code of a revoked session (docs/protocol.md "Session revocation").
+  static constexpr uint16_t kRevokedCloseCode = 4001;
 
  private:
   using Ws = boost::beast::websocket::stream<CloseReasonStream>;
@@ -150,6 +158,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool token_expired() const;
   // The token expired: no more pushes (registry and route dropped now), nothing more sent, close 1008.
   void end_at_expiry(const std::string& ref = {});
+  // Session revocation (connection_sessions.cc). Whether AUTH of `who` may go on: false when the session
+  // store refuses it (revoked: UNAUTHENTICATED and close 4001) or cannot be read (UNAVAILABLE, close 1013).
+  bool check_session_at_auth(const std::string& ref, const Principal& who);
+  // The token was revoked: like end_at_expiry, with close 4001 naming the revocation.
+  void end_revoked(int64_t not_before_ms);
+  // Before a close that ends the session: out of the registry, presence and route; nothing waiting is sent.
+  void leave_before_close();
+  // Tells the session store of the AUTH (once) and of its end (once).
+  void session_opened();
+  void session_closed();
 
   GatewayContext& ctx_;
   const uint64_t id_;
@@ -159,7 +177,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   boost::asio::steady_timer auth_timer_;
   boost::asio::steady_timer expiry_timer_;
   std::optional<UnauthenticatedSlots::Slot> unauthenticated_;  // held from the accept until AUTH
-  bool routed_ = false;  // connection_authenticated was called and connection_closed not yet
+  bool routed_ = false;        // connection_authenticated was called and connection_closed not yet
+  bool session_open_ = false;  // the session store was told of the AUTH and not yet of the close
   TokenBucket bucket_;
   std::optional<Principal> principal_;
 

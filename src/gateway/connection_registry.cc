@@ -174,6 +174,11 @@ void ConnectionRegistry::range_unknown(ShardId shard, MailboxSeq from, MailboxSe
 void ConnectionRegistry::deliver_signal(std::span<const UserId> users,
                                         std::shared_ptr<const std::string> frame,
                                         uint64_t except_connection) {
+  if (is_revocation_signal(*frame)) {
+    // Sent by SessionService::revoke to this user's gateways; the client never sees it.
+    if (auto s = decode_revocation_signal(*frame); s.ok()) apply_revocation(s->user, s->marks);
+    return;
+  }
   std::vector<std::shared_ptr<Connection>> targets;
   {
     std::lock_guard lock(mu_);
@@ -187,6 +192,26 @@ void ConnectionRegistry::deliver_signal(std::span<const UserId> users,
     }
   }
   for (auto& c : targets) c->push(frame);
+}
+
+void ConnectionRegistry::apply_revocation(const UserId& user, const RevocationMarks& marks) {
+  std::vector<std::shared_ptr<Connection>> targets;
+  {
+    std::lock_guard lock(mu_);
+    auto it = by_user_.find(user.str());
+    if (it == by_user_.end()) return;
+    for (const auto& [id, weak] : it->second.connections)
+      if (auto c = weak.lock()) targets.push_back(std::move(c));
+  }
+  for (auto& c : targets) c->revoke_if(marks);
+}
+
+std::vector<UserId> ConnectionRegistry::users() const {
+  std::lock_guard lock(mu_);
+  std::vector<UserId> out;
+  out.reserve(by_user_.size());
+  for (const auto& [user, state] : by_user_) out.push_back(UserId::unchecked(user));
+  return out;
 }
 
 }  // namespace qim

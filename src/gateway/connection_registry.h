@@ -26,6 +26,7 @@
 #include "core/sharding.h"
 #include "delivery/notifier.h"
 #include "delivery/signal_bus.h"
+#include "sessions/revocation.h"
 
 namespace qim {
 
@@ -53,8 +54,13 @@ class ConnectionRegistry final : public DeliveryNotifier, public SignalSink {
   void range_unknown(ShardId shard, MailboxSeq from, MailboxSeq to) override;
   // (SignalSink) Queues an ephemeral signal to the users' live connections (in every delivery mode: a
   // signal is not an entry of the mailbox; docs/adr/0080).
+  // A revocation signal (sessions/revocation.h) is not queued: it goes to apply_revocation.
   void deliver_signal(std::span<const UserId> users, std::shared_ptr<const std::string> frame,
                       uint64_t except_connection) override;
+  // Closes the user's live connections whose token `marks` revoke (on their strands). Thread-safe.
+  void apply_revocation(const UserId& user, const RevocationMarks& marks);
+  // The users with a live authenticated connection here.
+  std::vector<UserId> users() const;
 
  private:
   struct Chain {

@@ -25,6 +25,7 @@ namespace qim {
 
 class Inbox;  // inbox/inbox.h
 class PresenceHub;
+class SessionStore;  // sessions/session_store.h
 
 struct GatewayOptions {
   std::string listen_address = "127.0.0.1";  // QIM_GATEWAY_LISTEN
@@ -68,6 +69,10 @@ struct GatewayOptions {
   uint32_t max_pending_per_connection = 32;  // QIM_GATEWAY_MAX_PENDING
   // Work not started on a pool this long after its frame came is not done; its frame is answered UNAVAILABLE.
   int64_t pending_deadline_ms = 5'000;  // QIM_GATEWAY_PENDING_DEADLINE_MS
+  // Sessions (docs/protocol.md "Session revocation"): how often the gateway asks the session store which
+  // users were revoked (its catch-up when a revocation's push was missed): the bound on closing a revoked
+  // session's live connection.
+  int64_t session_recheck_ms = 1'000;  // QIM_SESSION_RECHECK_MS
 };
 
 // An extra endpoint of the admin server (loopback only), e.g. a test knob a deployment registers.
@@ -110,6 +115,11 @@ struct GatewayDeps {
   // the gateway's own hub over an in-memory exchange (presence among its own connections; no privacy
   // settings, no implicit peers). Must outlive the gateway.
   PresenceHub* presence = nullptr;
+  // Optional: session revocation (sessions/session_store.h): checked at each AUTH (a token issued before
+  // its user's or device's not_before is refused), watched every session_recheck_ms for revocations whose
+  // push was missed, and told of each AUTH and close (a user's devices). Null: tokens are valid until their
+  // expiry. Must outlive the gateway.
+  SessionStore* sessions = nullptr;
 };
 
 class Gateway {

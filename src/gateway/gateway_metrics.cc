@@ -27,6 +27,9 @@ GatewayMetrics::GatewayMetrics()
                                       "all, or from their peer address)")),
       token_expiry_closes(counter(*registry_, "qim_gateway_token_expiry_closes_total",
                                   "Connections closed at their token's expiry")),
+      revoked_closes(
+          counter(*registry_, "qim_gateway_revoked_closes_total",
+                  "Connections closed because their session was revoked (live, or refused at AUTH)")),
       slow_consumer_closes(counter(*registry_, "qim_gateway_slow_consumer_closes_total",
                                    "Connections closed because their outbound queue overflowed")),
       frames_in(counter(*registry_, "qim_gateway_frames_in_total", "Frames received from clients")),

@@ -26,6 +26,7 @@ class GatewayMetrics {
   prometheus::Counter& connections_refused;      // refused at the connection bound
   prometheus::Counter& unauthenticated_refused;  // closed at accept: the unauthenticated bound (per peer too)
   prometheus::Counter& token_expiry_closes;      // closed at the token's expiry
+  prometheus::Counter& revoked_closes;           // closed: their session was revoked (live or at AUTH)
   prometheus::Counter& slow_consumer_closes;     // closed for an outbound queue over its bound
   prometheus::Counter& frames_in;
   prometheus::Counter& sends_acked;

@@ -13,6 +13,7 @@
 #include "gateway/connection.h"
 #include "gateway/gateway_context.h"
 #include "outbox/outbox_record.h"
+#include "sessions/revocation_watcher.h"
 #include "tls/tls_context.h"
 
 namespace qim {
@@ -97,6 +98,16 @@ class GatewayServer final : public Gateway {
         },
         deps_.admin_routes);
     QIM_RETURN_IF_ERROR(admin_->listen(options_.admin_address, options_.admin_port));
+    if (deps_.sessions != nullptr) {
+      // The catch-up on revocations whose push this gateway missed (sessions/revocation_watcher.h).
+      watcher_ = std::make_unique<RevocationWatcher>(
+          *deps_.sessions,
+          [ctx](const UserId& user, const RevocationMarks& marks) {
+            ctx->registry.apply_revocation(user, marks);
+          },
+          [ctx] { return ctx->registry.users(); }, std::chrono::milliseconds(options_.session_recheck_ms));
+      watcher_->start();
+    }
     do_accept();
     for (uint32_t i = 0; i < options_.threads; ++i) {
       threads_.emplace_back([this, i] {
@@ -121,6 +132,7 @@ class GatewayServer final : public Gateway {
       acceptor_.close(ignored);
     });
     admin_->close();
+    if (watcher_) watcher_->stop();
     {
       // Every SEND whose append is in flight gets its answer before the connections close.
       std::unique_lock lock(ctx_->drain_mu);
@@ -205,6 +217,7 @@ class GatewayServer final : public Gateway {
   net::io_context io_;
   net::ip::tcp::acceptor acceptor_{net::make_strand(io_)};
   std::unique_ptr<AdminServer> admin_;
+  std::unique_ptr<RevocationWatcher> watcher_;  // with deps.sessions
   std::vector<std::thread> threads_;
   uint16_t port_ = 0;
   uint64_t next_id_ = 1;
