@@ -227,6 +227,10 @@ ApiResponse ApiRouter::handle(const ApiRequest& r) {
     m = Match{{"GET"}, Scope::kRead};
   } else if (is({"v1", "tokens"})) {
     m = Match{{"POST"}, Scope::kTokens};
+  } else if (is({"v1", "users", "*", "devices"})) {
+    m = Match{{"GET"}, Scope::kTokens};
+  } else if (is({"v1", "users", "*", "sessions"}) || is({"v1", "users", "*", "devices", "*", "sessions"})) {
+    m = Match{{"DELETE"}, Scope::kTokens};
   }
   const std::string path = r.target.substr(0, r.target.find('?'));
   if (!m) return problem(WireCode::kNotFound, "no route " + path + " (docs/api.md lists them)");
@@ -247,6 +251,9 @@ ApiResponse ApiRouter::handle(const ApiRequest& r) {
   if (parts[1] == "conversations") return history(q, parts[2]);
   if (parts[1] == "users") {
     if (parts[3] == "conversations") return conversations(q, parts[2]);
+    if (parts[3] == "devices" && n == 4) return devices(parts[2]);
+    if (parts[3] == "sessions") return revoke(parts[2], std::nullopt);
+    if (n == 6) return revoke(parts[2], parts[4]);
     return group_read("GROUPS", parts[2], "");
   }
   // groups

@@ -27,6 +27,10 @@
 #include "inbox/inbox.h"
 #include "log/log.h"
 
+namespace qim {
+class SessionService;
+}  // namespace qim
+
 namespace qim::api {
 
 // What the endpoints call; the pointers must outlive the router. Null groups / inbox / history: their
@@ -37,6 +41,7 @@ struct ApiDeps {
   HistoryStore* history = nullptr;
   GroupStore* groups = nullptr;
   Inbox* inbox = nullptr;
+  SessionService* sessions = nullptr;  // devices and revocation (null: those routes answer UNAVAILABLE)
   std::shared_ptr<const Clock> clock;
   std::string auth_secret;              // QIM_AUTH_SECRET: tokens minted here verify at AUTH
   size_t max_body_bytes = 16 * 1024;    // QIM_GATEWAY_MAX_BODY_BYTES, as for SEND frames
@@ -78,6 +83,9 @@ class ApiRouter {
   ApiResponse history(const std::map<std::string, std::string>& q, const std::string& conversation);
   ApiResponse conversations(const std::map<std::string, std::string>& q, const std::string& user);
   ApiResponse mint(const ApiRequest& r);
+  // session_routes.cc: a user's devices; revoking a user's or one device's sessions (scope tokens).
+  ApiResponse devices(const std::string& user);
+  ApiResponse revoke(const std::string& user, const std::optional<std::string>& device);
   bool take_token(const std::string& key_id);
 
   const ApiOptions options_;

@@ -14,8 +14,8 @@
 #include "app/instance_files.h"
 #include "app/pipeline.h"
 #include "app/role_admin.h"
-#include "app/webhook_role.h"
 #include "app/session_admin_routes.h"
+#include "app/webhook_role.h"
 #include "core/cpu_placement.h"
 #include "delivery/local_signal_bus.h"
 #include "delivery/redis/gateway_routing.h"
@@ -428,6 +428,7 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
       ad.history = &pipeline->history();
       ad.groups = pipeline->groups();
       ad.inbox = pipeline->inbox();
+      ad.sessions = sessions.get();
       ad.clock = cfg.store.clock;
       ad.auth_secret = gateway_options.auth_secret;
       ad.max_body_bytes = gateway_options.max_body_bytes;

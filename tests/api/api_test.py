@@ -276,6 +276,31 @@ class Api(Calls, unittest.TestCase):
         s, d, _ = self.call("POST", "/v1/tokens", "/v1/tokens", {"user": "bad:name"})
         self.assertEqual((s, d["code"]), (400, "INVALID_ARGUMENT"))
 
+    def test_sessions_devices_and_revoke(self):
+        # The SessionService qim admin sessions calls (e2e R01-R04 show the sockets closed): a device's and
+        # a user's revocation recorded, and seen in the device list.
+        s, d, _ = self.call("GET", "/v1/users/rita/devices", "/v1/users/{user}/devices")
+        self.assertEqual((s, d["user"], d["not_before"]), (200, "rita", 0))
+        s, d, _ = self.call("DELETE", "/v1/users/rita/devices/phone/sessions",
+                            "/v1/users/{user}/devices/{device}/sessions")
+        self.assertEqual((s, d["user"], d["device"]), (200, "rita", "phone"))
+        self.assertGreater(d["not_before"], 0)
+        device_mark = d["not_before"]
+        s, d, _ = self.call("GET", "/v1/users/rita/devices", "/v1/users/{user}/devices")
+        self.assertEqual(s, 200)
+        phone = [x for x in d["devices"] if x["device"] == "phone"]
+        self.assertEqual(len(phone), 1, d)
+        self.assertEqual(phone[0]["not_before"], device_mark)
+        s, d, _ = self.call("DELETE", "/v1/users/rita/sessions", "/v1/users/{user}/sessions")
+        self.assertEqual(s, 200)
+        self.assertNotIn("device", d)
+        s, d, _ = self.call("GET", "/v1/users/rita/devices", "/v1/users/{user}/devices")
+        self.assertGreaterEqual(d["not_before"], device_mark)
+        s, d, _ = self.call("DELETE", "/v1/users/bad:name/sessions", "/v1/users/{user}/sessions")
+        self.assertEqual((s, d["code"]), (400, "INVALID_ARGUMENT"))
+        s, d, _ = self.call("GET", "/v1/users/rita/devices", "/v1/users/{user}/devices", key=self.read_key)
+        self.assertEqual((s, d["code"]), (403, "FORBIDDEN"))
+
     def test_tokens_expect_continue(self):
         # A client that sends "Expect: 100-continue" (curl, for large bodies) is told to go on at once.
         import socket
