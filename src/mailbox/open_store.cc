@@ -31,7 +31,8 @@ Result<std::unique_ptr<MailboxStore>> open_mailbox_store(const StoreOptions& opt
 #ifdef QIM_HAVE_EMBEDDED
   } else if (options.backend == "embedded") {
     QIM_ASSIGN_OR_RETURN(backend, open_embedded_backend(context, options.data_dir));
-    // The embedded inbox lives in this database and writes in its batches (docs/adr/0088).
+    // The embedded inbox lives in this database (docs/adr/0088): a sink that is one attaches to it, so a
+    // process serving the embedded inbox passes it here even if it writes no entries.
     if (auto* side = dynamic_cast<embedded::SideRows*>(sink)) {
       QIM_RETURN_IF_ERROR(embedded_backend_attach(*backend, *side));
     }

@@ -52,9 +52,7 @@ Status check_identity_ttl_covers_replays(const StoreOptions& options);
 // Opens the configured backend behind the contract. Config for an unknown or unbuilt backend; Transport
 // or Io when the backend cannot be reached or opened. `sink` (the inbox of a process that writes entries:
 // the MailboxNode, `qim up`), if set, must outlive the store; ContractStore hands it every entry written
-// (mailbox/entry_sink.h). Readers pass none, except on the embedded store: there the inbox is attached to
-// the store's own database through this argument (docs/adr/0088), so a process that serves the embedded
-// inbox passes it even when it writes no entries.
+// (mailbox/entry_sink.h). Readers pass none.
 Result<std::unique_ptr<MailboxStore>> open_mailbox_store(const StoreOptions& options,
                                                          EntrySink* sink = nullptr);
 

@@ -5,11 +5,11 @@
 // (open_mailbox_store does it when given this inbox as its sink; attach_rocks_inbox otherwise). As the
 // store's sink it writes every entry's index row and conversation row max as one unsynced batch per call
 // into that database's write-ahead log, before write_chunks answers: the next frontier write's log sync
-// makes them durable with the entries, so the inbox has no fsync of its own. Rows expire like the mailbox's entries (the same expiry, from the same write);
-// monotonic cells (conversation rows, read marks, receipts, settings) are blind merges under a max
-// operator, so no write reads. A read mark, receipt or setting returns once the database's log is synced
-// through it (the mailbox's group commit). Until attached, and after the store is closed, every call
-// returns Config.
+// makes them durable with the entries, so the inbox has no fsync of its own. Rows expire like the mailbox's
+// entries (the same expiry, from the same write); monotonic cells (conversation rows, read marks, receipts,
+// settings) are blind merges under a max operator, so no write reads. A read mark, receipt or setting returns
+// once the database's log is synced through it (the mailbox's group commit). Until attached, and after the
+// store is closed, every call returns Config.
 
 #include <memory>
 #include <string>
