@@ -40,8 +40,9 @@ Result<std::unique_ptr<Pipeline>> Pipeline::open(const AppConfig& config, Pipeli
   }
   p->logger_->info("opening the {} mailbox store", config.store.backend);
   // The node's store writes the inbox rows beside the entries (mailbox/entry_sink.h); a process without a
-  // node never writes entries, so its store needs no sink.
-  EntrySink* sink = roles.node ? p->inbox_backend_.get() : nullptr;
+  // node never writes entries, but the embedded inbox is attached to the store's database through this
+  // argument (docs/adr/0088), so it is passed whenever there is an inbox.
+  EntrySink* sink = p->inbox_backend_.get();
   QIM_ASSIGN_OR_RETURN(p->store_, open_mailbox_store(config.store, sink));
   p->logger_->info("opening the {} history store", config.history.backend);
   HistoryOptions history = config.history;

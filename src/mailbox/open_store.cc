@@ -6,6 +6,7 @@
 
 #if __has_include("mailbox/embedded/embedded_backend.h")
 #include "mailbox/embedded/embedded_backend.h"
+#include "mailbox/embedded/side_rows.h"
 #define QIM_HAVE_EMBEDDED 1
 #endif
 #if __has_include("mailbox/redis/redis_backend.h")
@@ -30,6 +31,11 @@ Result<std::unique_ptr<MailboxStore>> open_mailbox_store(const StoreOptions& opt
 #ifdef QIM_HAVE_EMBEDDED
   } else if (options.backend == "embedded") {
     QIM_ASSIGN_OR_RETURN(backend, open_embedded_backend(context, options.data_dir));
+    // The embedded inbox lives in this database (docs/adr/0088): a sink that is one attaches to it, so a
+    // process serving the embedded inbox passes it here even if it writes no entries.
+    if (auto* side = dynamic_cast<embedded::SideRows*>(sink)) {
+      QIM_RETURN_IF_ERROR(embedded_backend_attach(*backend, *side));
+    }
 #endif
 #ifdef QIM_HAVE_REDIS
   } else if (options.backend == "redis") {

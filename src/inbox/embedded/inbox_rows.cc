@@ -1,7 +1,5 @@
 #include "inbox/embedded/inbox_rows.h"
 
-#include <cstring>
-
 #include "core/big_endian.h"
 
 namespace qim::inbox_rows {
@@ -112,26 +110,6 @@ std::string max16_value(uint64_t first, std::string_view rest) {
 Result<uint64_t> max16_first(std::string_view value, std::string_view what) {
   if (value.size() < 16) return corrupt(what);
   return get_be64(value);
-}
-
-bool Max16Merge::Merge(const rocksdb::Slice&, const rocksdb::Slice* existing, const rocksdb::Slice& value,
-                       std::string* merged, rocksdb::Logger*) const {
-  if (value.size() < 16) return false;
-  if (existing != nullptr) {
-    if (existing->size() < 16) return false;
-    if (std::memcmp(existing->data(), value.data(), 16) > 0) {
-      merged->assign(existing->data(), existing->size());
-      return true;
-    }
-  }
-  merged->assign(value.data(), value.size());
-  return true;
-}
-
-bool RefExpiryFilter::Filter(int, const rocksdb::Slice&, const rocksdb::Slice& value, std::string*,
-                             bool*) const {
-  auto expires = ref_expiry(std::string_view(value.data(), value.size()));
-  return expires.ok() && *expires <= clock_->now_ms();
 }
 
 }  // namespace qim::inbox_rows

@@ -1,5 +1,6 @@
 #pragma once
-// The rows of the embedded inbox (RocksDB, its own database in QIM_DATA_DIR/inbox). Keys are big-endian
+// The rows of the embedded inbox (RocksDB: column families of the mailbox's own database, named and
+// configured in mailbox/embedded/side_rows.h; docs/adr/0088). Keys are big-endian
 // so bytewise order is the order read; a name (user, conversation) is a length byte and its bytes, so one
 // name's rows never interleave with another's.
 //
@@ -14,26 +15,17 @@
 //
 // Every merged value starts with 16 bytes compared bytewise (Max16Merge): (seq, expiry) for a row, so a
 // replay of the same seq refreshes its expiry like the index's put; (seq, 0) for a mark; (id, 0) for a
-// receipt; (version, 0) for a setting. Decoders return CorruptEntry naming the bad field.
+// receipt; (version, 0) for a setting (embedded::Max16Merge). Decoders return CorruptEntry naming the bad
+// field.
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-#include <rocksdb/compaction_filter.h>
-#include <rocksdb/merge_operator.h>
-
-#include "core/clock.h"
 #include "core/status.h"
 #include "inbox/inbox_backend.h"
 
 namespace qim::inbox_rows {
-
-inline constexpr std::string_view kIndexFamily = "inbox_index";
-inline constexpr std::string_view kRowsFamily = "inbox_rows";
-inline constexpr std::string_view kMarksFamily = "inbox_marks";
-inline constexpr std::string_view kReceiptsFamily = "inbox_receipts";
-inline constexpr std::string_view kSettingsFamily = "inbox_settings";
 
 void put_name(std::string& out, std::string_view name);
 std::string pair_prefix(std::string_view first, std::string_view second);  // name | name
@@ -53,26 +45,5 @@ Result<bool> ref_counts(std::string_view value);
 
 std::string max16_value(uint64_t first, std::string_view rest = {});  // first u64 | 0 u64 | rest
 Result<uint64_t> max16_first(std::string_view value, std::string_view what);
-
-// Keeps the operand whose first 16 bytes are bytewise greatest (the later one on a tie): a monotonic max
-// written blind, as a CQL cell USING TIMESTAMP. A value under 16 bytes fails the merge (Corruption).
-class Max16Merge final : public rocksdb::AssociativeMergeOperator {
- public:
-  bool Merge(const rocksdb::Slice& key, const rocksdb::Slice* existing, const rocksdb::Slice& value,
-             std::string* merged, rocksdb::Logger* logger) const override;
-  const char* Name() const override { return "qim.InboxMax16Merge"; }
-};
-
-// Drops index and row values past their expiry (space only: reads skip them by the clock already).
-class RefExpiryFilter final : public rocksdb::CompactionFilter {
- public:
-  explicit RefExpiryFilter(std::shared_ptr<const Clock> clock) : clock_(std::move(clock)) {}
-  bool Filter(int level, const rocksdb::Slice& key, const rocksdb::Slice& value, std::string* new_value,
-              bool* value_changed) const override;
-  const char* Name() const override { return "qim.InboxRefExpiryFilter"; }
-
- private:
-  std::shared_ptr<const Clock> clock_;
-};
 
 }  // namespace qim::inbox_rows

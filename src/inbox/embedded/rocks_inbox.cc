@@ -3,15 +3,16 @@
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
-#include <array>
-#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
 
 #include "inbox/embedded/inbox_rows.h"
+#include "inbox/embedded/rocks_inbox_move.h"
 #include "inbox/entry_ref.h"
+#include "mailbox/embedded/embedded_backend.h"
 #include "mailbox/embedded/rocks_error.h"
-#include "mailbox/embedded/rocks_info_log.h"
-#include "mailbox/embedded/rocks_write_gate.h"
-#include "mailbox/embedded/wal_sync.h"
+#include "mailbox/embedded/side_rows.h"
 
 namespace qim {
 
@@ -23,88 +24,68 @@ std::string_view view(const rocksdb::Slice& s) {
   return {s.data(), s.size()};
 }
 
-enum Family : size_t { kDefault, kIndex, kRows, kMarks, kReceipts, kSettings, kFamilyCount };
+using embedded::SideFamily;
 
-class RocksInbox final : public InboxBackend {
+Error not_attached() {
+  return Error(
+      Errc::kConfig,
+      "embedded inbox: not attached to an embedded mailbox store (open the store with it as its sink)");
+}
+
+class RocksInbox final : public InboxBackend, public embedded::SideRows {
  public:
-  RocksInbox(BackendContext context, std::string dir)
-      : context_(std::move(context)),
-        dir_(std::move(dir)),
-        merge_(std::make_shared<inbox_rows::Max16Merge>()),
-        filter_(context_.clock) {}
+  RocksInbox(BackendContext context, std::string legacy_dir)
+      : context_(std::move(context)), legacy_dir_(std::move(legacy_dir)) {}
 
-  ~RocksInbox() override {
-    syncer_.reset();
-    for (auto* h : handles_) {
-      if (h != nullptr) db_->DestroyColumnFamilyHandle(h);
-    }
-    if (db_) db_->Close().PermitUncheckedError();  // the WAL has every write
+  ~RocksInbox() override = default;  // the mailbox store detaches it first (it outlives the store)
+
+  // (SideRows) The rows of an inbox database of decision 69 move in first (rocks_inbox_move.h).
+  Status attach(const embedded::SideDb& db) override {
+    QIM_RETURN_IF_ERROR(move_legacy_inbox(legacy_dir_, db));
+    std::unique_lock lock(mu_);
+    side_ = db;
+    return {};
   }
 
-  Status open() {
-    std::error_code ec;
-    std::filesystem::create_directories(dir_, ec);
-    if (ec) return Error(Errc::kIo, "embedded inbox: cannot create " + dir_ + ": " + ec.message());
-    rocksdb::DBOptions db_options;
-    db_options.create_if_missing = true;
-    db_options.create_missing_column_families = true;
-    db_options.max_background_jobs = 2;
-    db_options.keep_log_file_num = 4;
-    db_options.enable_write_thread_adaptive_yield = false;  // as the mailbox store: no spinning on 2 cores
-    db_options.info_log = embedded::rocks_info_log("inbox");
-    // Through a full disk as the mailbox store (docs/adr/0067): refuse, then resume by itself.
-    db_options.listeners.push_back(gate_);
-    rocksdb::ColumnFamilyOptions index;
-    index.compaction_filter = &filter_;
-    rocksdb::ColumnFamilyOptions rows;
-    rows.merge_operator = merge_;
-    rows.compaction_filter = &filter_;
-    rocksdb::ColumnFamilyOptions merged;
-    merged.merge_operator = merge_;
-    std::vector<rocksdb::ColumnFamilyDescriptor> families = {
-        {rocksdb::kDefaultColumnFamilyName, {}},
-        {std::string(inbox_rows::kIndexFamily), index},
-        {std::string(inbox_rows::kRowsFamily), rows},
-        {std::string(inbox_rows::kMarksFamily), merged},
-        {std::string(inbox_rows::kReceiptsFamily), merged},
-        {std::string(inbox_rows::kSettingsFamily), merged},
-    };
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* db = nullptr;
-    QIM_RETURN_IF_ERROR(
-        rocks_status(rocksdb::DB::Open(db_options, dir_, families, &handles, &db), "open inbox " + dir_));
-    db_.reset(db);
-    std::copy(handles.begin(), handles.end(), handles_.begin());
-    gate_->attach(db_.get());
-    syncer_ = std::make_unique<embedded::WalSyncer>(*db_, gate_.get());
-    return {};
+  void detach() override {
+    std::unique_lock lock(mu_);  // waits for the reads and writes under way
+    side_.reset();
   }
 
   std::string_view name() const override { return "embedded"; }
 
+  // (EntrySink) One batch per call into the mailbox's database, not synced: ContractStore calls this
+  // before write_chunks answers, so before the frontier write whose log sync makes it durable with the
+  // entries (docs/adr/0088).
   Status entries_written(ShardId, Epoch, std::span<const MailboxEntry> entries) override {
     if (entries.empty()) return {};
+    std::shared_lock lock(mu_);
+    if (!side_) return not_attached();
     const int64_t expires = context_.clock->now_ms() + context_.entry_ttl_ms();
     rocksdb::WriteBatch batch;
     for (const MailboxEntry& e : entries) {
       const std::string value = inbox_rows::ref_value(inbox_ref_of(e), expires);
       const std::string row_key = inbox_rows::pair_prefix(e.user.str(), e.message.conversation.str());
-      QIM_RETURN_IF_ERROR(rocks_status(
-          batch.Put(handles_[kIndex], inbox_rows::index_key(e.user, e.message.conversation, e.seq), value),
-          "batch index row"));
-      QIM_RETURN_IF_ERROR(rocks_status(batch.Merge(handles_[kRows], row_key, value), "batch row"));
+      QIM_RETURN_IF_ERROR(
+          rocks_status(batch.Put(side_->families[embedded::kInboxIndex],
+                                 inbox_rows::index_key(e.user, e.message.conversation, e.seq), value),
+                       "batch index row"));
+      QIM_RETURN_IF_ERROR(
+          rocks_status(batch.Merge(side_->families[embedded::kInboxRows], row_key, value), "batch row"));
     }
     counters_.inserts += 2 * entries.size();
-    return write(batch, "inbox entries");
+    return write_unsynced(batch, "inbox entries");
   }
 
   Result<std::vector<ConversationRow>> conversation_rows(const UserId& user) override {
     counters_.reads++;
+    std::shared_lock lock(mu_);
+    if (!side_) return not_attached();
     std::string prefix;
     inbox_rows::put_name(prefix, user.str());
     std::vector<ConversationRow> out;
     const int64_t now = context_.clock->now_ms();
-    auto it = iterate(kRows, prefix);
+    auto it = iterate(embedded::kInboxRows, prefix);
     for (it->Seek(prefix); it->Valid(); it->Next()) {
       QIM_ASSIGN_OR_RETURN(int64_t expires, inbox_rows::ref_expiry(view(it->value())));
       if (expires <= now) continue;
@@ -120,11 +101,13 @@ class RocksInbox final : public InboxBackend {
                                                      MailboxSeq after, MailboxSeq upto,
                                                      uint32_t limit) override {
     counters_.reads++;
+    std::shared_lock lock(mu_);
+    if (!side_) return not_attached();
     std::vector<InboxEntryRef> out;
     if (upto <= after || limit == 0) return out;
     const std::string prefix = inbox_rows::pair_prefix(user.str(), c.str());
     const int64_t now = context_.clock->now_ms();
-    auto it = iterate(kIndex, prefix);
+    auto it = iterate(embedded::kInboxIndex, prefix);
     for (it->SeekForPrev(inbox_rows::index_key(user, c, upto)); it->Valid() && out.size() < limit;
          it->Prev()) {
       QIM_ASSIGN_OR_RETURN(MailboxSeq seq, inbox_rows::index_key_seq(view(it->key()), prefix.size()));
@@ -141,11 +124,13 @@ class RocksInbox final : public InboxBackend {
   Result<uint32_t> count_unread(const UserId& user, const ConversationId& c, MailboxSeq after,
                                 MailboxSeq upto, uint32_t cap) override {
     counters_.reads++;
+    std::shared_lock lock(mu_);
+    if (!side_) return not_attached();
     uint32_t n = 0;
     if (upto <= after || cap == 0) return n;
     const std::string prefix = inbox_rows::pair_prefix(user.str(), c.str());
     const int64_t now = context_.clock->now_ms();
-    auto it = iterate(kIndex, prefix);
+    auto it = iterate(embedded::kInboxIndex, prefix);
     for (it->Seek(inbox_rows::index_key(user, c, MailboxSeq::from_raw(after.raw() + 1)));
          it->Valid() && n < cap; it->Next()) {
       QIM_ASSIGN_OR_RETURN(MailboxSeq seq, inbox_rows::index_key_seq(view(it->key()), prefix.size()));
@@ -161,20 +146,24 @@ class RocksInbox final : public InboxBackend {
 
   Status raise_read_mark(const UserId& user, const ConversationId& c, MailboxSeq seq) override {
     counters_.updates++;
+    std::shared_lock lock(mu_);
+    if (!side_) return not_attached();
     rocksdb::WriteBatch batch;
-    QIM_RETURN_IF_ERROR(
-        rocks_status(batch.Merge(handles_[kMarks], inbox_rows::pair_prefix(user.str(), c.str()),
-                                 inbox_rows::max16_value(seq.raw())),
-                     "batch read mark"));
+    QIM_RETURN_IF_ERROR(rocks_status(
+        batch.Merge(side_->families[embedded::kInboxMarks], inbox_rows::pair_prefix(user.str(), c.str()),
+                    inbox_rows::max16_value(seq.raw())),
+        "batch read mark"));
     return write(batch, "read mark");
   }
 
   Result<std::vector<ReadMark>> read_marks(const UserId& user) override {
     counters_.reads++;
+    std::shared_lock lock(mu_);
+    if (!side_) return not_attached();
     std::string prefix;
     inbox_rows::put_name(prefix, user.str());
     std::vector<ReadMark> out;
-    auto it = iterate(kMarks, prefix);
+    auto it = iterate(embedded::kInboxMarks, prefix);
     for (it->Seek(prefix); it->Valid(); it->Next()) {
       QIM_ASSIGN_OR_RETURN(std::string c, inbox_rows::second_name(view(it->key())));
       QIM_ASSIGN_OR_RETURN(uint64_t seq, inbox_rows::max16_first(view(it->value()), "read mark"));
@@ -186,9 +175,11 @@ class RocksInbox final : public InboxBackend {
 
   Result<MailboxSeq> read_mark(const UserId& user, const ConversationId& c) override {
     counters_.reads++;
+    std::shared_lock lock(mu_);
+    if (!side_) return not_attached();
     std::string value;
-    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), handles_[kMarks],
-                                 inbox_rows::pair_prefix(user.str(), c.str()), &value);
+    rocksdb::Status s = side_->db->Get(rocksdb::ReadOptions(), side_->families[embedded::kInboxMarks],
+                                       inbox_rows::pair_prefix(user.str(), c.str()), &value);
     if (s.IsNotFound()) return MailboxSeq{};
     QIM_RETURN_IF_ERROR(rocks_status(s, "read mark"));
     QIM_ASSIGN_OR_RETURN(uint64_t seq, inbox_rows::max16_first(value, "read mark"));
@@ -197,20 +188,24 @@ class RocksInbox final : public InboxBackend {
 
   Status raise_receipt(const ConversationId& c, const UserId& user, MessageId read_through) override {
     counters_.updates++;
+    std::shared_lock lock(mu_);
+    if (!side_) return not_attached();
     rocksdb::WriteBatch batch;
-    QIM_RETURN_IF_ERROR(
-        rocks_status(batch.Merge(handles_[kReceipts], inbox_rows::pair_prefix(c.str(), user.str()),
-                                 inbox_rows::max16_value(read_through.value)),
-                     "batch receipt"));
+    QIM_RETURN_IF_ERROR(rocks_status(
+        batch.Merge(side_->families[embedded::kInboxReceipts], inbox_rows::pair_prefix(c.str(), user.str()),
+                    inbox_rows::max16_value(read_through.value)),
+        "batch receipt"));
     return write(batch, "receipt");
   }
 
   Result<std::vector<ReceiptMark>> receipts(const ConversationId& c, uint32_t limit) override {
     counters_.reads++;
+    std::shared_lock lock(mu_);
+    if (!side_) return not_attached();
     std::string prefix;
     inbox_rows::put_name(prefix, c.str());
     std::vector<ReceiptMark> out;
-    auto it = iterate(kReceipts, prefix);
+    auto it = iterate(embedded::kInboxReceipts, prefix);
     for (it->Seek(prefix); it->Valid() && out.size() < limit; it->Next()) {
       QIM_ASSIGN_OR_RETURN(std::string user, inbox_rows::second_name(view(it->key())));
       QIM_ASSIGN_OR_RETURN(uint64_t id, inbox_rows::max16_first(view(it->value()), "receipt"));
@@ -224,22 +219,27 @@ class RocksInbox final : public InboxBackend {
                      int64_t version) override {
     if (version < 0) return Error(Errc::kInvalidArgument, "setting version must not be negative");
     counters_.updates++;
+    std::shared_lock lock(mu_);
+    if (!side_) return not_attached();
     std::string k;
     inbox_rows::put_name(k, user.str());
     k += key;
     rocksdb::WriteBatch batch;
-    QIM_RETURN_IF_ERROR(rocks_status(
-        batch.Merge(handles_[kSettings], k, inbox_rows::max16_value(static_cast<uint64_t>(version), value)),
-        "batch setting"));
+    QIM_RETURN_IF_ERROR(
+        rocks_status(batch.Merge(side_->families[embedded::kInboxSettings], k,
+                                 inbox_rows::max16_value(static_cast<uint64_t>(version), value)),
+                     "batch setting"));
     return write(batch, "setting");
   }
 
   Result<std::map<std::string, std::string>> settings(const UserId& user) override {
     counters_.reads++;
+    std::shared_lock lock(mu_);
+    if (!side_) return not_attached();
     std::string prefix;
     inbox_rows::put_name(prefix, user.str());
     std::map<std::string, std::string> out;
-    auto it = iterate(kSettings, prefix);
+    auto it = iterate(embedded::kInboxSettings, prefix);
     for (it->Seek(prefix); it->Valid(); it->Next()) {
       QIM_ASSIGN_OR_RETURN(std::string key, inbox_rows::after_first_name(view(it->key())));
       const std::string_view value = view(it->value());
@@ -279,36 +279,44 @@ class RocksInbox final : public InboxBackend {
     rocksdb::Slice lower_slice_, upper_slice_;
     std::unique_ptr<rocksdb::Iterator> it_;
   };
-  Cursor iterate(Family family, const std::string& prefix) { return Cursor(*db_, handles_[family], prefix); }
+  // Caller holds mu_ (shared) with side_ set.
+  Cursor iterate(SideFamily family, const std::string& prefix) {
+    return Cursor(*side_->db, side_->families[family], prefix);
+  }
 
-  // Writes `batch` unsynced, then waits until the log is synced through it (group commit, wal_sync.h).
-  Status write(rocksdb::WriteBatch& batch, std::string_view what) {
+  // Writes `batch` into the log, not synced. Caller holds mu_ (shared) with side_ set.
+  Status write_unsynced(rocksdb::WriteBatch& batch, std::string_view what) {
     // Not attempted while a write error (a full disk) stops the database and it cannot be resumed yet.
-    if (rocksdb::Status ready = gate_->ready(); !ready.ok())
+    if (rocksdb::Status ready = side_->gate->ready(); !ready.ok())
       return rocks_status(ready, "write " + std::string(what));
-    QIM_RETURN_IF_ERROR(
-        rocks_status(db_->Write(rocksdb::WriteOptions(), &batch), "write " + std::string(what)));
-    return syncer_->sync_published();
+    return rocks_status(side_->db->Write(rocksdb::WriteOptions(), &batch), "write " + std::string(what));
+  }
+
+  // write_unsynced, then waits until the mailbox database's log is synced through it (its group commit,
+  // wal_sync.h, shared with the frontier writes): a read mark, receipt or setting is durable on return.
+  Status write(rocksdb::WriteBatch& batch, std::string_view what) {
+    QIM_RETURN_IF_ERROR(write_unsynced(batch, what));
+    return side_->syncer->sync_published();
   }
 
   BackendContext context_;
-  std::string dir_;
-  std::shared_ptr<rocksdb::MergeOperator> merge_;
-  inbox_rows::RefExpiryFilter filter_;
-  std::unique_ptr<rocksdb::DB> db_;
-  std::array<rocksdb::ColumnFamilyHandle*, kFamilyCount> handles_{};
-  std::shared_ptr<embedded::RocksWriteGate> gate_ = std::make_shared<embedded::RocksWriteGate>();
-  std::unique_ptr<embedded::WalSyncer> syncer_;
+  std::string legacy_dir_;
+  std::shared_mutex mu_;  // shared by every use of side_, exclusive to attach and detach it
+  std::optional<embedded::SideDb> side_;
   OpCounters counters_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<InboxBackend>> open_rocks_inbox(const BackendContext& context,
-                                                       const std::string& dir) {
-  auto inbox = std::make_unique<RocksInbox>(context, dir);
-  QIM_RETURN_IF_ERROR(inbox->open());
-  return std::unique_ptr<InboxBackend>(std::move(inbox));
+                                                       const std::string& legacy_dir) {
+  return std::unique_ptr<InboxBackend>(std::make_unique<RocksInbox>(context, legacy_dir));
+}
+
+Status attach_rocks_inbox(InboxBackend& inbox, StoreBackend& mailbox) {
+  auto* side = dynamic_cast<embedded::SideRows*>(&inbox);
+  if (side == nullptr) return Error(Errc::kInvalidArgument, "not an embedded inbox");
+  return embedded_backend_attach(mailbox, *side);
 }
 
 }  // namespace qim

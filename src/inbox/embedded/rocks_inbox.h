@@ -1,12 +1,15 @@
 #pragma once
-// The embedded inbox: the InboxBackend in its own RocksDB database (QIM_DATA_DIR/inbox), beside the
-// embedded mailbox store (docs/adr/0069-embedded-inbox.md). Rows written through entries_written expire
-// like the mailbox's entries (context.entry_ttl_ms() after the write, by context.clock); monotonic cells
-// (conversation rows, read marks, receipts, settings) are blind merges under a max operator, so no write
-// reads. Every write returns once the database's write-ahead log is synced through it (one group-committed
-// fsync shared by concurrent writers): the mailbox's frontier, synced after the entries, must never cover
-// an entry whose inbox rows a power loss could still take. A full disk refuses writes and resumes by itself
-// (docs/adr/0067). RocksDB locks the directory: one process. docs/adr/0069-embedded-inbox.md.
+// The embedded inbox: the InboxBackend in column families of the embedded mailbox store's own RocksDB
+// database (docs/adr/0088-embedded-inbox-in-the-mailbox-db.md; rows: inbox_rows.h, families:
+// mailbox/embedded/side_rows.h). It is attached to the mailbox backend once that is open
+// (open_mailbox_store does it when given this inbox as its sink; attach_rocks_inbox otherwise). As the
+// store's sink it writes every entry's index row and conversation row max as one unsynced batch per call
+// into that database's write-ahead log, before write_chunks answers: the next frontier write's log sync
+// makes them durable with the entries, so the inbox has no fsync of its own. Rows expire like the mailbox's
+// entries (the same expiry, from the same write); monotonic cells (conversation rows, read marks, receipts,
+// settings) are blind merges under a max operator, so no write reads. A read mark, receipt or setting returns
+// once the database's log is synced through it (the mailbox's group commit). Until attached, and after the
+// store is closed, every call returns Config.
 
 #include <memory>
 #include <string>
@@ -17,8 +20,17 @@
 
 namespace qim {
 
-// Opens (creating if missing) the inbox in `dir`. Io naming the directory if it cannot be created, opened
-// or is locked by another process; CorruptEntry if RocksDB finds it damaged.
-Result<std::unique_ptr<InboxBackend>> open_rocks_inbox(const BackendContext& context, const std::string& dir);
+// An embedded inbox, not attached yet. `legacy_dir` is where decision 69 kept the inbox in a database of
+// its own (QIM_DATA_DIR/inbox): if one is there when the inbox attaches, its rows move into the mailbox's
+// database and the directory is removed (rocks_inbox_move.h). Never fails today (a Result for the
+// factory's sake).
+Result<std::unique_ptr<InboxBackend>> open_rocks_inbox(const BackendContext& context,
+                                                       const std::string& legacy_dir);
+
+// Attaches an inbox of open_rocks_inbox to an open embedded mailbox backend (embedded_backend_attach):
+// InvalidArgument if either is of another engine or the backend has an inbox already; the move's error
+// (Io, CorruptEntry) if an older inbox's rows could not be moved in. The backend detaches it when
+// destroyed; `inbox` must outlive it.
+Status attach_rocks_inbox(InboxBackend& inbox, StoreBackend& mailbox);
 
 }  // namespace qim

@@ -23,6 +23,9 @@ class EmbeddedInboxHarness final : public InboxHarness {
   Result<std::unique_ptr<InboxBackend>> open(const BackendContext& context) override {
     return open_rocks_inbox(context, dir_ + "/inbox");
   }
+  Status bind(InboxBackend& inbox, StoreBackend& mailbox) override {
+    return attach_rocks_inbox(inbox, mailbox);
+  }
 
  private:
   std::string dir_;

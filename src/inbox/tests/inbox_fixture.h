@@ -29,6 +29,9 @@ class InboxHarness {
   // process restart. Unless the mailbox fixture has limits.single_opener, several may be open at once
   // (a stale owner's process beside the new owner's).
   virtual Result<std::unique_ptr<InboxBackend>> open(const BackendContext& context) = 0;
+  // Binds an opened inbox to the mailbox backend it is written beside, before the store writes (the
+  // embedded inbox lives in the mailbox's database); nothing for the other engines.
+  virtual Status bind(InboxBackend&, StoreBackend&) { return {}; }
 };
 
 struct InboxFixture {

@@ -39,6 +39,7 @@ Result<std::unique_ptr<InboxProcess>> InboxSession::open_process(FenceCheck fenc
   QIM_ASSIGN_OR_RETURN(p->backend, inbox_harness_->open(context_));
   p->sink = std::make_unique<FlakySink>(*p->backend);
   QIM_ASSIGN_OR_RETURN(std::unique_ptr<StoreBackend> rows, mailbox_harness_->open(context_));
+  QIM_RETURN_IF_ERROR(inbox_harness_->bind(*p->backend, *rows));
   p->store = std::make_unique<ContractStore>(std::move(rows), context_, std::nullopt, fence, p->sink.get());
   p->inbox = std::make_unique<Inbox>(*p->store, *p->backend);
   return p;

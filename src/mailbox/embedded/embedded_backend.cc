@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -23,6 +24,7 @@
 #include "mailbox/embedded/rocks_info_log.h"
 #include "mailbox/embedded/rocks_write_gate.h"
 #include "mailbox/embedded/rows.h"
+#include "mailbox/embedded/side_rows.h"
 #include "mailbox/embedded/wal_sync.h"
 #include "mailbox/store_options.h"
 
@@ -80,7 +82,9 @@ class EmbeddedBackend final : public StoreBackend {
         max_merge_(std::make_shared<embedded::MaxU64Merge>()),
         same_key_hint_(std::make_shared<embedded::InsertHintGroups>("qim.SameKeyHint", 0)),
         user_hint_(std::make_shared<embedded::InsertHintGroups>("qim.UserHint", sizeof(uint64_t))),
-        expiry_filter_(context_.clock) {
+        expiry_filter_(context_.clock),
+        side_merge_(std::make_shared<embedded::Max16Merge>()),
+        side_filter_(context_.clock) {
     // Durability: the WAL is always on; only the frontier write (and the rare sweep) is synced.
     // RocksDB appends every column family to one write-ahead log in commit order, and a sync covers
     // every log record before it. The frontier write is the contract's commit point (clients see
@@ -99,6 +103,11 @@ class EmbeddedBackend final : public StoreBackend {
   }
 
   ~EmbeddedBackend() override {
+    // An attached inbox stops using the database (and waits for its readers) before it closes.
+    if (embedded::SideRows* side = side_.exchange(nullptr)) side->detach();
+    for (auto* h : side_handles_) {
+      if (h != nullptr) db_->DestroyColumnFamilyHandle(h);
+    }
     for (auto* h : handles_) {
       if (h != nullptr) db_->DestroyColumnFamilyHandle(h);
     }
@@ -145,12 +154,19 @@ class EmbeddedBackend final : public StoreBackend {
         {std::string(embedded::kProofsFamily), merged},   {std::string(embedded::kLedgerFamily), {}},
         {std::string(embedded::kLedgerUsersFamily), {}},
     };
+    // The inbox's families (side_rows.h), opened whether or not an inbox attaches: RocksDB opens a
+    // database only with all its families, and their merged rows need their operator to compact.
+    const auto side_options = embedded::side_family_options(side_merge_, &side_filter_);
+    for (size_t i = 0; i < embedded::kSideFamilyCount; ++i) {
+      families.emplace_back(std::string(embedded::kSideFamilyNames[i]), side_options[i]);
+    }
     std::vector<rocksdb::ColumnFamilyHandle*> handles;
     rocksdb::DB* db = nullptr;
     QIM_RETURN_IF_ERROR(
         rocks_status(rocksdb::DB::Open(db_options, dir_, families, &handles, &db), "open " + dir_));
     db_.reset(db);
-    std::copy(handles.begin(), handles.end(), handles_.begin());
+    std::copy(handles.begin(), handles.begin() + kFamilyCount, handles_.begin());
+    std::copy(handles.begin() + kFamilyCount, handles.end(), side_handles_.begin());
     gate_->attach(db_.get());
     syncer_ = std::make_unique<embedded::WalSyncer>(*db_, gate_.get());
     return {};
@@ -419,6 +435,19 @@ class EmbeddedBackend final : public StoreBackend {
 
   OpCounters& counters() override { return counters_; }
 
+  Status attach(embedded::SideRows& side) {
+    embedded::SideRows* none = nullptr;
+    if (!side_.compare_exchange_strong(none, &side)) {
+      return Error(Errc::kInvalidArgument,
+                   "embedded store " + dir_ + ": rows of another store already attached");
+    }
+    if (Status s = side.attach(side_db()); !s.ok()) {
+      side_.store(nullptr);
+      return s;
+    }
+    return {};
+  }
+
   Status drop_proof(const UserId& user, DayBucket bucket) {
     const std::string prefix = embedded::proof_prefix(user, bucket);
     rocksdb::WriteBatch batch;
@@ -431,6 +460,10 @@ class EmbeddedBackend final : public StoreBackend {
   }
 
  private:
+  embedded::SideDb side_db() {
+    return embedded::SideDb{db_.get(), side_handles_, gate_.get(), syncer_.get()};
+  }
+
   // A write, unless the database is stopped by a write error and cannot be resumed yet (a full disk): then
   // that error, the write not attempted.
   template <typename Write>
@@ -514,10 +547,14 @@ class EmbeddedBackend final : public StoreBackend {
   std::shared_ptr<const rocksdb::SliceTransform> same_key_hint_;  // frontier and proof rows
   std::shared_ptr<const rocksdb::SliceTransform> user_hint_;      // entries: the key without its seq
   embedded::EntryExpiryFilter expiry_filter_;
+  std::shared_ptr<rocksdb::MergeOperator> side_merge_;  // the inbox's families (side_rows.h)
+  embedded::RefExpiryFilter side_filter_;
   rocksdb::WriteOptions write_;        // WAL on, not synced: made durable by the next frontier's sync
   rocksdb::WriteOptions sweep_write_;  // WAL on, synced
   std::unique_ptr<rocksdb::DB> db_;
   std::array<rocksdb::ColumnFamilyHandle*, kFamilyCount> handles_{};  // in the order of Family
+  std::array<rocksdb::ColumnFamilyHandle*, embedded::kSideFamilyCount> side_handles_{};
+  std::atomic<embedded::SideRows*> side_{nullptr};  // set once by attach, before the store writes
   OpCounters counters_;
   // One stripe per shard up to kMaxStripes, so the cache's bound over all stripes stays the same.
   const uint32_t stripe_count_ = std::min(context_.shards.shard_count(), kMaxStripes);
@@ -542,6 +579,12 @@ Result<std::unique_ptr<StoreBackend>> open_embedded_backend_on(const BackendCont
   auto backend = std::make_unique<EmbeddedBackend>(context, dir, env);
   QIM_RETURN_IF_ERROR(backend->open());
   return std::unique_ptr<StoreBackend>(std::move(backend));
+}
+
+Status embedded_backend_attach(StoreBackend& backend, embedded::SideRows& side) {
+  auto* embedded = dynamic_cast<EmbeddedBackend*>(&backend);
+  if (embedded == nullptr) return Error(Errc::kInvalidArgument, "not an embedded backend");
+  return embedded->attach(side);
 }
 
 Status embedded_backend_drop_proof(StoreBackend& backend, const UserId& user, DayBucket bucket) {

@@ -19,6 +19,10 @@ class Env;
 
 namespace qim {
 
+namespace embedded {
+class SideRows;
+}
+
 // Opens (creating if missing) the store in `dir`. Io naming the directory if it cannot be created,
 // opened or is locked by another process; CorruptEntry if RocksDB finds it damaged.
 Result<std::unique_ptr<StoreBackend>> open_embedded_backend(const BackendContext& context,
@@ -28,6 +32,13 @@ Result<std::unique_ptr<StoreBackend>> open_embedded_backend(const BackendContext
 // backend), so tests can hold or fail the write-ahead log's syncs.
 Result<std::unique_ptr<StoreBackend>> open_embedded_backend_on(const BackendContext& context,
                                                                const std::string& dir, rocksdb::Env* env);
+
+// Attaches `side` (the embedded inbox, side_rows.h) to an open embedded backend: from then on write_entries
+// puts the side's rows of every entry into its own batch, and the side reads and writes through this
+// database until the backend is destroyed (which detaches it first). `side` must outlive the backend.
+// InvalidArgument if `backend` is not embedded or already has a side attached; the side's attach error
+// (e.g. a failed move of older rows) otherwise.
+Status embedded_backend_attach(StoreBackend& backend, embedded::SideRows& side);
 
 // Test hook: deletes the proof rows of (user, bucket) of every epoch, so tests can check that a missing
 // proof fails closed. InvalidArgument if `backend` is not an embedded backend.
