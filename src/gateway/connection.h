@@ -87,8 +87,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void handle_history(const std::string& ref, const HistoryFrame& f);
   // READ, CONVERSATIONS, RECEIPTS, SETTINGS (inbox_requests.cc).
   void handle_inbox(const std::string& ref, const InboxFrame& f);
+  // connection_send.cc: the SEND's answer, a SEND_ACK only within its deadline (send_ack_deadline_ms).
   void answer_send(const std::string& ref, const std::string& client_msg_id, uint64_t fingerprint,
                    Clock::time_point started, const Result<SentMessage>& sent, bool duplicate);
+  // UNAVAILABLE, "deadline exceeded": the SEND was not durable within its deadline (it may be later).
+  void refuse_late_send(const std::string& ref, const std::string& client_msg_id);
   // Typing and presence (ephemeral_requests.cc).
   void handle_typing(const std::string& ref, const TypingFrame& f);
   void handle_presence_subscribe(const std::string& ref, PresenceSubscribeFrame f);
