@@ -338,12 +338,13 @@ TEST(EmbeddedLogQueueBound, AppendsPastTheBoundAreRefusedAtOnceWhileTheWriterIsB
   o.partitions = 1;
   o.batch_interval = std::chrono::hours(1);  // after the first batch, the next is an hour away
   o.max_queued_appends = 4;
-  auto log = EmbeddedLog::open(o).value();
-  ASSERT_TRUE(log->append_sync(0, "k", "first").ok());  // the first batch starts at once
-
+  // Declared before the log: a failed assertion closes the log, which answers the queued appends into them.
   std::vector<std::promise<Result<Offset>>> outcomes(6);
   std::vector<std::future<Result<Offset>>> futures;
   for (auto& p : outcomes) futures.push_back(p.get_future());
+  auto log = EmbeddedLog::open(o).value();
+  ASSERT_TRUE(log->append_sync(0, "k", "first").ok());  // the first batch starts at once
+
   for (size_t i = 0; i < outcomes.size(); ++i)
     log->append(0, "k", "v" + std::to_string(i), [&p = outcomes[i]](Result<Offset> r) { p.set_value(r); });
   // The two past the bound are answered without waiting for the writer.
