@@ -350,6 +350,72 @@ void Connection::handle_send(const std::string& ref, SendFrame f) {
   append_send(ref, std::move(f), std::move(conversation));
 }
 
+void Connection::append_send(const std::string& ref, SendFrame f, ConversationId conversation) {
+  const UserId& me = principal_->user;
+  const uint64_t fingerprint = send_fingerprint(conversation, f.body);
+  const std::string key = SendDedup::key_of(me, f.client_msg_id);
+  const auto started = Clock::now();
+  auto answer = std::make_shared<SendAnswer>();  // decided once: the outcome or the deadline (decision 105)
+  auto reply = [self = shared_from_this(), ref, id = f.client_msg_id, fingerprint, started, answer](
+                   const Result<SentMessage>& sent, bool duplicate) {
+    net::post(self->ws_.get_executor(), [self, ref, id, fingerprint, started, sent, duplicate, answer] {
+      if (!answer->take()) return;  // refused at its deadline already; a retry learns the outcome
+      self->answer_send(ref, id, fingerprint, started, sent, duplicate);
+    });
+  };
+  const int64_t now = ctx_.deps.clock->now_ms();
+  auto begin = ctx_.dedup->begin(key, now, [reply](const Result<SentMessage>& sent) { reply(sent, true); });
+  if (begin.kind == SendDedup::Kind::kDone) {
+    answer_send(ref, f.client_msg_id, fingerprint, started, *begin.sent, true);
+    return;
+  }
+  arm_send_deadline(ref, f.client_msg_id, started, answer);  // also while waiting for the first's append
+  if (begin.kind == SendDedup::Kind::kWaiting) return;       // answered when the first append completes
+
+  OutboxRecord record{conversation, me, principal_->device, f.client_msg_id, now, std::move(f.body)};
+  Log& outbox = *ctx_.deps.outbox;
+  const uint32_t partition = outbox_partition_of(conversation, outbox.partition_count());
+  ctx_.send_started();
+  GatewayContext* ctx = &ctx_;
+  outbox.append(partition, conversation.str(), encode_outbox_record(record),
+                [ctx, key, conversation, partition, now, fingerprint, reply](Result<Offset> offset) {
+                  // Only now, with the record durable, does the key become a known duplicate.
+                  Result<SentMessage> sent =
+                      offset.ok() ? Result<SentMessage>(SentMessage{message_id_of(partition, *offset),
+                                                                    conversation, now, fingerprint})
+                                  : Result<SentMessage>(offset.error());
+                  ctx->dedup->complete(key, sent);
+                  reply(sent, false);
+                  ctx->send_answered();
+                });
+}
+
+void Connection::answer_send(const std::string& ref, const std::string& client_msg_id, uint64_t fingerprint,
+                             Clock::time_point started, const Result<SentMessage>& sent, bool duplicate) {
+  if (!sent.ok()) {
+    ctx_.metrics.sends_failed.Increment();
+    spdlog::warn("gateway: SEND {} of {} failed: {}", client_msg_id, principal_->user.str(),
+                 sent.error().to_string());
+    send_error(ref, wire_code_of(sent.code()),
+               "SEND '" + client_msg_id + "' was not stored: " + sent.error().message());
+    return;
+  }
+  if (sent->fingerprint != fingerprint) {
+    send_error(ref, WireCode::kInvalidArgument,
+               "client_msg_id '" + client_msg_id + "' was already used for another message");
+    return;
+  }
+  const auto took = Clock::now() - started;
+  if (past_send_deadline(took)) {  // the outcome reached the strand after the deadline: still late
+    refuse_late_send(ref, client_msg_id);
+    return;
+  }
+  (duplicate ? ctx_.metrics.sends_duplicate : ctx_.metrics.sends_acked).Increment();
+  ctx_.metrics.send_ack_seconds.Observe(std::chrono::duration<double>(took).count());
+  SendAck ack{client_msg_id, sent->id, sent->conversation, sent->server_time_ms, duplicate};
+  enqueue(std::make_shared<const std::string>(encode_send_ack(ref, ack)));
+}
+
 void Connection::handle_sync(const std::string& ref, const SyncFrame& f) {
   if (ctx_.mode == DeliveryMode::kPush) {
     send_error(ref, WireCode::kInvalidArgument, "SYNC is disabled: this gateway runs delivery mode push");
