@@ -110,6 +110,10 @@ Result<AppConfig> app_config_from_env(const EnvLookup& getenv) {
     QIM_ASSIGN_OR_RETURN(uint64_t us, parse_uint("QIM_LOG_BATCH_INTERVAL_US", *v, 0, 100'000));
     c.log.batch_interval = std::chrono::microseconds(us);
   }
+  if (auto v = getenv("QIM_LOG_MAX_QUEUED_APPENDS")) {
+    QIM_ASSIGN_OR_RETURN(c.log.max_queued_appends,
+                         parse_uint("QIM_LOG_MAX_QUEUED_APPENDS", *v, 0, 1'000'000));
+  }
   if (auto v = getenv("QIM_KAFKA_BROKERS")) {
     c.log.kafka_brokers.clear();
     for (size_t start = 0; start <= v->size();) {

@@ -10,6 +10,8 @@
 //   QIM_KAFKA_APPEND_TIMEOUT_MS  5000      how long an append may wait for its acknowledgement (kafka)
 //   QIM_KAFKA_REPLICATION_FACTOR 1         replicas of the topics QIM creates (kafka)
 //   QIM_LOG_BATCH_INTERVAL_US 3000         least time between two writer batches of an embedded log
+//   QIM_LOG_MAX_QUEUED_APPENDS 8192        Outbox appends queued behind the disk at most; past it a SEND
+//                                          is refused UNAVAILABLE (embedded; 0: no bound)
 //   QIM_SHARDS                16           mailbox shards = mailbox-log partitions; with the embedded
 //                                          logs: what the data directory was created with, else one
 //                                          per CPU (2..16) with a local store, 16 with a remote one

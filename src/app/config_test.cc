@@ -302,3 +302,25 @@ TEST(AppConfigTest, ARoleAloneRefusesWhatOnlyOneProcessCanUse) {
 
 }  // namespace
 }  // namespace qim
+
+namespace qim {
+namespace {
+
+// Decision 106: the Outbox's queue bound behind a slow disk.
+TEST(AppConfigTest, LogMaxQueuedAppends) {
+  EXPECT_EQ(app_config_from_env(env({})).value().log.max_queued_appends, 8192u);
+  EXPECT_EQ(app_config_from_env(env({{"QIM_LOG_MAX_QUEUED_APPENDS", "0"}})).value().log.max_queued_appends,
+            0u);
+  EXPECT_EQ(app_config_from_env(env({{"QIM_LOG_MAX_QUEUED_APPENDS", "100"}})).value().log.max_queued_appends,
+            100u);
+  for (const std::string value : {"-1", "1000001", "many"}) {
+    auto r = app_config_from_env(env({{"QIM_LOG_MAX_QUEUED_APPENDS", value}}));
+    ASSERT_FALSE(r.ok()) << value;
+    EXPECT_EQ(r.code(), Errc::kConfig);
+    EXPECT_NE(r.error().message().find("QIM_LOG_MAX_QUEUED_APPENDS"), std::string::npos)
+        << r.error().message();
+  }
+}
+
+}  // namespace
+}  // namespace qim

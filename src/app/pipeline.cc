@@ -22,9 +22,13 @@ Result<std::unique_ptr<Pipeline>> Pipeline::open(const AppConfig& config, Pipeli
   QIM_ASSIGN_OR_RETURN(p->outbox_,
                        open_log(config.log, "outbox", config.outbox_partitions, p->child("outbox-log"),
                                 config.store.clock, config.store.outbox_retention()));
-  QIM_ASSIGN_OR_RETURN(p->mailbox_log_, open_log(config.log, "mailbox", config.shards,
-                                                 p->child("mailbox-log"), config.store.clock));
-  QIM_ASSIGN_OR_RETURN(p->quarantine_log_, open_log(config.log, kQuarantineLogName, kQuarantinePartitions,
+  // The queue bound is the Outbox's (clients feed it); fanout and the quarantine wait for their own appends,
+  // and a batch of fanout's over the bound would be refused on every retry.
+  LogOptions unbounded = config.log;
+  unbounded.max_queued_appends = 0;
+  QIM_ASSIGN_OR_RETURN(p->mailbox_log_, open_log(unbounded, "mailbox", config.shards, p->child("mailbox-log"),
+                                                 config.store.clock));
+  QIM_ASSIGN_OR_RETURN(p->quarantine_log_, open_log(unbounded, kQuarantineLogName, kQuarantinePartitions,
                                                     p->child("quarantine-log"), config.store.clock));
   if (roles.inbox) {
     const std::string engine = inbox_backend_name(config.store);
@@ -296,6 +300,9 @@ std::string Pipeline::prometheus() const {
            {{"{log=\"outbox\"}", e->stats().segments_deleted}});
     family("qim_log_retention_records_deleted_total", "counter", "Records in those segments",
            {{"{log=\"outbox\"}", e->stats().records_deleted}});
+    family("qim_log_appends_refused_queue_full_total", "counter",
+           "Appends refused at once: QIM_LOG_MAX_QUEUED_APPENDS were waiting for the disk (never written)",
+           {{"{log=\"outbox\"}", e->stats().refused_queue_full}});
   }
   return out;
 }

@@ -335,6 +335,10 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     auto options = gateway_options_from_env(env);
     if (!options.ok()) return refuse(log, instance.name, options.error());
     options->io_cpus = placement->gateway;
+    // The embedded Outbox's durable write is this process's fsync: bounded by the SLO unless configured
+    // (decision 105). On Kafka the append has its own bound (QIM_KAFKA_APPEND_TIMEOUT_MS).
+    if (!env("QIM_SEND_ACK_DEADLINE_MS") && cfg.log.backend == "embedded")
+      options->send_ack_deadline_ms = kSloSendAckDeadlineMs;
     gateway_options = *options;
     GatewayDeps deps;
     if (routing_options) {

@@ -328,9 +328,11 @@ void Connection::handle_send(const std::string& ref, SendFrame f) {
 void Connection::append_send(const std::string& ref, SendFrame f, ConversationId conversation) {
   const uint64_t fingerprint = send_fingerprint(conversation, f.body);
   const auto started = Clock::now();
-  auto reply = [self = shared_from_this(), ref, id = f.client_msg_id, fingerprint, started](
+  auto answer = std::make_shared<SendAnswer>();  // decided once: the outcome or the deadline (decision 105)
+  auto reply = [self = shared_from_this(), ref, id = f.client_msg_id, fingerprint, started, answer](
                    const Result<SentMessage>& sent, bool duplicate) {
-    net::post(self->ws_.get_executor(), [self, ref, id, fingerprint, started, sent, duplicate] {
+    net::post(self->ws_.get_executor(), [self, ref, id, fingerprint, started, sent, duplicate, answer] {
+      if (!answer->take()) return;  // refused at its deadline already; a retry learns the outcome
       self->answer_send(ref, id, fingerprint, started, sent, duplicate);
     });
   };
@@ -339,7 +341,12 @@ void Connection::append_send(const std::string& ref, SendFrame f, ConversationId
                 [ctx] { ctx->send_answered(); }};
   auto done = submit_send(door, principal_->user, principal_->device, f.client_msg_id, conversation,
                           std::move(f.body), reply);
-  if (done) answer_send(ref, f.client_msg_id, fingerprint, started, *done, true);
+  if (done) {
+    answer_send(ref, f.client_msg_id, fingerprint, started, *done, true);
+    return;
+  }
+  // After the append started: the reply is posted to this strand, so it runs after this returns.
+  arm_send_deadline(ref, f.client_msg_id, started, answer);  // also while waiting for the first's append
 }
 
 void Connection::answer_send(const std::string& ref, const std::string& client_msg_id, uint64_t fingerprint,
@@ -356,8 +363,13 @@ void Connection::answer_send(const std::string& ref, const std::string& client_m
     send_error(ref, refusal->code, refusal->message);
     return;
   }
+  const auto took = Clock::now() - started;
+  if (past_send_deadline(took)) {  // the outcome reached the strand after the deadline: still late
+    refuse_late_send(ref, client_msg_id);
+    return;
+  }
   (duplicate ? ctx_.metrics.sends_duplicate : ctx_.metrics.sends_acked).Increment();
-  ctx_.metrics.send_ack_seconds.Observe(std::chrono::duration<double>(Clock::now() - started).count());
+  ctx_.metrics.send_ack_seconds.Observe(std::chrono::duration<double>(took).count());
   SendAck ack{client_msg_id, sent->id, sent->conversation, sent->server_time_ms, duplicate};
   enqueue(std::make_shared<const std::string>(encode_send_ack(ref, ack)));
 }

@@ -102,8 +102,22 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void handle_history(const std::string& ref, const HistoryFrame& f);
   // READ, CONVERSATIONS, RECEIPTS, SETTINGS (inbox_requests.cc).
   void handle_inbox(const std::string& ref, const InboxFrame& f);
+  // A SEND_ACK only within the SEND's deadline (send_ack_deadline_ms; past it, refuse_late_send).
   void answer_send(const std::string& ref, const std::string& client_msg_id, uint64_t fingerprint,
                    Clock::time_point started, const Result<SentMessage>& sent, bool duplicate);
+  // A SEND's deadline (connection_send_deadline.cc, decision 105). The answer of one SEND waiting for its
+  // append, on the strand only: take() is true once, for the first of the outcome and the deadline.
+  struct SendAnswer {
+    bool take();
+    bool answered = false;
+    std::unique_ptr<boost::asio::steady_timer> deadline;  // armed with a deadline, cancelled by take()
+  };
+  // Arms the deadline of a SEND started at `started` (nothing without one).
+  void arm_send_deadline(const std::string& ref, const std::string& client_msg_id, Clock::time_point started,
+                         const std::shared_ptr<SendAnswer>& answer);
+  bool past_send_deadline(Clock::duration took) const;
+  // UNAVAILABLE, "deadline exceeded": the SEND was not durable within its deadline (it may be later).
+  void refuse_late_send(const std::string& ref, const std::string& client_msg_id);
   // Typing and presence (ephemeral_requests.cc).
   void handle_typing(const std::string& ref, const TypingFrame& f);
   void handle_presence_subscribe(const std::string& ref, PresenceSubscribeFrame f);

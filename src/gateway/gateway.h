@@ -27,6 +27,10 @@ class Inbox;  // inbox/inbox.h
 class PresenceHub;
 class SessionStore;  // sessions/session_store.h
 
+// The SLO's latency bound (docs/benchmarks.md: end-to-end P99 <= 250 ms): a SEND_ACK later than this cannot
+// be within it, so `qim up` refuses such a SEND instead (GatewayOptions::send_ack_deadline_ms, decision 105).
+inline constexpr int64_t kSloSendAckDeadlineMs = 250;
+
 struct GatewayOptions {
   std::string listen_address = "127.0.0.1";  // QIM_GATEWAY_LISTEN
   uint16_t port = 7400;                      // QIM_GATEWAY_PORT; 0 picks a free port
@@ -73,6 +77,11 @@ struct GatewayOptions {
   // users were revoked (its catch-up when a revocation's push was missed): the bound on closing a revoked
   // session's live connection.
   int64_t session_recheck_ms = 1'000;  // QIM_SESSION_RECHECK_MS
+  // A SEND whose Outbox append is not durable this long after it started (decision 105) is answered
+  // UNAVAILABLE ("deadline exceeded") instead of a SEND_ACK later than that; the append goes on and a retry
+  // with the same client_msg_id is deduplicated. 0: no deadline (the log's own bound only).
+  // QIM_SEND_ACK_DEADLINE_MS; with the embedded Outbox `qim` defaults it to kSloSendAckDeadlineMs.
+  int64_t send_ack_deadline_ms = 0;
 };
 
 // An extra endpoint of the admin server (loopback only), e.g. a test knob a deployment registers.

@@ -38,6 +38,10 @@ GatewayMetrics::GatewayMetrics()
       sends_duplicate(counter(*registry_, "qim_gateway_sends_duplicate_total",
                               "SENDs answered from the idempotency table")),
       sends_failed(counter(*registry_, "qim_gateway_sends_failed_total", "SENDs whose Outbox append failed")),
+      sends_late(
+          counter(*registry_, "qim_gateway_sends_late_total",
+                  "SENDs refused UNAVAILABLE at their deadline (QIM_SEND_ACK_DEADLINE_MS): not durable in "
+                  "time; they may still be stored")),
       entries_pushed(
           counter(*registry_, "qim_gateway_entries_pushed_total", "Mailbox entries pushed in DELIVER")),
       sync_needed(counter(*registry_, "qim_gateway_sync_needed_total",

@@ -32,6 +32,7 @@ class GatewayMetrics {
   prometheus::Counter& sends_acked;
   prometheus::Counter& sends_duplicate;  // answered from the idempotency table
   prometheus::Counter& sends_failed;
+  prometheus::Counter& sends_late;      // refused UNAVAILABLE at their deadline (send_ack_deadline_ms)
   prometheus::Counter& entries_pushed;  // DELIVER entries queued to connections
   prometheus::Counter& sync_needed;     // SYNC_NEEDED frames queued (a break in a shard's delivery chain)
   prometheus::Histogram& send_ack_seconds;

@@ -35,6 +35,7 @@ Result<std::unique_ptr<Log>> open_log(const LogOptions& options, const std::stri
     o.partitions = partitions;
     o.segment_bytes = options.segment_bytes;
     o.batch_interval = options.batch_interval;
+    o.max_queued_appends = options.max_queued_appends;
     o.clock = std::move(clock);
     o.retention_ms = retention_ms;
     o.logger = std::move(logger);

@@ -23,6 +23,10 @@ struct LogOptions {
   // QIM_LOG_BATCH_INTERVAL_US (embedded): the least time between two writer batches of a log
   // (EmbeddedLogOptions::batch_interval, decision 50).
   std::chrono::microseconds batch_interval{3000};
+  // QIM_LOG_MAX_QUEUED_APPENDS (embedded): the most appends a log queues while its writer waits for the disk
+  // (EmbeddedLogOptions::max_queued_appends, decision 106); 0: no bound. The pipeline applies it to the
+  // Outbox only, the log clients feed (the mailbox log's appenders wait for their own batches).
+  size_t max_queued_appends = 8192;
   std::vector<std::string> kafka_brokers = {"127.0.0.1:19092"};  // QIM_KAFKA_BROKERS (kafka)
   std::string kafka_topic_prefix = "qim.";                       // QIM_KAFKA_TOPIC_PREFIX (kafka)
   // kafka: QIM_KAFKA_APPEND_TIMEOUT_MS, QIM_KAFKA_LINGER_MS, QIM_KAFKA_FETCH_WAIT_MS (kafka_defaults.h)

@@ -141,15 +141,27 @@ void EmbeddedLog::append(uint32_t partition_id, std::string key, std::string val
         Error(Errc::kInvalidArgument, "record key of " + std::to_string(p.key.size()) + " bytes exceeds " +
                                           std::to_string(embedded_log::kMaxKeyBytes));
   }
+  bool closing = false;
   {
     std::lock_guard lock(queue_mu_);
-    if (!closing_) {
+    closing = closing_;
+    // Bounded while the writer waits for the disk: an append past the bound is refused now, not queued
+    // behind a slow fsync for longer than any caller waits (decision 106).
+    const bool full = options_.max_queued_appends > 0 && queue_.size() >= options_.max_queued_appends;
+    if (!closing && !full) {
       queue_.push_back(std::move(p));
       if (writer_idle_) queue_cv_.notify_one();
       return;
     }
   }
-  p.done(Error(Errc::kTransport, options_.name + " log is closed"));
+  if (closing) {
+    p.done(Error(Errc::kTransport, options_.name + " log is closed"));
+    return;
+  }
+  refused_queue_full_.fetch_add(1, std::memory_order_relaxed);
+  p.done(Error(Errc::kTimeout, options_.name + " log has " + std::to_string(options_.max_queued_appends) +
+                                   " appends waiting for the disk (QIM_LOG_MAX_QUEUED_APPENDS): not written, "
+                                   "retry later"));
 }
 
 void EmbeddedLog::writer_loop() {
@@ -485,9 +497,9 @@ void EmbeddedLog::close() {
 }
 
 EmbeddedLogStats EmbeddedLog::stats() const {
-  return EmbeddedLogStats{appends_.load(),        batches_.load(),  syncs_.load(),
-                          checkpoints_.load(),    replayed_.load(), segments_deleted_.load(),
-                          records_deleted_.load()};
+  return EmbeddedLogStats{appends_.load(),         batches_.load(),           syncs_.load(),
+                          checkpoints_.load(),     replayed_.load(),          segments_deleted_.load(),
+                          records_deleted_.load(), refused_queue_full_.load()};
 }
 
 }  // namespace qim

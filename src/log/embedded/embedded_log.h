@@ -57,17 +57,22 @@ struct EmbeddedLogOptions {
   // fdatasync, one publish, and one wake-up of each reader for all of them. 0: a batch starts as soon as
   // an append arrives.
   std::chrono::microseconds batch_interval{0};
+  // The most appends waiting for the writer's next batch (decision 106): while a batch waits for a slow or
+  // stuck fsync, appends past this many are refused at once (Timeout: not written, retry later) instead of
+  // piling up behind it. 0: no bound.
+  size_t max_queued_appends = 0;
   std::shared_ptr<spdlog::logger> logger;  // recovery and failures; silent if null
 };
 
 struct EmbeddedLogStats {
-  uint64_t appends = 0;           // records made durable
-  uint64_t batches = 0;           // writer batches (group commits)
-  uint64_t syncs = 0;             // fdatasync calls on the journal and on segments
-  uint64_t checkpoints = 0;       // journal generations ended (segments synced); the open's included
-  uint64_t replayed = 0;          // records the open took back from the journal into the segments
-  uint64_t segments_deleted = 0;  // sealed segments deleted by retention
-  uint64_t records_deleted = 0;   // records in them
+  uint64_t appends = 0;             // records made durable
+  uint64_t batches = 0;             // writer batches (group commits)
+  uint64_t syncs = 0;               // fdatasync calls on the journal and on segments
+  uint64_t checkpoints = 0;         // journal generations ended (segments synced); the open's included
+  uint64_t replayed = 0;            // records the open took back from the journal into the segments
+  uint64_t segments_deleted = 0;    // sealed segments deleted by retention
+  uint64_t records_deleted = 0;     // records in them
+  uint64_t refused_queue_full = 0;  // appends refused over max_queued_appends (never written)
   double mean_batch() const { return batches ? static_cast<double>(appends) / batches : 0.0; }
 };
 
@@ -85,7 +90,8 @@ class EmbeddedLog final : public Log {
 
   const std::string& name() const override { return options_.name; }
   uint32_t partition_count() const override { return options_.partitions; }
-  // Errors (unknown partition, oversize record, closed log) also arrive through `done`.
+  // Errors (unknown partition, oversize record, closed log, Timeout over max_queued_appends) also arrive
+  // through `done`; a refused append is not written.
   void append(uint32_t partition, std::string key, std::string value, AppendCallback done) override;
   // Only durable records are returned. InvalidArgument for `from` beyond end_offset(); ExpiredCursor for
   // `from` below start_offset() (deleted by retention); an empty vector after `wait`, or at once when the
@@ -192,7 +198,7 @@ class EmbeddedLog final : public Log {
   bool retention_stop_ = false;  // guarded by retention_mu_
 
   std::atomic<uint64_t> appends_{0}, batches_{0}, syncs_{0}, segments_deleted_{0}, records_deleted_{0},
-      checkpoints_{0}, replayed_{0};
+      checkpoints_{0}, replayed_{0}, refused_queue_full_{0};
 };
 
 }  // namespace qim

@@ -323,3 +323,51 @@ TEST_F(EmbeddedLogTest, ConcurrentWritersAndReadersSeeEveryRecordOnce) {
 
 }  // namespace
 }  // namespace qim
+
+namespace qim {
+namespace {
+
+// Decision 106: while the writer is busy with a batch (here: it waits out a batch interval of an hour, as a
+// writer waits for an fsync that does not return), appends past max_queued_appends are refused at once
+// (Timeout, not written) instead of piling up; the ones queued are made durable (here by close()).
+TEST(EmbeddedLogQueueBound, AppendsPastTheBoundAreRefusedAtOnceWhileTheWriterIsBusy) {
+  testing::TempDir dir;
+  EmbeddedLogOptions o;
+  o.dir = dir.sub("log");
+  o.name = "outbox";
+  o.partitions = 1;
+  o.batch_interval = std::chrono::hours(1);  // after the first batch, the next is an hour away
+  o.max_queued_appends = 4;
+  // Declared before the log: a failed assertion closes the log, which answers the queued appends into them.
+  std::vector<std::promise<Result<Offset>>> outcomes(6);
+  std::vector<std::future<Result<Offset>>> futures;
+  for (auto& p : outcomes) futures.push_back(p.get_future());
+  auto log = EmbeddedLog::open(o).value();
+  ASSERT_TRUE(log->append_sync(0, "k", "first").ok());  // the first batch starts at once
+
+  for (size_t i = 0; i < outcomes.size(); ++i)
+    log->append(0, "k", "v" + std::to_string(i), [&p = outcomes[i]](Result<Offset> r) { p.set_value(r); });
+  // The two past the bound are answered without waiting for the writer.
+  for (size_t i = 4; i < 6; ++i) {
+    ASSERT_EQ(futures[i].wait_for(0s), std::future_status::ready) << "append " << i << " was queued";
+    auto r = futures[i].get();
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.code(), Errc::kTimeout) << r.error().to_string();
+    EXPECT_NE(r.error().message().find("QIM_LOG_MAX_QUEUED_APPENDS"), std::string::npos);
+  }
+  for (size_t i = 0; i < 4; ++i)
+    EXPECT_EQ(futures[i].wait_for(0s), std::future_status::timeout) << "append " << i << " was not queued";
+  EXPECT_EQ(log->stats().refused_queue_full, 2u);
+  log->close();  // cuts the interval: the queued four are made durable
+  for (size_t i = 0; i < 4; ++i) {
+    auto r = futures[i].get();
+    ASSERT_TRUE(r.ok()) << r.error().to_string();
+    EXPECT_EQ(r->value, i + 1);
+  }
+  log.reset();
+  auto reopened = EmbeddedLog::open(o).value();
+  EXPECT_EQ(reopened->end_offset(0)->value, 5u) << "a refused append was written";
+}
+
+}  // namespace
+}  // namespace qim
