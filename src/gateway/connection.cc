@@ -10,6 +10,7 @@
 #include "gateway/group_history.h"
 #include "gateway/membership.h"
 #include "gateway/plain_http.h"
+#include "gateway/privacy_requests.h"
 #include "gateway/protocol/server_frame.h"
 #include "outbox/outbox_record.h"
 
@@ -341,6 +342,15 @@ void Connection::handle_send(const std::string& ref, SendFrame f) {
       return;
     }
   }
+  if (privacy_backend() != nullptr) {
+    // A direct SEND to another user waits for its block check (docs/adr/0096); a note to self does not.
+    auto c = Conversation::of(conversation);
+    const DirectPair* pair = c.ok() ? c->direct_pair() : nullptr;
+    if (pair != nullptr && pair->low != pair->high) {
+      queue_direct_send(ref, std::move(f), conversation, *pair->peer_of(me));
+      return;
+    }
+  }
   if (!writes_.empty()) {
     // Behind a SEND or group change still being checked: appended after it (connection.h, "Order").
     if (writes_full(ref)) return;
@@ -416,11 +426,28 @@ void Connection::handle_sync(const std::string& ref, const SyncFrame& f) {
   MailboxQuery query{principal_->user, f.after, f.limit};  // the authenticated user's mailbox only
   MailboxStore* store = ctx_.deps.mailbox;
   GatewayMetrics* metrics = &ctx_.metrics;
-  run_pooled(ctx_.blocking, ref, [store, metrics, query, ref] {
+  run_pooled(ctx_.blocking, ref, [store, metrics, query, ref, privacy = privacy_backend()] {
     auto page = store->read_mailbox(query);
-    if (page.ok()) return encode_sync_page(ref, *page);
-    return read_error_frame(*metrics, ref, "SYNC of " + query.user.str(), page.error());
+    if (!page.ok()) return read_error_frame(*metrics, ref, "SYNC of " + query.user.str(), page.error());
+    if (privacy == nullptr || page->entries.empty()) return encode_sync_page(ref, *page);
+    // The reader's deletions and blocks (privacy_requests.h), read after the page: never a deleted body.
+    auto mine = reader_privacy(*privacy, query.user);
+    if (!mine.ok()) return read_error_frame(*metrics, ref, "privacy of " + query.user.str(), mine.error());
+    const ReaderMarks marks = reader_marks(*mine);
+    return encode_sync_page(ref, *page, kMaxMessageFrameBytes, &marks);
   });
+}
+
+// A HISTORY page as `reader` sees it: without the messages they deleted, flagged where they block the
+// sender (privacy_requests.h). Without an inbox, the page as it is.
+static std::string history_page_for(GatewayMetrics& metrics, const std::string& ref, const ConversationId& c,
+                                    HistoryPage page, InboxBackend* privacy, const UserId& reader) {
+  if (privacy == nullptr || page.messages.empty()) return encode_history_page(ref, c, page);
+  auto mine = reader_privacy(*privacy, reader);
+  if (!mine.ok()) return read_error_frame(metrics, ref, "privacy of " + reader.str(), mine.error());
+  drop_deleted(page, *mine);
+  const ReaderMarks marks = reader_marks(*mine);
+  return encode_history_page(ref, c, page, kMaxMessageFrameBytes, &marks);
 }
 
 void Connection::handle_history(const std::string& ref, const HistoryFrame& f) {
@@ -440,11 +467,14 @@ void Connection::handle_history(const std::string& ref, const HistoryFrame& f) {
   }
   HistoryQuery query{f.conversation, f.before, f.limit};
   GatewayMetrics* metrics = &ctx_.metrics;
-  run_pooled(ctx_.blocking, ref, [history, metrics, query, ref] {
-    auto page = history->read(query);
-    if (page.ok()) return encode_history_page(ref, query.conversation, *page);
-    return read_error_frame(*metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
-  });
+  run_pooled(ctx_.blocking, ref,
+             [history, metrics, query, ref, privacy = privacy_backend(), user = principal_->user] {
+               auto page = history->read(query);
+               if (!page.ok())
+                 return read_error_frame(*metrics, ref, "HISTORY of " + query.conversation.str(),
+                                         page.error());
+               return history_page_for(*metrics, ref, query.conversation, std::move(*page), privacy, user);
+             });
 }
 
 void Connection::handle_group_history(const std::string& ref, const HistoryFrame& f, const GroupId& group) {
@@ -456,17 +486,19 @@ void Connection::handle_group_history(const std::string& ref, const HistoryFrame
   }
   HistoryQuery query{f.conversation, f.before, f.limit};
   GatewayMetrics* metrics = &ctx_.metrics;
-  run_pooled(ctx_.blocking, ref, [groups, history, metrics, query, ref, group, user = principal_->user] {
-    GroupCheck check = check_group_member(*groups, group, user);
-    if (!check.member) {
-      metrics->errors(check.code).Increment();
-      return encode_error(ref, check.code, check.message);
-    }
-    auto page = read_group_history(*history, *groups, group, query, *check.member->joined_at());
-    if (!page.ok())
-      return read_error_frame(*metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
-    return encode_history_page(ref, query.conversation, *page);
-  });
+  run_pooled(
+      ctx_.blocking, ref,
+      [groups, history, metrics, query, ref, group, user = principal_->user, privacy = privacy_backend()] {
+        GroupCheck check = check_group_member(*groups, group, user);
+        if (!check.member) {
+          metrics->errors(check.code).Increment();
+          return encode_error(ref, check.code, check.message);
+        }
+        auto page = read_group_history(*history, *groups, group, query, *check.member->joined_at());
+        if (!page.ok())
+          return read_error_frame(*metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
+        return history_page_for(*metrics, ref, query.conversation, std::move(*page), privacy, user);
+      });
 }
 
 void Connection::send_error(const std::string& ref, WireCode code, std::string_view message) {

@@ -44,6 +44,7 @@
 namespace qim {
 
 struct GatewayContext;
+class InboxBackend;
 class FairPool;
 struct EphemeralState;
 
@@ -120,7 +121,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // before the check starts).
   void queue_group_send(const std::string& ref, SendFrame f, ConversationId conversation,
                         const GroupId& group);
+  // Queues a direct SEND to `peer` behind its block check (inbox/privacy.h): refused BLOCKED when the peer
+  // blocks the caller.
+  void queue_direct_send(const std::string& ref, SendFrame f, ConversationId conversation,
+                         const UserId& peer);
+  // The inbox backend holding privacy cells; null without an inbox (nothing is checked).
+  InboxBackend* privacy_backend() const;
   void check_done(const std::shared_ptr<SendCheck>& check);
+
+ public:
+  // A BLOCK_CHANGED signal reached this connection (any thread): the presence hub re-reads its user's block
+  // list here, on the blocking pool (docs/adr/0096).
+  void block_list_changed();
+
+ private:
   // Appends the writes at the front whose checks are done, in order.
   void drain_writes();
   bool writes_full(const std::string& ref);

@@ -162,6 +162,10 @@ void ConnectionRegistry::deliver_signal(std::span<const UserId> users,
     }
   }
   for (auto& c : targets) c->push(frame);
+  // The user's block list changed on some gateway: this gateway's presence hub re-reads it (once: it
+  // serves every connection of the user here). The frame is written by privacy_frames.cc, type first.
+  if (!targets.empty() && frame->starts_with(R"({"type":"BLOCK_CHANGED")"))
+    targets.front()->block_list_changed();
 }
 
 }  // namespace qim

@@ -8,6 +8,8 @@
 #include "gateway/connection.h"
 #include "gateway/gateway_context.h"
 #include "gateway/protocol/server_frame.h"
+#include "inbox/inbox.h"
+#include "inbox/privacy.h"
 #include "outbox/outbox_record.h"
 
 namespace qim {
@@ -150,6 +152,62 @@ void Connection::queue_group_send(const std::string& ref, SendFrame f, Conversat
   drain_writes();
 }
 
+InboxBackend* Connection::privacy_backend() const {
+  return ctx_.deps.inbox != nullptr ? &ctx_.deps.inbox->backend() : nullptr;
+}
+
+void Connection::queue_direct_send(const std::string& ref, SendFrame f, ConversationId conversation,
+                                   const UserId& peer) {
+  if (writes_full(ref) || !take_pending(ref, "SEND")) return;
+  // Its own check (never shared: the next SEND may be to another peer); one read of who blocks the
+  // sender, at the time of the SEND: no cache, so nothing stale (docs/adr/0096).
+  auto check = std::make_shared<SendCheck>();
+  std::weak_ptr<Connection> weak = weak_from_this();
+  FairPool::Task task;
+  task.deadline = work_deadline();
+  task.run = [weak, check, backend = privacy_backend(), user = principal_->user, peer] {
+    check->started = true;
+    if (weak.expired()) return;
+    GroupCheck result;
+    auto blockers = Privacy(*backend).blocked_by(user);
+    if (!blockers.ok()) {
+      result.code = wire_code_of(blockers.code());
+      result.message = "the block check failed: " + blockers.error().message();
+    } else if (blockers->contains(peer)) {
+      result.code = WireCode::kBlocked;
+      result.message = "'" + peer.str() + "' does not accept your messages";
+    } else {
+      result.member = GroupMemberRecord{};  // allowed
+    }
+    if (auto self = weak.lock()) {
+      net::post(self->ws_.get_executor(), [self, check, result = std::move(result)]() mutable {
+        check->result = std::move(result);
+        self->check_done(check);
+      });
+    }
+  };
+  task.expired = [weak, check, deadline_ms = ctx_.options.pending_deadline_ms] {
+    check->started = true;
+    if (auto self = weak.lock()) {
+      net::post(self->ws_.get_executor(), [self, check, deadline_ms] {
+        check->result.member.reset();
+        check->result.code = WireCode::kUnavailable;
+        check->result.message = "the block check: " + not_started(deadline_ms);
+        self->check_done(check);
+      });
+    }
+  };
+  if (!ctx_.blocking.submit(id_, std::move(task))) {
+    check->started = true;
+    check->result.code = WireCode::kUnavailable;
+    check->result.message = "the gateway is stopping";
+    check->done = true;
+    --pending_;
+  }
+  writes_.push_back(OutboxWrite{ref, std::move(f), std::move(conversation), std::move(check), nullptr});
+  drain_writes();
+}
+
 void Connection::check_done(const std::shared_ptr<SendCheck>& check) {
   check->done = true;
   --pending_;
@@ -184,8 +242,12 @@ void Connection::handle_group(const std::string& ref, const GroupFrame& f) {
     send_error(ref, WireCode::kUnavailable, "groups are not served by this gateway");
     return;
   }
-  GroupRequestDeps deps{ctx_.deps.groups, ctx_.deps.outbox, ctx_.deps.clock.get(),
-                        ctx_.options.group_max_members, ctx_.options.group_apply_wait_ms};
+  GroupRequestDeps deps{ctx_.deps.groups,
+                        ctx_.deps.outbox,
+                        ctx_.deps.clock.get(),
+                        ctx_.options.group_max_members,
+                        ctx_.options.group_apply_wait_ms,
+                        privacy_backend()};
   if (f.request == GroupRequest::kList || f.request == GroupRequest::kMembers) {
     run_pooled(ctx_.group_ops, ref,
                [deps, ref, f, who = *principal_] { return plan_group_frame(deps, ref, who, f).answer; });
@@ -208,8 +270,12 @@ void Connection::start_next_group_change() {
   group_change_ = std::move(group_changes_.front());
   group_changes_.pop_front();
   auto change = group_change_;
-  GroupRequestDeps deps{ctx_.deps.groups, ctx_.deps.outbox, ctx_.deps.clock.get(),
-                        ctx_.options.group_max_members, ctx_.options.group_apply_wait_ms};
+  GroupRequestDeps deps{ctx_.deps.groups,
+                        ctx_.deps.outbox,
+                        ctx_.deps.clock.get(),
+                        ctx_.options.group_max_members,
+                        ctx_.options.group_apply_wait_ms,
+                        privacy_backend()};
   std::weak_ptr<Connection> weak = weak_from_this();
   FairPool::Task task;
   task.deadline = work_deadline();

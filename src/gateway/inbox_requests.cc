@@ -9,6 +9,7 @@
 #include "gateway/connection.h"
 #include "gateway/gateway_context.h"
 #include "gateway/group_requests.h"
+#include "gateway/privacy_requests.h"
 #include "gateway/protocol/server_frame.h"
 
 namespace qim {
@@ -114,7 +115,8 @@ std::string answer_read(const InboxRequestDeps& deps, const std::string& ref, co
 
 std::string answer_conversations(const InboxRequestDeps& deps, const std::string& ref,
                                  const InboxCaller& caller, const ConversationsFrame& f) {
-  auto page = deps.inbox->conversations(caller.user, f.before, f.limit);
+  // With the caller's privacy: mutes (no badge) and conversations deleted for them (privacy.h).
+  auto page = deps.inbox->conversations(caller.user, f.before, f.limit, deps.clock->now_ms());
   if (!page.ok()) return failed(deps, ref, "CONVERSATIONS of " + caller.user.str(), page.error());
   std::vector<ConversationLabel> labels;
   labels.reserve(page->items.size());
@@ -204,6 +206,8 @@ std::string answer_inbox_frame(const InboxRequestDeps& deps, const std::string& 
           return answer_conversations(deps, ref, caller, f);
         } else if constexpr (std::is_same_v<F, ReceiptsFrame>) {
           return answer_receipts(deps, ref, caller, f);
+        } else if constexpr (std::is_same_v<F, PrivacyFrame>) {
+          return answer_privacy_frame(deps, ref, caller, f);
         } else {
           return answer_settings(deps, ref, caller, f);
         }

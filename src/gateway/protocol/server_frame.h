@@ -10,6 +10,7 @@
 // at most about 400 KiB (a 64 KiB body, the largest the gateway accepts, escaped), so with the default
 // kMaxMessageFrameBytes no frame is larger than that bound.
 
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -49,12 +50,22 @@ std::vector<std::string> encode_delivers(std::span<const MailboxEntry> entries, 
 std::string encode_sync_needed(std::string_view reason);
 // At most max_bytes: the entries that fit (one at least); `more` is then true (the client asks again
 // after the last seq it got).
+// What one reader's pages show of their privacy (gateway/privacy_requests.h): an entry `deleted` for the
+// reader is written as a stub holding its place in the mailbox (seq, message_id, conversation,
+// "deleted_for_me": true; no sender, no body), so cursors still move past it; an entry `from_blocked`
+// (sent by a user the reader blocks) is written whole with "from_blocked": true.
+struct ReaderMarks {
+  std::function<bool(const Message&)> deleted;
+  std::function<bool(const Message&)> from_blocked;
+};
 std::string encode_sync_page(std::string_view ref, const MailboxPage& page,
-                             size_t max_bytes = kMaxMessageFrameBytes);
+                             size_t max_bytes = kMaxMessageFrameBytes, const ReaderMarks* marks = nullptr);
 // At most max_bytes the same way. `next_before` is written whenever `more` is: the id to page back from
 // (the last message written, or page.next_before when the page ends on messages the reader may not see).
+// `marks`: only from_blocked is used (a reader's deleted messages are left out of the page by the caller).
 std::string encode_history_page(std::string_view ref, const ConversationId& conversation,
-                                const HistoryPage& page, size_t max_bytes = kMaxMessageFrameBytes);
+                                const HistoryPage& page, size_t max_bytes = kMaxMessageFrameBytes,
+                                const ReaderMarks* marks = nullptr);
 std::string encode_error(std::string_view ref, WireCode code, std::string_view message);
 std::string encode_pong(std::string_view ref);
 
