@@ -48,6 +48,12 @@ class InboxBackend;
 class FairPool;
 struct EphemeralState;
 
+class ConnectionRegistry;
+
+// Reads `user`'s block list and hands it to `registry` (connection_registry.h set_blocks); nothing
+// without an inbox (`privacy` null); a read error is logged and the old list kept. Blocking.
+void load_blocks(InboxBackend* privacy, ConnectionRegistry& registry, const UserId& user);
+
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(boost::asio::ip::tcp::socket socket, GatewayContext& ctx, uint64_t id);

@@ -44,6 +44,11 @@ void ConnectionRegistry::add_user(const UserId& user, uint64_t id, const std::sh
   u.connections.emplace_back(id, c);
 }
 
+void ConnectionRegistry::set_blocks(const UserId& user, std::shared_ptr<const std::set<UserId>> blocks) {
+  std::lock_guard lock(mu_);
+  if (auto it = by_user_.find(user.str()); it != by_user_.end()) it->second.blocks = std::move(blocks);
+}
+
 void ConnectionRegistry::remove(const UserId* user, uint64_t id) {
   std::lock_guard lock(mu_);
   open_.erase(id);
@@ -121,8 +126,13 @@ void ConnectionRegistry::entries_visible(ShardId shard, MailboxSeq from, Mailbox
       }
       if (targets.empty()) continue;
       metrics_.entries_pushed.Increment(static_cast<double>(list.size() * targets.size()));
+      // Entries from users this user blocks are flagged (set_blocks); nothing more per entry otherwise.
+      ReaderMarks marks;
+      if (u.blocks && !u.blocks->empty())
+        marks.from_blocked = [blocks = u.blocks](const Message& m) { return blocks->contains(m.sender); };
       // A large push goes as several DELIVERs of bounded size, which chain like the reports do.
-      for (std::string& frame : encode_delivers(list, sent_from, to))
+      for (std::string& frame :
+           encode_delivers(list, sent_from, to, kMaxMessageFrameBytes, marks.from_blocked ? &marks : nullptr))
         sends.emplace_back(std::make_shared<const std::string>(std::move(frame)), targets);
     }
   }

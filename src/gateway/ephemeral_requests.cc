@@ -152,6 +152,13 @@ void Connection::handle_presence_subscribe(const std::string& ref, PresenceSubsc
 }
 
 void Connection::presence_connected() {
+  if (InboxBackend* privacy = privacy_backend()) {
+    // The block list, for the DELIVERs encoded for this user here (connection_registry.h set_blocks).
+    run_pooled(ctx_.blocking, "", [privacy, registry = &ctx_.registry, user = principal_->user] {
+      load_blocks(privacy, *registry, user);
+      return std::string();
+    });
+  }
   if (!ephemeral_) ephemeral_ = std::make_unique<EphemeralState>();
   PresenceHub* hub = ctx_.presence;
   hub->connected(principal_->user);
@@ -175,14 +182,28 @@ void Connection::presence_connected() {
   });
 }
 
+void load_blocks(InboxBackend* privacy, ConnectionRegistry& registry, const UserId& user) {
+  if (privacy == nullptr) return;
+  auto list = Privacy(*privacy).blocks(user);
+  if (!list.ok()) {
+    spdlog::warn("gateway: the block list of {} unreadable, DELIVERs stay unflagged: {}", user.str(),
+                 list.error().to_string());
+    return;
+  }
+  registry.set_blocks(user, std::make_shared<const std::set<UserId>>(list->begin(), list->end()));
+}
+
 void Connection::block_list_changed() {
   net::post(ws_.get_executor(), [self = shared_from_this()] {
     if (!self->principal_ || self->close_) return;
     PresenceHub* hub = self->ctx_.presence;
-    self->run_pooled(self->ctx_.blocking, "", [hub, user = self->principal_->user] {
-      hub->blocks_changed(user);
-      return std::string();
-    });
+    self->run_pooled(self->ctx_.blocking, "",
+                     [hub, privacy = self->privacy_backend(), registry = &self->ctx_.registry,
+                      user = self->principal_->user] {
+                       if (hub != nullptr) hub->blocks_changed(user);
+                       load_blocks(privacy, *registry, user);
+                       return std::string();
+                     });
   });
 }
 

@@ -223,9 +223,16 @@ void Connection::handle_inbox(const std::string& ref, const InboxFrame& f) {
   }
   InboxRequestDeps deps{ctx_.deps.inbox,       ctx_.deps.groups, ctx_.signals,
                         ctx_.deps.clock.get(), &ctx_.metrics,    ctx_.presence};
-  run_pooled(ctx_.blocking, ref, [deps, ref, caller = InboxCaller{principal_->user, id_}, f] {
-    return answer_inbox_frame(deps, ref, caller, f);
-  });
+  // A BLOCK/UNBLOCK also reloads the list this gateway flags the user's DELIVERs with (the signal to the
+  // user's other connections skips this one).
+  const auto* privacy = std::get_if<PrivacyFrame>(&f);
+  const bool blocks = privacy != nullptr && std::holds_alternative<BlockFrame>(*privacy);
+  run_pooled(ctx_.blocking, ref,
+             [deps, ref, caller = InboxCaller{principal_->user, id_}, f, blocks, registry = &ctx_.registry] {
+               std::string answer = answer_inbox_frame(deps, ref, caller, f);
+               if (blocks) load_blocks(&deps.inbox->backend(), *registry, caller.user);
+               return answer;
+             });
 }
 
 }  // namespace qim

@@ -99,8 +99,8 @@ TEST(E2E, B01_BlockedUsersDirectSendRefusedListSyncedAndRemovable) {
 }
 
 // B02. A blocked user cannot put the blocker in a group (GROUP_CREATE or GROUP_ADD: BLOCKED); in a group
-// both are in, the blocked user's messages still arrive, flagged from_blocked for the blocker only (SYNC,
-// HISTORY).
+// both are in, the blocked user's messages still arrive, flagged from_blocked for the blocker only
+// (DELIVER, SYNC, HISTORY).
 TEST(E2E, B02_BlockedUserCannotAddTheBlockerAndGroupMessagesAreFlagged) {
   auto& qim = shared_qim();
   const auto a = user("b02", "alice"), b = user("b02", "bob"), c = user("b02", "carol");
@@ -125,6 +125,11 @@ TEST(E2E, B02_BlockedUserCannotAddTheBlockerAndGroupMessagesAreFlagged) {
   const std::string g = shared->group;
   ASSERT_TRUE(bob->send_to_conversation(g, "from-bob", "hello all").ok());
   ASSERT_TRUE(carol->send_to_conversation(g, "from-carol", "hi").ok());
+  // Pushed: the DELIVER encoded for alice flags bob's message (her gateway holds her block list).
+  auto pushed = next(*alice, "DELIVER", R"("client_msg_id":"from-bob")");
+  ASSERT_TRUE(pushed.ok()) << pushed.error().to_string();
+  for (const Entry& e : pushed->entries)
+    EXPECT_EQ(e.from_blocked, e.client_msg_id == "from-bob") << e.client_msg_id;
   auto seen = sync_until(*alice, [](const std::vector<Entry>& e) {
     return has_cmid(e, "from-bob") && has_cmid(e, "from-carol");
   });

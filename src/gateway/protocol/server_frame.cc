@@ -114,14 +114,14 @@ std::string encode_deliver(std::span<const MailboxEntry> entries, MailboxSeq fro
 }
 
 std::vector<std::string> encode_delivers(std::span<const MailboxEntry> entries, MailboxSeq from,
-                                         MailboxSeq frontier, size_t max_bytes) {
+                                         MailboxSeq frontier, size_t max_bytes, const ReaderMarks* marks) {
   std::vector<std::string> frames;
   size_t done = 0;
   MailboxSeq start_at = from;
   do {
     const auto rest = entries.subspan(done);
     auto w = start("DELIVER", {}, 96 + std::min(estimate_entries(rest), max_bytes));
-    done += write_entries(w, rest, budget_of(max_bytes));
+    done += write_entries(w, rest, budget_of(max_bytes), marks);
     // A frame that ends before the last entry ends at its own last entry: it holds every entry up to it.
     const MailboxSeq end_at = done == entries.size() ? frontier : entries[done - 1].seq;
     w.key("from").uint64_as_string(start_at.raw());

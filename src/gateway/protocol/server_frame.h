@@ -36,20 +36,6 @@ struct SendAck {
   bool duplicate = false;  // an earlier SEND with this client_msg_id was acknowledged with these values
 };
 
-std::string encode_auth_ok(std::string_view ref, const Principal& who, std::string_view delivery_mode);
-std::string encode_send_ack(std::string_view ref, const SendAck& ack);
-// A push: `entries` are every entry of the recipient's mailbox with seq in (from, frontier]. One frame,
-// whatever its size (benchmarks); the gateway uses encode_delivers.
-std::string encode_deliver(std::span<const MailboxEntry> entries, MailboxSeq from, MailboxSeq frontier);
-// The same push as frames of at most max_bytes (but one entry each at least), in order: each frame holds
-// every entry in its own (from, frontier], the first starting at `from`, each next one where the last
-// ended, the last ending at `frontier`. So a client of the loop applies them as one push.
-std::vector<std::string> encode_delivers(std::span<const MailboxEntry> entries, MailboxSeq from,
-                                         MailboxSeq frontier, size_t max_bytes = kMaxMessageFrameBytes);
-// The server could not push some entries of the recipient's mailbox: the client must SYNC from its cursor.
-std::string encode_sync_needed(std::string_view reason);
-// At most max_bytes: the entries that fit (one at least); `more` is then true (the client asks again
-// after the last seq it got).
 // What one reader's pages show of their privacy (gateway/privacy_requests.h): an entry `deleted` for the
 // reader is written as a stub holding its place in the mailbox (seq, message_id, conversation,
 // "deleted_for_me": true; no sender, no body), so cursors still move past it; an entry `from_blocked`
@@ -58,6 +44,22 @@ struct ReaderMarks {
   std::function<bool(const Message&)> deleted;
   std::function<bool(const Message&)> from_blocked;
 };
+std::string encode_auth_ok(std::string_view ref, const Principal& who, std::string_view delivery_mode);
+std::string encode_send_ack(std::string_view ref, const SendAck& ack);
+// A push: `entries` are every entry of the recipient's mailbox with seq in (from, frontier]. One frame,
+// whatever its size (benchmarks); the gateway uses encode_delivers.
+std::string encode_deliver(std::span<const MailboxEntry> entries, MailboxSeq from, MailboxSeq frontier);
+// The same push as frames of at most max_bytes (but one entry each at least), in order: each frame holds
+// every entry in its own (from, frontier], the first starting at `from`, each next one where the last
+// ended, the last ending at `frontier`. So a client of the loop applies them as one push.
+// `marks` (only from_blocked is used): per recipient, entries from a user they block are flagged.
+std::vector<std::string> encode_delivers(std::span<const MailboxEntry> entries, MailboxSeq from,
+                                         MailboxSeq frontier, size_t max_bytes = kMaxMessageFrameBytes,
+                                         const ReaderMarks* marks = nullptr);
+// The server could not push some entries of the recipient's mailbox: the client must SYNC from its cursor.
+std::string encode_sync_needed(std::string_view reason);
+// At most max_bytes: the entries that fit (one at least); `more` is then true (the client asks again
+// after the last seq it got).
 std::string encode_sync_page(std::string_view ref, const MailboxPage& page,
                              size_t max_bytes = kMaxMessageFrameBytes, const ReaderMarks* marks = nullptr);
 // At most max_bytes the same way. `next_before` is written whenever `more` is: the id to page back from
