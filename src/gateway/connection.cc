@@ -347,7 +347,7 @@ void Connection::handle_send(const std::string& ref, SendFrame f) {
     auto c = Conversation::of(conversation);
     const DirectPair* pair = c.ok() ? c->direct_pair() : nullptr;
     if (pair != nullptr && pair->low != pair->high) {
-      queue_direct_send(ref, std::move(f), conversation, *pair->peer_of(me));
+      queue_direct_send(ref, std::move(f), conversation);
       return;
     }
   }

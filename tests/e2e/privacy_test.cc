@@ -80,6 +80,17 @@ TEST(E2E, B01_BlockedUsersDirectSendRefusedListSyncedAndRemovable) {
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(code_of(refused.error()), "BLOCKED") << refused.error().to_string();
   ASSERT_TRUE(bob->send(c, "to-carol", "hello").ok()) << "only the blocker refuses";
+  // Pipelined direct SENDs share their block check (one pool slot, not one each): 100 in a row, over the
+  // connection's 32 requests in progress, are all acknowledged.
+  for (int i = 0; i < 100; ++i) {
+    bob->send_text(R"({"type":"SEND","ref":"p)" + std::to_string(i) + R"(","to":")" + c +
+                   R"(","client_msg_id":"pipe-)" + std::to_string(i) + R"(","body":"x"})");
+  }
+  for (int i = 0; i < 100; ++i) {
+    auto ack = bob->wait_ref("p" + std::to_string(i), kWait);
+    ASSERT_TRUE(ack.ok()) << i << ": " << ack.error().to_string();
+    EXPECT_EQ(ack->type, "SEND_ACK") << i << ": " << ack->raw;
+  }
   // Nothing of the refused SEND anywhere: not in alice's mailbox, not in bob's own (both read once what
   // was sent around it is there).
   auto mine = sync_until(*alice2, [](const auto& e) { return has_cmid(e, "before"); });
