@@ -12,12 +12,14 @@
 
 #include "api/problem.h"
 #include "auth/token.h"
+#include "core/conversation.h"
 #include "gateway/group_requests.h"
 #include "gateway/history_requests.h"
 #include "gateway/inbox_requests.h"
 #include "gateway/protocol/client_frame.h"
 #include "gateway/protocol/server_frame.h"
 #include "gateway/send_request.h"
+#include "inbox/privacy.h"
 #include "outbox/outbox_record.h"
 
 namespace qim::api {
@@ -98,7 +100,7 @@ ApiResponse from_frame(const std::string& frame, unsigned ok_status = 200) {
     const json::value* message = o.if_contains("message");
     const std::string code_text = code != nullptr && code->is_string() ? std::string(code->as_string()) : "";
     WireCode wc = WireCode::kInternal;
-    for (int c = 0; c <= static_cast<int>(WireCode::kGroupFull); ++c) {
+    for (int c = 0; c <= static_cast<int>(kLastWireCode); ++c) {
       if (wire_code_name(static_cast<WireCode>(c)) == code_text) wc = static_cast<WireCode>(c);
     }
     return ApiRouter::problem(
@@ -325,6 +327,19 @@ ApiResponse ApiRouter::post_message(const ApiRequest& r, const std::map<std::str
 
   SendTarget target = resolve_send_target(who, send);
   if (!target.ok) return problem(target.code, target.message);
+  // The frames' block rule (docs/protocol.md "Blocking"): a direct message to a user who blocks the sender
+  // is refused and nothing is appended, whichever door it comes through.
+  if (auto c = Conversation::of(target.conversation); c.ok() && c->direct_pair() != nullptr && deps_.inbox) {
+    if (auto peer = c->direct_pair()->peer_of(who); peer && *peer != who) {
+      auto blockers = Privacy(deps_.inbox->backend()).blocked_by(who);
+      if (!blockers.ok())
+        return problem(wire_code_of(blockers.code()),
+                       "the block check failed: " + blockers.error().message());
+      if (blockers->contains(*peer))
+        return problem(WireCode::kBlocked,
+                       "'" + peer->str() + "' does not accept messages from " + who.str());
+    }
+  }
   if (target.group) {
     if (deps_.groups == nullptr)
       return problem(WireCode::kUnavailable, "groups are not served by this gateway");

@@ -11,6 +11,7 @@ unsigned http_status_of(WireCode code) {
     case WireCode::kForbidden:
     case WireCode::kNotAMember:
     case WireCode::kNotAllowed:
+    case WireCode::kBlocked:
       return 403;
     case WireCode::kNotFound:
     case WireCode::kUnknownGroup:
@@ -69,6 +70,8 @@ std::string_view problem_title(WireCode code) {
       return "The actor's role does not allow this";
     case WireCode::kGroupFull:
       return "The group is full";
+    case WireCode::kBlocked:
+      return "The recipient blocks the sender";
   }
   return "Error";
 }

@@ -1,5 +1,7 @@
 #include "client/client.h"
 
+#include "client/privacy_fields.h"
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -330,6 +332,26 @@ Result<ServerFrame> Client::receipts(std::string_view conversation, uint64_t mes
 Result<ServerFrame> Client::settings(const SettingsFields& fields) {
   auto ref = ref_of(impl_->next_ref);
   return request(settings_frame(fields, ref), ref);
+}
+
+Result<ServerFrame> Client::block(std::string_view user, bool blocked) {
+  auto ref = ref_of(impl_->next_ref);
+  return request(block_frame(user, blocked, ref), ref);
+}
+
+Result<ServerFrame> Client::blocks() {
+  auto ref = ref_of(impl_->next_ref);
+  return request(blocks_frame(ref), ref);
+}
+
+Result<ServerFrame> Client::mute(std::string_view conversation, bool muted, std::optional<int64_t> until_ms) {
+  auto ref = ref_of(impl_->next_ref);
+  return request(mute_frame(conversation, muted, until_ms, ref), ref);
+}
+
+Result<ServerFrame> Client::delete_for_me(std::string_view conversation, std::optional<uint64_t> message_id) {
+  auto ref = ref_of(impl_->next_ref);
+  return request(delete_for_me_frame(conversation, message_id, ref), ref);
 }
 
 bool Client::closed() const {

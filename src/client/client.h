@@ -99,6 +99,14 @@ class Client {
   Result<ServerFrame> conversations(std::optional<uint64_t> before, uint32_t limit = 50);
   Result<ServerFrame> receipts(std::string_view conversation, uint64_t message_id);
   Result<ServerFrame> settings(const SettingsFields& fields = {});
+  // Privacy (docs/protocol.md "Blocking", "Mute", "Delete for me"): BLOCK_OK, BLOCKS_LIST, MUTE_OK,
+  // DELETE_OK; an ERROR as above ("BLOCKED: ..." is what a SEND to a user who blocks you answers).
+  Result<ServerFrame> block(std::string_view user, bool blocked = true);
+  Result<ServerFrame> blocks();
+  Result<ServerFrame> mute(std::string_view conversation, bool muted = true,
+                           std::optional<int64_t> until_ms = std::nullopt);
+  Result<ServerFrame> delete_for_me(std::string_view conversation,
+                                    std::optional<uint64_t> message_id = std::nullopt);
 
   bool closed() const;
   int close_code() const;  // 0 until closed by a close frame

@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include "client/inbox_fields.h"
+#include "client/privacy_fields.h"
 #include "gateway/protocol/json_fields.h"
 #include "gateway/protocol/json_writer.h"
 
@@ -43,7 +44,8 @@ void read_entries(const object& o, std::string_view key, std::vector<Entry>& out
     if (item.get_object().get(e) != simdjson::SUCCESS) continue;
     out.push_back(Entry{u64(e, "seq").value_or(0), u64(e, "message_id").value_or(0), str(e, "conversation"),
                         str(e, "sender"), str(e, "sender_device"), str(e, "client_msg_id"),
-                        i64(e, "server_time"), str(e, "body")});
+                        i64(e, "server_time"), str(e, "body"), boolean(e, "deleted_for_me"),
+                        boolean(e, "from_blocked")});
   }
 }
 
@@ -159,6 +161,7 @@ Result<ServerFrame> parse_server_frame(std::string_view text) {
     }
   }
   read_inbox_fields(o, f);
+  read_privacy_fields(o, f);
   return f;
 }
 

@@ -58,6 +58,10 @@ struct Entry {
   std::string client_msg_id;
   int64_t server_time = 0;
   std::string body;
+  // Privacy marks for the reader (docs/protocol.md "Blocking", "Delete for me"): a SYNC stub of a message
+  // the reader deleted (no sender, no body), and a message from a user the reader blocks.
+  bool deleted_for_me = false;
+  bool from_blocked = false;
 };
 
 // One conversation of a CONVERSATIONS_PAGE.
@@ -72,6 +76,8 @@ struct ConversationItem {
   bool unread_capped = false;                      // more than 999: show "999+"
   std::optional<uint64_t> peer_read_through;       // direct: the peer's receipt
   std::optional<uint64_t> peer_delivered_through;  // direct: the latest message the peer's mailbox holds
+  bool muted = false;                              // the user muted it (no badge)
+  std::optional<int64_t> muted_until;              // ms; none with `muted`: for ever
 };
 
 struct ServerFrame {
@@ -128,6 +134,14 @@ struct ServerFrame {
   uint32_t read_count = 0;
   std::optional<std::vector<std::string>> readers;
   std::map<std::string, std::string> settings;
+  // Privacy (privacy_fields.h): BLOCK_OK / BLOCK_CHANGED (user, blocked); BLOCKS_LIST (users); MUTE_OK /
+  // MUTE_CHANGED (conversation, muted, muted_until); DELETE_OK / DELETED_FOR_ME (conversation, message_id
+  // or through).
+  bool blocked = false;
+  std::vector<std::string> users;
+  bool muted = false;
+  std::optional<int64_t> muted_until;
+  std::optional<uint64_t> through;
 };
 
 // CorruptEntry naming the problem if the text is not a server frame of this protocol.

@@ -95,6 +95,9 @@ void read_inbox_fields(const object& o, ServerFrame& f) {
       it.unread_capped = boolean(c, "unread_capped");
       it.peer_read_through = u64(c, "peer_read_through");
       it.peer_delivered_through = u64(c, "peer_delivered_through");
+      it.muted = boolean(c, "muted");
+      int64_t until = 0;
+      if (c.at_key("muted_until").get_int64().get(until) == simdjson::SUCCESS) it.muted_until = until;
       f.conversations.push_back(std::move(it));
     }
   }

@@ -59,6 +59,8 @@ void MailboxFeed::show(const std::vector<Entry>& entries, Actions& a) {
   for (const auto& e : entries) {
     if (e.seq <= cursor_) continue;  // shown already (a push and a SYNC page may overlap)
     cursor_ = e.seq;
+    // Deleted by this user on some device (docs/protocol.md "Delete for me"): a stub holding its place.
+    if (e.deleted_for_me) continue;
     // The same message at another seq (split brain: once per epoch): handled, not shown again. An entry
     // without an id (0: an older server) is always shown.
     if (e.message_id != 0 && !remember(e.message_id)) {

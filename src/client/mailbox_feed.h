@@ -16,6 +16,8 @@
 // skipped. Memory is bounded: at most `dedup_window` ids (a FIFO and a hash set, ~40 bytes an id), so a
 // second copy further than that many entries behind its first would show again. The ids may be kept
 // with the cursor (recent_message_ids(), Options::recent_message_ids) so a restart keeps them too.
+// An entry the user deleted for themselves (a SYNC stub, `deleted_for_me`) moves the cursor and is not
+// shown.
 //
 // MailboxFeed is the loop as a state machine without I/O (for callers driving a connection themselves,
 // like the load generator's callbacks); MailboxFollower runs it over a queueing Client.

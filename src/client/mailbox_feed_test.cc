@@ -90,6 +90,19 @@ TEST(MailboxFeedTest, APushThatDoesNotContinueTriggersASyncFromTheCursor) {
   EXPECT_EQ(h.feed.sync_runs(), 2u);
 }
 
+// Issue 39 item 3: an entry the user deleted for themselves comes as a stub; the cursor moves past it and
+// it is never shown.
+TEST(MailboxFeedTest, ADeletedForMeStubMovesTheCursorAndIsNotShown) {
+  Harness h;
+  h.start();
+  ServerFrame p = page(h.feed.outstanding_ref(), {1, 2, 3}, 3, false);
+  p.entries[1].deleted_for_me = true;
+  p.entries[1].body.clear();
+  h.on(p);
+  EXPECT_EQ(h.shown, (std::vector<uint64_t>{1, 3}));
+  EXPECT_EQ(h.feed.cursor(), 3u);
+}
+
 TEST(MailboxFeedTest, SyncNeededSyncsAndOneDuringASyncRunsAnotherAfterIt) {
   Harness h;
   h.start();

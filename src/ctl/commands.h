@@ -87,4 +87,18 @@ struct ReadRequest {
 // READ: prints read_line() of READ_OK (the mark after the call: never lower than before).
 int run_read(const ReadRequest& r, std::ostream& out, std::ostream& err);
 
+struct PrivacyCommand {
+  Connection connection;
+  // block | unblock | blocks | mute | unmute | delete (docs/protocol.md "Blocking", "Mute", "Delete for me")
+  std::string action;
+  std::string user;                    // block, unblock
+  std::string conversation;            // mute, unmute, delete: a conversation id, or a user (the direct one)
+  std::optional<int64_t> until_ms;     // mute: until then (ms since the epoch); none: for ever
+  std::optional<uint64_t> message_id;  // delete: this message; none: the whole conversation
+};
+// block/unblock: "user=<u> blocked=<bool>"; blocks: one "user=<u>" line per blocked user ("(no blocks)");
+// mute/unmute: "conversation=<c> muted=<bool> muted_until=<ms|forever|->"; delete: "conversation=<c>
+// deleted=<message id>" or "conversation=<c> deleted_through=<message id>".
+int run_privacy(const PrivacyCommand& r, std::ostream& out, std::ostream& err);
+
 }  // namespace qim::ctl

@@ -74,6 +74,7 @@ std::string conversation_line(const client::ConversationItem& c) {
                                  c.last.seq, c.last.sender, c.last.server_time);
   if (c.peer_read_through) line += fmt::format(" peer_read={}", *c.peer_read_through);
   if (c.peer_delivered_through) line += fmt::format(" delivered={}", *c.peer_delivered_through);
+  if (c.muted) line += c.muted_until ? fmt::format(" muted_until={}", *c.muted_until) : " muted=forever";
   return line + " body=" + escape_body(c.last.body);
 }
 

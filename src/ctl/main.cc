@@ -148,6 +148,36 @@ int main(int argc, char** argv) {
       ->add_option("seq", read.seq, "read up to and including this seq (from listen, sync, conversations)")
       ->required();
 
+  // Privacy (docs/protocol.md "Blocking", "Mute", "Delete for me").
+  qim::ctl::PrivacyCommand privacy;
+  int64_t mute_until = 0;
+  uint64_t delete_message = 0;
+  CLI::Option* mute_until_opt = nullptr;
+  CLI::Option* delete_message_opt = nullptr;
+  std::vector<CLI::App*> privacy_cmds;
+  for (const auto& [name, help] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"block", "block a user: their direct messages, group adds, typing and presence stop"},
+           {"unblock", "unblock a user"},
+           {"blocks", "the users you block"},
+           {"mute", "mute a conversation (no badge), for ever or until --until"},
+           {"unmute", "unmute a conversation"},
+           {"delete", "delete a message (--message) or a whole conversation for yourself only"}}) {
+    auto* cmd = app.add_subcommand(name, help);
+    connection_flags(cmd, privacy.connection);
+    const std::string n = name;
+    if (n == "block" || n == "unblock") cmd->add_option("user", privacy.user, "the user")->required();
+    if (n == "mute" || n == "unmute" || n == "delete")
+      cmd->add_option("conversation", privacy.conversation,
+                      "a conversation id (d:<a>:<b>, g:<group id>) or a user (the direct conversation)")
+          ->required();
+    if (n == "mute")
+      mute_until_opt = cmd->add_option("--until", mute_until, "until this time (ms since the epoch)");
+    if (n == "delete")
+      delete_message_opt = cmd->add_option("--message", delete_message, "this message id only");
+    cmd->callback([&privacy, n] { privacy.action = n; });
+    privacy_cmds.push_back(cmd);
+  }
+
   // An unknown command gets the list of commands, not CLI11's "argument was not expected".
   if (auto unknown = qim::ctl::unknown_command(app, "qimctl", argc, argv)) {
     std::cerr << *unknown;
@@ -159,6 +189,12 @@ int main(int argc, char** argv) {
     return qim::ctl::run_conversations(conversations, std::cout, std::cerr);
   }
   if (read_cmd->parsed()) return qim::ctl::run_read(read, std::cout, std::cerr);
+  for (auto* cmd : privacy_cmds) {
+    if (!cmd->parsed()) continue;
+    if (mute_until_opt != nullptr && mute_until_opt->count() > 0) privacy.until_ms = mute_until;
+    if (delete_message_opt != nullptr && delete_message_opt->count() > 0) privacy.message_id = delete_message;
+    return qim::ctl::run_privacy(privacy, std::cout, std::cerr);
+  }
   if (group_cmd->parsed()) return qim::ctl::run_group(group, std::cout, std::cerr);
   if (send_cmd->parsed()) return qim::ctl::run_send(send, std::cout, std::cerr);
   if (listen_cmd->parsed()) {

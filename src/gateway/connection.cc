@@ -10,6 +10,7 @@
 #include "gateway/history_requests.h"
 #include "gateway/membership.h"
 #include "gateway/plain_http.h"
+#include "gateway/privacy_requests.h"
 #include "gateway/protocol/server_frame.h"
 #include "gateway/send_request.h"
 #include "outbox/outbox_record.h"
@@ -316,6 +317,15 @@ void Connection::handle_send(const std::string& ref, SendFrame f) {
     queue_group_send(ref, std::move(f), std::move(target.conversation), *target.group);
     return;
   }
+  if (privacy_backend() != nullptr) {
+    // A direct SEND to another user waits for its block check (docs/adr/0096); a note to self does not.
+    auto c = Conversation::of(conversation);
+    const DirectPair* pair = c.ok() ? c->direct_pair() : nullptr;
+    if (pair != nullptr && pair->low != pair->high) {
+      queue_direct_send(ref, std::move(f), conversation);
+      return;
+    }
+  }
   if (!writes_.empty()) {
     // Behind a SEND or group change still being checked: appended after it (connection.h, "Order").
     if (writes_full(ref)) return;
@@ -382,10 +392,15 @@ void Connection::handle_sync(const std::string& ref, const SyncFrame& f) {
   MailboxQuery query{principal_->user, f.after, f.limit};  // the authenticated user's mailbox only
   MailboxStore* store = ctx_.deps.mailbox;
   GatewayMetrics* metrics = &ctx_.metrics;
-  run_pooled(ctx_.blocking, ref, [store, metrics, query, ref] {
+  run_pooled(ctx_.blocking, ref, [store, metrics, query, ref, privacy = privacy_backend()] {
     auto page = store->read_mailbox(query);
-    if (page.ok()) return encode_sync_page(ref, *page);
-    return read_error_frame(metrics, ref, "SYNC of " + query.user.str(), page.error());
+    if (!page.ok()) return read_error_frame(metrics, ref, "SYNC of " + query.user.str(), page.error());
+    if (privacy == nullptr || page->entries.empty()) return encode_sync_page(ref, *page);
+    // The reader's deletions and blocks (privacy_requests.h), read after the page: never a deleted body.
+    auto mine = reader_privacy(*privacy, query.user);
+    if (!mine.ok()) return read_error_frame(metrics, ref, "privacy of " + query.user.str(), mine.error());
+    const ReaderMarks marks = reader_marks(*mine);
+    return encode_sync_page(ref, *page, kMaxMessageFrameBytes, &marks);
   });
 }
 
@@ -406,9 +421,10 @@ void Connection::handle_history(const std::string& ref, const HistoryFrame& f) {
   }
   HistoryQuery query{f.conversation, f.before, f.limit};
   GatewayMetrics* metrics = &ctx_.metrics;
-  run_pooled(ctx_.blocking, ref, [history, metrics, query, ref, user = principal_->user] {
-    return answer_history(history, nullptr, metrics, ref, user, query);
-  });
+  run_pooled(ctx_.blocking, ref,
+             [history, metrics, query, ref, privacy = privacy_backend(), user = principal_->user] {
+               return answer_history(history, nullptr, metrics, ref, user, query, privacy);
+             });
 }
 
 void Connection::handle_group_history(const std::string& ref, const HistoryFrame& f,
@@ -421,9 +437,10 @@ void Connection::handle_group_history(const std::string& ref, const HistoryFrame
   }
   HistoryQuery query{f.conversation, f.before, f.limit};
   GatewayMetrics* metrics = &ctx_.metrics;
-  run_pooled(ctx_.blocking, ref, [groups, history, metrics, query, ref, user = principal_->user] {
-    return answer_history(history, groups, metrics, ref, user, query);
-  });
+  run_pooled(ctx_.blocking, ref,
+             [groups, history, metrics, query, ref, privacy = privacy_backend(), user = principal_->user] {
+               return answer_history(history, groups, metrics, ref, user, query, privacy);
+             });
 }
 
 void Connection::send_error(const std::string& ref, WireCode code, std::string_view message) {

@@ -50,8 +50,15 @@ namespace qim {
 class PresenceWatch;
 
 struct GatewayContext;
+class InboxBackend;
 class FairPool;
 struct EphemeralState;
+
+class ConnectionRegistry;
+
+// Reads `user`'s block list and hands it to `registry` (connection_registry.h set_blocks); nothing
+// without an inbox (`privacy` null); a read error is logged and the old list kept. Blocking.
+void load_blocks(InboxBackend* privacy, ConnectionRegistry& registry, const UserId& user);
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
@@ -149,7 +156,21 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // before the check starts).
   void queue_group_send(const std::string& ref, SendFrame f, ConversationId conversation,
                         const GroupId& group);
+  // Queues a direct SEND behind a block check (inbox/privacy.h: who blocks the caller), shared with the
+  // direct SENDs that come before it starts; refused BLOCKED when the peer is among them.
+  void queue_direct_send(const std::string& ref, SendFrame f, ConversationId conversation);
+  // The inbox backend holding privacy cells; null without an inbox (nothing is checked).
+  InboxBackend* privacy_backend() const;
   void check_done(const std::shared_ptr<SendCheck>& check);
+  // The peer of direct `conversation` when it is among the blockers a block check read.
+  std::optional<UserId> blocked_by_peer(const SendCheck& check, const ConversationId& conversation) const;
+
+ public:
+  // A BLOCK_CHANGED signal reached this connection (any thread): the presence hub re-reads its user's block
+  // list here, on the blocking pool (docs/adr/0096).
+  void block_list_changed();
+
+ private:
   // Appends the writes at the front whose checks are done, in order.
   void drain_writes();
   bool writes_full(const std::string& ref);
@@ -199,7 +220,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   OutboundFrames out_;
   uint32_t pending_ = 0;            // work on the pools not answered yet (take_pending)
   std::deque<OutboxWrite> writes_;  // Outbox writes waiting for an earlier one's check, in frame order
-  std::map<GroupId, std::shared_ptr<SendCheck>> open_checks_;   // group checks of SENDs not started yet
+  std::map<GroupId, std::shared_ptr<SendCheck>> open_checks_;  // group checks of SENDs not started yet
+  std::shared_ptr<SendCheck> open_direct_check_;  // the block check of direct SENDs, not started yet
   std::deque<std::shared_ptr<GroupChangeWork>> group_changes_;  // waiting for the one in progress
   std::shared_ptr<GroupChangeWork> group_change_;               // checked, appended or polled now
   boost::asio::steady_timer group_timer_;                       // the pause between outcome polls

@@ -45,6 +45,11 @@ void ConnectionRegistry::add_user(const UserId& user, uint64_t id, const std::sh
   u.connections.emplace_back(id, c);
 }
 
+void ConnectionRegistry::set_blocks(const UserId& user, std::shared_ptr<const std::set<UserId>> blocks) {
+  std::lock_guard lock(mu_);
+  if (auto it = by_user_.find(user.str()); it != by_user_.end()) it->second.blocks = std::move(blocks);
+}
+
 void ConnectionRegistry::remove(const UserId* user, uint64_t id) {
   std::lock_guard lock(mu_);
   open_.erase(id);
@@ -141,8 +146,13 @@ void ConnectionRegistry::entries_visible(ShardId shard, MailboxSeq from, Mailbox
       }
       if (targets.empty()) continue;
       metrics_.entries_pushed.Increment(static_cast<double>(list.size() * targets.size()));
+      // Entries from users this user blocks are flagged (set_blocks); nothing more per entry otherwise.
+      ReaderMarks marks;
+      if (u.blocks && !u.blocks->empty())
+        marks.from_blocked = [blocks = u.blocks](const Message& m) { return blocks->contains(m.sender); };
       // A large push goes as several DELIVERs of bounded size, which chain like the reports do.
-      for (std::string& frame : encode_delivers(list, sent_from, to))
+      for (std::string& frame :
+           encode_delivers(list, sent_from, to, kMaxMessageFrameBytes, marks.from_blocked ? &marks : nullptr))
         sends.emplace_back(std::make_shared<const std::string>(std::move(frame)), targets);
       if (auto peers = direct_peers_in(list); !peers.empty())
         peers_seen.emplace_back(std::move(peers), targets);
@@ -192,6 +202,10 @@ void ConnectionRegistry::deliver_signal(std::span<const UserId> users,
     }
   }
   for (auto& c : targets) c->push(frame);
+  // The user's block list changed on some gateway: this gateway's presence hub re-reads it (once: it
+  // serves every connection of the user here). The frame is written by privacy_frames.cc, type first.
+  if (!targets.empty() && frame->starts_with(R"({"type":"BLOCK_CHANGED")"))
+    targets.front()->block_list_changed();
 }
 
 void ConnectionRegistry::apply_revocation(const UserId& user, const RevocationMarks& marks) {

@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -44,6 +45,11 @@ class ConnectionRegistry final : public DeliveryNotifier, public SignalSink {
   void add_user(const UserId& user, uint64_t id, const std::shared_ptr<Connection>& c);
   void remove(const UserId* user, uint64_t id);
   std::vector<std::shared_ptr<Connection>> all_open() const;
+  // Whom `user` blocks (inbox/privacy.h), kept while the user has a connection here, so that the DELIVERs
+  // encoded for them flag entries from those users ("from_blocked"). Loaded after AUTH and again when the
+  // user's list changes (BLOCK on this gateway, or a BLOCK_CHANGED signal): advisory, a DELIVER encoded
+  // before a reload lands goes unflagged (SYNC and HISTORY read the store). No-op for a user not here.
+  void set_blocks(const UserId& user, std::shared_ptr<const std::set<UserId>> blocks);
 
   // Called on the delivery thread: groups entries by user, encodes one DELIVER per user, queues it to
   // each of that user's connections (their strands do the writing). Never blocks on a connection. A
@@ -72,7 +78,8 @@ class ConnectionRegistry final : public DeliveryNotifier, public SignalSink {
     ShardId shard;
     std::vector<std::pair<uint64_t, std::weak_ptr<Connection>>> connections;
     uint64_t generation = 0;
-    std::optional<MailboxSeq> sent_through;  // every entry up to here was sent (in this generation)
+    std::optional<MailboxSeq> sent_through;          // every entry up to here was sent (in this generation)
+    std::shared_ptr<const std::set<UserId>> blocks;  // set_blocks; null: none known
   };
   // Breaks `shard`'s chain and collects the live connections of its users.
   void break_locked(ShardId shard, Chain& chain, MailboxSeq restart_at,

@@ -5,9 +5,12 @@
 
 #include <boost/asio/post.hpp>
 
+#include "core/conversation.h"
 #include "gateway/connection.h"
 #include "gateway/gateway_context.h"
 #include "gateway/protocol/server_frame.h"
+#include "inbox/inbox.h"
+#include "inbox/privacy.h"
 #include "outbox/outbox_record.h"
 
 namespace qim {
@@ -33,10 +36,11 @@ std::string not_started(int64_t deadline_ms) {
 
 // One membership check of a group for the SENDs to it that wait on it.
 struct Connection::SendCheck {
-  GroupId group;
+  GroupId group;                     // a group SEND's check; empty for direct SENDs' block check
   std::atomic<bool> started{false};  // set by the pool thread: later SENDs need a check of their own
   bool done = false;                 // the fields below are set (on the strand)
-  GroupCheck result;
+  GroupCheck result;                 // `member` set: the read succeeded
+  std::set<UserId> blockers;         // a block check: who blocks the sender
 };
 
 // One group change: checked (planned) on the group pool, appended in frame order, then its outcome polled.
@@ -150,12 +154,86 @@ void Connection::queue_group_send(const std::string& ref, SendFrame f, Conversat
   drain_writes();
 }
 
+InboxBackend* Connection::privacy_backend() const {
+  return ctx_.deps.inbox != nullptr ? &ctx_.deps.inbox->backend() : nullptr;
+}
+
+void Connection::queue_direct_send(const std::string& ref, SendFrame f, ConversationId conversation) {
+  if (writes_full(ref)) return;
+  // One read of who blocks the sender serves every direct SEND queued before it starts, whatever its
+  // peer (as a group's membership check does); read at the time of the SENDs, no cache (docs/adr/0096).
+  std::shared_ptr<SendCheck> check;
+  if (open_direct_check_ && !open_direct_check_->started.load()) check = open_direct_check_;
+  if (!check) {
+    if (!take_pending(ref, "SEND")) return;
+    check = std::make_shared<SendCheck>();
+    open_direct_check_ = check;
+    std::weak_ptr<Connection> weak = weak_from_this();
+    FairPool::Task task;
+    task.deadline = work_deadline();
+    task.run = [weak, check, backend = privacy_backend(), user = principal_->user] {
+      check->started = true;
+      if (weak.expired()) return;
+      GroupCheck result;
+      std::set<UserId> blockers;
+      auto read = Privacy(*backend).blocked_by(user);
+      if (!read.ok()) {
+        result.code = wire_code_of(read.code());
+        result.message = "the block check failed: " + read.error().message();
+      } else {
+        blockers = std::move(*read);
+        result.member = GroupMemberRecord{};  // read: each SEND is decided against its own peer
+      }
+      if (auto self = weak.lock()) {
+        net::post(self->ws_.get_executor(),
+                  [self, check, result = std::move(result), blockers = std::move(blockers)]() mutable {
+                    check->result = std::move(result);
+                    check->blockers = std::move(blockers);
+                    self->check_done(check);
+                  });
+      }
+    };
+    task.expired = [weak, check, deadline_ms = ctx_.options.pending_deadline_ms] {
+      check->started = true;
+      if (auto self = weak.lock()) {
+        net::post(self->ws_.get_executor(), [self, check, deadline_ms] {
+          check->result.member.reset();
+          check->result.code = WireCode::kUnavailable;
+          check->result.message = "the block check: " + not_started(deadline_ms);
+          self->check_done(check);
+        });
+      }
+    };
+    if (!ctx_.blocking.submit(id_, std::move(task))) {
+      check->started = true;
+      check->result.code = WireCode::kUnavailable;
+      check->result.message = "the gateway is stopping";
+      check->done = true;
+      --pending_;
+      if (open_direct_check_ == check) open_direct_check_.reset();
+    }
+  }
+  writes_.push_back(OutboxWrite{ref, std::move(f), std::move(conversation), std::move(check), nullptr});
+  drain_writes();
+}
+
 void Connection::check_done(const std::shared_ptr<SendCheck>& check) {
   check->done = true;
   --pending_;
   if (auto it = open_checks_.find(check->group); it != open_checks_.end() && it->second == check)
     open_checks_.erase(it);
+  if (open_direct_check_ == check) open_direct_check_.reset();
   drain_writes();
+}
+
+std::optional<UserId> Connection::blocked_by_peer(const SendCheck& check,
+                                                  const ConversationId& conversation) const {
+  auto c = Conversation::of(conversation);
+  const DirectPair* pair = c.ok() ? c->direct_pair() : nullptr;
+  if (pair == nullptr) return std::nullopt;
+  auto peer = pair->peer_of(principal_->user);
+  if (!peer || !check.blockers.contains(*peer)) return std::nullopt;
+  return peer;
 }
 
 void Connection::drain_writes() {
@@ -173,6 +251,10 @@ void Connection::drain_writes() {
       }
     } else if (next.check && !next.check->result.member) {
       send_error(next.ref, next.check->result.code, next.check->result.message);
+    } else if (auto blocker = next.check && next.check->group.empty()
+                                  ? blocked_by_peer(*next.check, next.conversation)
+                                  : std::nullopt) {
+      send_error(next.ref, WireCode::kBlocked, "'" + blocker->str() + "' does not accept your messages");
     } else {
       append_send(next.ref, std::move(*next.send), std::move(next.conversation));
     }
@@ -184,8 +266,12 @@ void Connection::handle_group(const std::string& ref, const GroupFrame& f) {
     send_error(ref, WireCode::kUnavailable, "groups are not served by this gateway");
     return;
   }
-  GroupRequestDeps deps{ctx_.deps.groups, ctx_.deps.outbox, ctx_.deps.clock.get(),
-                        ctx_.options.group_max_members, ctx_.options.group_apply_wait_ms};
+  GroupRequestDeps deps{ctx_.deps.groups,
+                        ctx_.deps.outbox,
+                        ctx_.deps.clock.get(),
+                        ctx_.options.group_max_members,
+                        ctx_.options.group_apply_wait_ms,
+                        privacy_backend()};
   if (f.request == GroupRequest::kList || f.request == GroupRequest::kMembers) {
     run_pooled(ctx_.group_ops, ref,
                [deps, ref, f, who = *principal_] { return plan_group_frame(deps, ref, who, f).answer; });
@@ -208,8 +294,12 @@ void Connection::start_next_group_change() {
   group_change_ = std::move(group_changes_.front());
   group_changes_.pop_front();
   auto change = group_change_;
-  GroupRequestDeps deps{ctx_.deps.groups, ctx_.deps.outbox, ctx_.deps.clock.get(),
-                        ctx_.options.group_max_members, ctx_.options.group_apply_wait_ms};
+  GroupRequestDeps deps{ctx_.deps.groups,
+                        ctx_.deps.outbox,
+                        ctx_.deps.clock.get(),
+                        ctx_.options.group_max_members,
+                        ctx_.options.group_apply_wait_ms,
+                        privacy_backend()};
   std::weak_ptr<Connection> weak = weak_from_this();
   FairPool::Task task;
   task.deadline = work_deadline();

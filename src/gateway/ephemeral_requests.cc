@@ -4,14 +4,19 @@
 
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/post.hpp>
+
 #include "gateway/connection.h"
 #include "gateway/gateway_context.h"
 #include "gateway/group_requests.h"
 #include "gateway/membership.h"
 #include "gateway/protocol/server_frame.h"
 #include "gateway/protocol/signal_frames.h"
+#include "inbox/privacy.h"
 
 namespace qim {
+
+namespace net = boost::asio;
 
 bool take_typing_token(EphemeralState& state, const ConversationId& conversation,
                        std::chrono::steady_clock::time_point now) {
@@ -85,9 +90,22 @@ void Connection::handle_typing(const std::string& ref, const TypingFrame& f) {
     return;
   }
   std::string frame = encode_typing(f.conversation, me, f.stop);
+  InboxBackend* privacy = privacy_backend();
   if (group == nullptr) {
     auto peer = c->direct_pair()->peer_of(me);
-    if (peer && *peer != me) ctx_.signals->send(std::span(&*peer, 1), std::move(frame));
+    if (!peer || *peer == me) return;
+    if (privacy == nullptr) {
+      ctx_.signals->send(std::span(&*peer, 1), std::move(frame));
+      return;
+    }
+    // A user who blocks the sender hears none of their typing (docs/adr/0096): dropped without a word.
+    SignalBus* signals = ctx_.signals;
+    run_pooled(ctx_.blocking, ref, [signals, privacy, me, peer = *peer, frame = std::move(frame)]() mutable {
+      auto blockers = Privacy(*privacy).blocked_by(me);
+      if (!blockers.ok()) return std::string();  // fail closed: a typing signal is never owed
+      if (!blockers->contains(peer)) signals->send(std::span(&peer, 1), std::move(frame));
+      return std::string();
+    });
     return;
   }
   GroupStore* groups = ctx_.deps.groups;
@@ -98,11 +116,17 @@ void Connection::handle_typing(const std::string& ref, const TypingFrame& f) {
   SignalBus* signals = ctx_.signals;
   GatewayMetrics* metrics = &ctx_.metrics;
   run_pooled(ctx_.blocking, ref,
-             [groups, signals, metrics, ref, g = *group, me, frame = std::move(frame)]() mutable {
+             [groups, signals, metrics, privacy, ref, g = *group, me, frame = std::move(frame)]() mutable {
                TypingTargets t = group_typing_targets(*groups, g, me);
                if (t.refusal) {
                  metrics->errors(*t.refusal).Increment();
                  return encode_error(ref, *t.refusal, t.message);
+               }
+               if (privacy != nullptr) {
+                 // Members who block the sender are left out (one read; fail closed: nobody hears it).
+                 auto blockers = Privacy(*privacy).blocked_by(me);
+                 if (!blockers.ok()) return std::string();
+                 std::erase_if(t.users, [&](const UserId& u) { return blockers->contains(u); });
                }
                signals->send(t.users, std::move(frame));
                return std::string();  // no answer
@@ -128,6 +152,13 @@ void Connection::handle_presence_subscribe(const std::string& ref, PresenceSubsc
 }
 
 void Connection::presence_connected() {
+  if (InboxBackend* privacy = privacy_backend()) {
+    // The block list, for the DELIVERs encoded for this user here (connection_registry.h set_blocks).
+    run_pooled(ctx_.blocking, "", [privacy, registry = &ctx_.registry, user = principal_->user] {
+      load_blocks(privacy, *registry, user);
+      return std::string();
+    });
+  }
   if (!ephemeral_) ephemeral_ = std::make_unique<EphemeralState>();
   PresenceHub* hub = ctx_.presence;
   hub->connected(principal_->user);
@@ -163,6 +194,31 @@ void Connection::direct_peers_seen(std::span<const UserId> peers) {
   }
   if (!watch || ctx_.presence == nullptr) return;
   for (const auto& p : peers) ctx_.presence->peer_seen(*watch, p);
+}
+
+void load_blocks(InboxBackend* privacy, ConnectionRegistry& registry, const UserId& user) {
+  if (privacy == nullptr) return;
+  auto list = Privacy(*privacy).blocks(user);
+  if (!list.ok()) {
+    spdlog::warn("gateway: the block list of {} unreadable, DELIVERs stay unflagged: {}", user.str(),
+                 list.error().to_string());
+    return;
+  }
+  registry.set_blocks(user, std::make_shared<const std::set<UserId>>(list->begin(), list->end()));
+}
+
+void Connection::block_list_changed() {
+  net::post(ws_.get_executor(), [self = shared_from_this()] {
+    if (!self->principal_ || self->close_) return;
+    PresenceHub* hub = self->ctx_.presence;
+    self->run_pooled(self->ctx_.blocking, "",
+                     [hub, privacy = self->privacy_backend(), registry = &self->ctx_.registry,
+                      user = self->principal_->user] {
+                       if (hub != nullptr) hub->blocks_changed(user);
+                       load_blocks(privacy, *registry, user);
+                       return std::string();
+                     });
+  });
 }
 
 void Connection::presence_closed() {

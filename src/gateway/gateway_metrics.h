@@ -43,7 +43,7 @@ class GatewayMetrics {
   std::string serialize() const;
 
  private:
-  std::array<prometheus::Counter*, static_cast<size_t>(WireCode::kGroupFull) + 1> errors_{};  // the last code
+  std::array<prometheus::Counter*, static_cast<size_t>(kLastWireCode) + 1> errors_{};
 };
 
 }  // namespace qim

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "gateway/protocol/server_frame.h"
+#include "inbox/privacy.h"
 
 namespace qim {
 
@@ -185,6 +186,22 @@ GroupPlan plan_group_frame(const GroupRequestDeps& deps, const std::string& ref,
   }
 
   GroupOp op{op_kind_of(f.request), f.members, f.name, f.role};
+  if (deps.privacy != nullptr && !f.members.empty() &&
+      (f.request == GroupRequest::kCreate || f.request == GroupRequest::kAdd)) {
+    // Nobody is put in a group by a user they block (docs/adr/0096).
+    auto blockers = Privacy(*deps.privacy).blocked_by(who.user);
+    if (!blockers.ok()) {
+      plan.answer = error_of(ref, blockers.error(), "block check of " + who.user.str());
+      return plan;
+    }
+    for (const UserId& u : f.members) {
+      if (blockers->contains(u)) {
+        plan.answer =
+            encode_error(ref, WireCode::kBlocked, "'" + u.str() + "' does not accept you in groups");
+        return plan;
+      }
+    }
+  }
   const GroupId group = f.request == GroupRequest::kCreate ? mint_group_id() : f.group;
   if (f.request != GroupRequest::kCreate) {
     // The same rules fanout applies, on what the rule needs of the current state: refused here, nothing

@@ -19,6 +19,7 @@
 #include "gateway/protocol/client_frame.h"
 #include "gateway/protocol/wire_code.h"
 #include "groups/group_store.h"
+#include "inbox/inbox_backend.h"
 #include "log/log.h"
 #include "outbox/outbox_record.h"
 
@@ -30,6 +31,9 @@ struct GroupRequestDeps {
   const Clock* clock = nullptr;
   uint32_t max_members = kDefaultGroupMaxMembers;  // QIM_GROUP_MAX_MEMBERS
   int64_t apply_wait_ms = 5'000;                   // QIM_GROUP_APPLY_WAIT_MS
+  // Optional: blocking (inbox/privacy.h). A GROUP_CREATE or GROUP_ADD naming a user who blocks the caller
+  // is refused BLOCKED (one read of who blocks the caller); null: not checked.
+  InboxBackend* privacy = nullptr;
 };
 
 // The wire code of a refusal (UNKNOWN_GROUP, NOT_A_MEMBER, NOT_ALLOWED, GROUP_FULL, INVALID_ARGUMENT).

@@ -5,6 +5,7 @@
 #include "gateway/group_history.h"
 #include "gateway/group_requests.h"
 #include "gateway/membership.h"
+#include "gateway/privacy_requests.h"
 #include "gateway/protocol/server_frame.h"
 
 namespace qim {
@@ -18,9 +19,25 @@ std::string read_error_frame(GatewayMetrics* metrics, const std::string& ref, co
   return encode_error(ref, code, "the read failed on the server (logged)");
 }
 
+namespace {
+
+// A HISTORY page as `reader` sees it: without the messages they deleted, flagged where they block the
+// sender (privacy_requests.h). Without an inbox, the page as it is.
+std::string page_for(GatewayMetrics* metrics, const std::string& ref, const ConversationId& c,
+                     HistoryPage page, InboxBackend* privacy, const std::optional<UserId>& reader) {
+  if (privacy == nullptr || !reader || page.messages.empty()) return encode_history_page(ref, c, page);
+  auto mine = reader_privacy(*privacy, *reader);
+  if (!mine.ok()) return read_error_frame(metrics, ref, "privacy of " + reader->str(), mine.error());
+  drop_deleted(page, *mine);
+  const ReaderMarks marks = reader_marks(*mine);
+  return encode_history_page(ref, c, page, kMaxMessageFrameBytes, &marks);
+}
+
+}  // namespace
+
 std::string answer_history(HistoryStore* history, GroupStore* groups, GatewayMetrics* metrics,
                            const std::string& ref, const std::optional<UserId>& reader,
-                           const HistoryQuery& query) {
+                           const HistoryQuery& query, InboxBackend* privacy) {
   auto refuse = [&](WireCode code, const std::string& message) {
     if (metrics != nullptr) metrics->errors(code).Increment();
     return encode_error(ref, code, message);
@@ -44,7 +61,7 @@ std::string answer_history(HistoryStore* history, GroupStore* groups, GatewayMet
     auto page = read_group_history(*history, *groups, group, query, joined);
     if (!page.ok())
       return read_error_frame(metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
-    return encode_history_page(ref, query.conversation, *page);
+    return page_for(metrics, ref, query.conversation, std::move(*page), privacy, reader);
   }
   if (reader && !is_member(*reader, query.conversation))
     return refuse(WireCode::kForbidden,
@@ -52,7 +69,7 @@ std::string answer_history(HistoryStore* history, GroupStore* groups, GatewayMet
   if (!reader && !c.ok()) return refuse(WireCode::kInvalidArgument, c.error().message());
   if (history == nullptr) return refuse(WireCode::kUnavailable, "history is not served by this gateway");
   auto page = history->read(query);
-  if (page.ok()) return encode_history_page(ref, query.conversation, *page);
+  if (page.ok()) return page_for(metrics, ref, query.conversation, std::move(*page), privacy, reader);
   return read_error_frame(metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
 }
 

@@ -8,6 +8,7 @@
 #include "archiver/history_store.h"
 #include "gateway/gateway_metrics.h"
 #include "groups/group_store.h"
+#include "inbox/inbox_backend.h"
 
 namespace qim {
 
@@ -17,10 +18,12 @@ namespace qim {
 //    delivered from when they (last) joined (group_history.h);
 //  - `reader` nullopt (the server API, trusted): any conversation; a group's whole delivered history.
 // UNAVAILABLE when `history` (or for a group `groups`) is null; a failed read is its wire code (INTERNAL is
-// logged and not shown). `metrics` (optional) counts refusals by code.
+// logged and not shown). `metrics` (optional) counts refusals by code. With `privacy` (the inbox backend)
+// and a reader, the page is as the reader sees it (privacy_requests.h): without the messages they deleted
+// for themselves, flagged where they block the sender.
 std::string answer_history(HistoryStore* history, GroupStore* groups, GatewayMetrics* metrics,
                            const std::string& ref, const std::optional<UserId>& reader,
-                           const HistoryQuery& query);
+                           const HistoryQuery& query, InboxBackend* privacy = nullptr);
 
 // The ERROR frame of a failed store or history read (INTERNAL logged, not shown); counted in `metrics`
 // (optional).

@@ -9,6 +9,7 @@
 #include "gateway/connection.h"
 #include "gateway/gateway_context.h"
 #include "gateway/group_requests.h"
+#include "gateway/privacy_requests.h"
 #include "gateway/protocol/server_frame.h"
 
 namespace qim {
@@ -114,7 +115,8 @@ std::string answer_read(const InboxRequestDeps& deps, const std::string& ref, co
 
 std::string answer_conversations(const InboxRequestDeps& deps, const std::string& ref,
                                  const InboxCaller& caller, const ConversationsFrame& f) {
-  auto page = deps.inbox->conversations(caller.user, f.before, f.limit);
+  // With the caller's privacy: mutes (no badge) and conversations deleted for them (privacy.h).
+  auto page = deps.inbox->conversations(caller.user, f.before, f.limit, deps.clock->now_ms());
   if (!page.ok()) return failed(deps, ref, "CONVERSATIONS of " + caller.user.str(), page.error());
   std::vector<ConversationLabel> labels;
   labels.reserve(page->items.size());
@@ -209,6 +211,8 @@ std::string answer_inbox_frame(const InboxRequestDeps& deps, const std::string& 
           return answer_conversations(deps, ref, caller, f);
         } else if constexpr (std::is_same_v<F, ReceiptsFrame>) {
           return answer_receipts(deps, ref, caller, f);
+        } else if constexpr (std::is_same_v<F, PrivacyFrame>) {
+          return answer_privacy_frame(deps, ref, caller, f);
         } else {
           return answer_settings(deps, ref, caller, f);
         }
@@ -224,9 +228,16 @@ void Connection::handle_inbox(const std::string& ref, const InboxFrame& f) {
   }
   InboxRequestDeps deps{ctx_.deps.inbox,       ctx_.deps.groups, ctx_.signals,
                         ctx_.deps.clock.get(), &ctx_.metrics,    ctx_.presence};
-  run_pooled(ctx_.blocking, ref, [deps, ref, caller = InboxCaller{principal_->user, id_}, f] {
-    return answer_inbox_frame(deps, ref, caller, f);
-  });
+  // A BLOCK/UNBLOCK also reloads the list this gateway flags the user's DELIVERs with (the signal to the
+  // user's other connections skips this one).
+  const auto* privacy = std::get_if<PrivacyFrame>(&f);
+  const bool blocks = privacy != nullptr && std::holds_alternative<BlockFrame>(*privacy);
+  run_pooled(ctx_.blocking, ref,
+             [deps, ref, caller = InboxCaller{principal_->user, id_}, f, blocks, registry = &ctx_.registry] {
+               std::string answer = answer_inbox_frame(deps, ref, caller, f);
+               if (blocks) load_blocks(&deps.inbox->backend(), *registry, caller.user);
+               return answer;
+             });
 }
 
 }  // namespace qim

@@ -109,6 +109,22 @@ Status Inbox::fill_peer(const UserId& user, ConversationSummary& s) {
 
 Result<ConversationPage> Inbox::conversations(const UserId& user, std::optional<MailboxSeq> before,
                                               uint32_t limit) {
+  return list(user, before, limit, nullptr);
+}
+
+Result<ConversationPage> Inbox::conversations(const UserId& user, std::optional<MailboxSeq> before,
+                                              uint32_t limit, int64_t now_ms) {
+  if (user.empty()) return invalid("conversations without a user");
+  Privacy privacy(backend_);
+  PrivacyView view;
+  view.now_ms = now_ms;
+  QIM_ASSIGN_OR_RETURN(view.mutes, privacy.mutes(user));
+  QIM_ASSIGN_OR_RETURN(view.hidden, privacy.hidden(user));
+  return list(user, before, limit, &view);
+}
+
+Result<ConversationPage> Inbox::list(const UserId& user, std::optional<MailboxSeq> before, uint32_t limit,
+                                     const PrivacyView* privacy) {
   if (user.empty()) return invalid("conversations without a user");
   if (limit == 0 || limit > 200) return invalid("conversation page limit must be 1..200");
   QIM_ASSIGN_OR_RETURN(MailboxVisibility vis, mailbox_.visibility(user));
@@ -139,6 +155,23 @@ Result<ConversationPage> Inbox::conversations(const UserId& user, std::optional<
       if (!fallback) continue;
       s.last = std::move(*fallback);
     }
+    if (privacy != nullptr && !privacy->hidden.empty()) {
+      // Deleted for me: the latest entry not deleted, a bounded look back (privacy.h).
+      if (auto through = privacy->hidden.through(c); through && s.last.message <= *through) continue;
+      uint32_t looked = 0;
+      while (privacy->hidden.hides(c, s.last.message) && looked++ < kHiddenLookback) {
+        if (s.last.seq.raw() == 0) break;
+        QIM_ASSIGN_OR_RETURN(
+            auto earlier, last_visible(backend_, user, c, vis, MailboxSeq::from_raw(s.last.seq.raw() - 1)));
+        if (!earlier) break;
+        s.last = std::move(*earlier);
+      }
+      if (privacy->hidden.hides(c, s.last.message)) continue;
+    }
+    if (privacy != nullptr) {
+      if (auto m = privacy->mutes.find(c); m != privacy->mutes.end() && m->second.active(privacy->now_ms))
+        s.muted = m->second;
+    }
     all.push_back(std::move(s));
   }
   QIM_ASSIGN_OR_RETURN(std::vector<ReadMark> marks, backend_.read_marks(user));
@@ -161,7 +194,7 @@ Result<ConversationPage> Inbox::conversations(const UserId& user, std::optional<
         QIM_ASSIGN_OR_RETURN(uint32_t n, count_visible(backend_, user, s.conversation, vis, s.read_seq, 1));
         has = n > 0;
       }
-      if (has) page.unread_conversations++;
+      if (has && !s.muted) page.unread_conversations++;  // a muted conversation shows no badge
     }
     if (before && s.last.seq >= *before) continue;
     if (page.items.size() == limit) {

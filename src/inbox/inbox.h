@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "inbox/inbox_backend.h"
+#include "inbox/privacy.h"
 #include "mailbox/store.h"
 
 namespace qim {
@@ -39,12 +40,14 @@ struct ConversationSummary {
   // or when the peer has turned receipts off.
   std::optional<MessageId> peer_read_through;
   std::optional<MessageId> peer_delivered_through;
+  // The user's mute of this conversation, when one is active (privacy.h; CONVERSATIONS' muted_until).
+  std::optional<Mute> muted;
 };
 
 struct ConversationPage {
   std::vector<ConversationSummary> items;  // descending by last.seq
   std::optional<MailboxSeq> next_before;   // set when more: pass as `before` for the next page
-  uint32_t unread_conversations = 0;       // conversations with unread > 0 in the whole list
+  uint32_t unread_conversations = 0;       // conversations with unread > 0 in the whole list, not muted
 };
 
 struct ReadOutcome {
@@ -77,6 +80,13 @@ class Inbox {
   // at most `limit` (1..200).
   Result<ConversationPage> conversations(const UserId& user, std::optional<MailboxSeq> before,
                                          uint32_t limit);
+  // The same, with the user's privacy applied at `now_ms` (privacy.h; two more reads): a conversation
+  // the user deleted for themselves through its last entry is left out; a last entry the user deleted is
+  // replaced by the latest one not deleted (looking back at most kHiddenLookback entries; none left: the
+  // conversation is left out); a conversation muted at `now_ms` carries its mute and is not counted in
+  // unread_conversations (its own unread count is still given).
+  Result<ConversationPage> conversations(const UserId& user, std::optional<MailboxSeq> before, uint32_t limit,
+                                         int64_t now_ms);
   // One conversation's summary; NotFound if the user has no visible entry of it.
   Result<ConversationSummary> conversation(const UserId& user, const ConversationId& c);
   // READ: raises the user's read mark of c to `seq` (clamped to c's last visible entry) and the user's
@@ -92,7 +102,17 @@ class Inbox {
 
   InboxBackend& backend() { return backend_; }
 
+  // How many entries back a list looks for a last entry the user did not delete.
+  static constexpr uint32_t kHiddenLookback = 50;
+
  private:
+  struct PrivacyView {
+    std::map<ConversationId, Mute> mutes;
+    HiddenSet hidden;
+    int64_t now_ms = 0;
+  };
+  Result<ConversationPage> list(const UserId& user, std::optional<MailboxSeq> before, uint32_t limit,
+                                const PrivacyView* privacy);
   // s.unread / s.unread_capped from s.last and s.read_seq.
   Status fill_unread(const UserId& user, const MailboxVisibility& vis, ConversationSummary& s);
   // The peer fields of a direct conversation (nothing for a group or a note to self).

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "inbox/privacy.h"
+
 namespace qim {
 
 Result<std::vector<UserId>> InboxPresenceDirectory::direct_peers(const UserId& user, size_t limit) {
@@ -28,6 +30,11 @@ Result<PresencePrivacy> InboxPresenceDirectory::privacy(const UserId& user) {
   auto it = settings.find("presence");
   if (it == settings.end()) return PresencePrivacy::kEveryone;
   return parse_presence_privacy(it->second).value_or(PresencePrivacy::kNobody);
+}
+
+Result<std::set<UserId>> InboxPresenceDirectory::blocks(const UserId& user) {
+  QIM_ASSIGN_OR_RETURN(auto list, Privacy(inbox_).blocks(user));
+  return std::set<UserId>(list.begin(), list.end());
 }
 
 }  // namespace qim

@@ -17,6 +17,8 @@ class InboxPresenceDirectory final : public PresenceDirectory {
   Result<std::vector<UserId>> direct_peers(const UserId& user, size_t limit) override;
   // settings(user)["presence"]; kEveryone when unset, kNobody for a value it does not know (fail closed).
   Result<PresencePrivacy> privacy(const UserId& user) override;
+  // Privacy::blocks (inbox/privacy.h): one read.
+  Result<std::set<UserId>> blocks(const UserId& user) override;
 
  private:
   InboxBackend& inbox_;

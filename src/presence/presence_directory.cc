@@ -31,4 +31,15 @@ Result<PresencePrivacy> MemoryPresenceDirectory::privacy(const UserId& user) {
   return it == privacy_.end() ? PresencePrivacy::kEveryone : it->second;
 }
 
+void MemoryPresenceDirectory::set_blocks(const UserId& user, std::set<UserId> blocked) {
+  std::lock_guard lock(mu_);
+  blocks_[user] = std::move(blocked);
+}
+
+Result<std::set<UserId>> MemoryPresenceDirectory::blocks(const UserId& user) {
+  std::lock_guard lock(mu_);
+  auto it = blocks_.find(user);
+  return it == blocks_.end() ? std::set<UserId>{} : it->second;
+}
+
 }  // namespace qim

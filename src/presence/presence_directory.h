@@ -22,6 +22,12 @@ class PresenceDirectory {
   virtual Result<std::vector<UserId>> direct_peers(const UserId& user, size_t limit) = 0;
   // The user's "presence" setting; kEveryone when never set. A store error as it is.
   virtual Result<PresencePrivacy> privacy(const UserId& user) = 0;
+  // The users `user` blocks (inbox/privacy.h): their presence is not shown to `user` (docs/adr/0096).
+  // Read once per connection (AUTH) and when the user's block list changes. None by default.
+  virtual Result<std::set<UserId>> blocks(const UserId& user) {
+    (void)user;
+    return std::set<UserId>{};
+  }
 };
 
 // In memory: for tests, and for a gateway without an inbox (no peers, everyone visible unless set here).
@@ -30,14 +36,17 @@ class MemoryPresenceDirectory final : public PresenceDirectory {
   void set_privacy(const UserId& user, PresencePrivacy p);
   // Records a direct conversation between a and b (both ways).
   void add_peers(const UserId& a, const UserId& b);
+  void set_blocks(const UserId& user, std::set<UserId> blocked);
 
   Result<std::vector<UserId>> direct_peers(const UserId& user, size_t limit) override;
   Result<PresencePrivacy> privacy(const UserId& user) override;
+  Result<std::set<UserId>> blocks(const UserId& user) override;
 
  private:
   std::mutex mu_;
   std::map<UserId, PresencePrivacy> privacy_;
   std::map<UserId, std::set<UserId>> peers_;
+  std::map<UserId, std::set<UserId>> blocks_;
 };
 
 }  // namespace qim

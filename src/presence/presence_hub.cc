@@ -193,7 +193,10 @@ void PresenceHub::run() {
 }
 
 std::shared_ptr<PresenceWatch> PresenceHub::watch(const UserId& watcher, PresenceWatch::Push push) {
-  return std::shared_ptr<PresenceWatch>(new PresenceWatch(*this, watcher, std::move(push)));
+  std::shared_ptr<PresenceWatch> w(new PresenceWatch(*this, watcher, std::move(push)));
+  std::lock_guard lock(mu_);
+  by_watcher_[watcher.str()].push_back(w.get());  // found by blocks_changed even when it watches nobody
+  return w;
 }
 
 void PresenceHub::watch_locked(PresenceWatch* watch, const UserId& user) {
@@ -216,6 +219,10 @@ void PresenceHub::unwatch_locked(PresenceWatch* watch, const UserId& user) {
 
 void PresenceHub::forget(PresenceWatch* watch) {
   std::lock_guard lock(mu_);
+  if (auto it = by_watcher_.find(watch->watcher_.str()); it != by_watcher_.end()) {
+    std::erase(it->second, watch);
+    if (it->second.empty()) by_watcher_.erase(it);
+  }
   for (const auto& u : watch->peers_) unwatch_locked(watch, u);
   for (const auto& u : watch->explicit_) unwatch_locked(watch, u);
   watch->peers_.clear();
@@ -224,6 +231,7 @@ void PresenceHub::forget(PresenceWatch* watch) {
 
 bool PresenceHub::visible_to(const PresenceWatch& watch, const UserId& user, PresencePrivacy privacy) {
   if (watch.watcher_ == user) return true;
+  if (watch.blocked_.contains(user)) return false;  // the watcher blocks them (docs/adr/0096)
   switch (privacy) {
     case PresencePrivacy::kEveryone:
       return true;
@@ -244,8 +252,10 @@ PresenceView PresenceHub::view_for(const PresenceWatch& watch, const UserId& use
 Result<std::vector<PresenceView>> PresenceHub::subscribe_peers(PresenceWatch& watch) {
   if (directory_ == nullptr) return std::vector<PresenceView>{};
   QIM_ASSIGN_OR_RETURN(auto peers, directory_->direct_peers(watch.watcher_, options_.max_peers));
+  QIM_ASSIGN_OR_RETURN(auto blocked, directory_->blocks(watch.watcher_));
   {
     std::lock_guard lock(mu_);
+    watch.blocked_ = std::move(blocked);
     for (const auto& p : peers) {
       watch.peers_.insert(p);
       watch_locked(&watch, p);
@@ -272,6 +282,52 @@ Result<std::vector<PresenceView>> PresenceHub::subscribe(PresenceWatch& watch, s
   std::lock_guard lock(mu_);
   for (size_t i = 0; i < users.size(); ++i) out.push_back(view_for(watch, users[i], records[i]));
   return out;
+}
+
+void PresenceHub::blocks_changed(const UserId& watcher) {
+  if (directory_ == nullptr) return;
+  auto blocked = directory_->blocks(watcher);
+  if (!blocked.ok()) {
+    spdlog::warn("presence: the block list of {} could not be read ({}); kept as it was", watcher.str(),
+                 blocked.error().to_string());
+    return;
+  }
+  std::set<UserId> changed;
+  std::vector<PresenceWatch*> mine;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = by_watcher_.find(watcher.str()); it != by_watcher_.end()) mine = it->second;
+    for (PresenceWatch* w : mine) {
+      for (const UserId& u : *blocked)
+        if (!w->blocked_.contains(u)) changed.insert(u);
+      for (const UserId& u : w->blocked_)
+        if (!blocked->contains(u)) changed.insert(u);
+      w->blocked_ = *blocked;
+    }
+  }
+  if (mine.empty() || changed.empty()) return;
+  const std::vector<UserId> users(changed.begin(), changed.end());
+  auto records = exchange_.records(users);
+  if (!records.ok()) {
+    spdlog::warn("presence: records of {} users unreadable after a block change of {}: {}", users.size(),
+                 watcher.str(), records.error().to_string());
+    return;
+  }
+  std::vector<std::pair<PresenceWatch::Push, std::string>> pushes;
+  {
+    std::lock_guard lock(mu_);
+    for (PresenceWatch* w : mine) {
+      for (size_t i = 0; i < users.size(); ++i) {
+        // Only users this watch shows (a peer or subscribed): others were never pushed to it.
+        if (!w->peers_.contains(users[i]) && !w->explicit_.contains(users[i])) continue;
+        pushes.emplace_back(w->push_, encode_presence(view_for(*w, users[i], (*records)[i])));
+      }
+    }
+  }
+  for (auto& [push, frame] : pushes) {
+    push(std::make_shared<const std::string>(std::move(frame)));
+    frames_pushed_++;
+  }
 }
 
 void PresenceHub::on_change(const PresenceChange& c) {

@@ -13,6 +13,8 @@
 // - Privacy: everyone sees "everyone"; "contacts" is seen by the user's direct peers; "nobody" by nobody
 //   (nor "contacts" by others): they see the user offline without a last seen. A user always sees
 //   themself.
+// - Blocking (docs/adr/0096): a watcher never sees the users it blocks (offline, no last seen, as
+//   "nobody"); its block list is read with its peers at AUTH and again at blocks_changed.
 //
 // Thread-safe. Blocking calls (store and exchange reads) are marked; the rest never block.
 
@@ -64,6 +66,7 @@ class PresenceWatch : public std::enable_shared_from_this<PresenceWatch> {
   // Under the hub's mutex:
   std::set<UserId> peers_;     // implicit (and contacts)
   std::set<UserId> explicit_;  // the last PRESENCE_SUBSCRIBE
+  std::set<UserId> blocked_;   // whom the watcher blocks: never shown
 };
 
 class PresenceHub {
@@ -96,6 +99,10 @@ class PresenceHub {
   // it already, explicitly subscribed, and the peer's privacy is not "contacts"). Never blocks; nothing
   // past max_peers.
   void peer_seen(PresenceWatch& watch, const UserId& peer);
+  // Blocking (a directory read, an exchange read): `watcher`'s block list changed. Its watches here re-read
+  // it and are pushed the view of each user whose visibility changed (a blocked user: offline, no last
+  // seen; an unblocked one: as it is). A read error keeps the old list (logged).
+  void blocks_changed(const UserId& watcher);
 
   // Returns once every announcement queued before the call was made (tests).
   void flush();
@@ -138,7 +145,8 @@ class PresenceHub {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::unordered_map<std::string, Local> local_;
-  std::unordered_map<std::string, std::vector<PresenceWatch*>> watchers_;  // watched user -> watches
+  std::unordered_map<std::string, std::vector<PresenceWatch*>> watchers_;    // watched user -> watches
+  std::unordered_map<std::string, std::vector<PresenceWatch*>> by_watcher_;  // watcher -> its watches
   std::deque<Task> tasks_;
   uint64_t tasks_queued_ = 0, tasks_done_ = 0;
   bool stopping_ = false;

@@ -49,6 +49,7 @@ struct CountingDirectory final : PresenceDirectory {
     privacy_reads++;
     return inner.privacy(user);
   }
+  Result<std::set<UserId>> blocks(const UserId& user) override { return inner.blocks(user); }
 };
 
 class PresenceHubTest : public ::testing::Test {
@@ -73,6 +74,35 @@ class PresenceHubTest : public ::testing::Test {
   CountingDirectory directory_;
   std::unique_ptr<PresenceHub> a_, b_;
 };
+
+// Issue 39 item 6 (docs/adr/0096): a watcher never sees a user it blocks (offline, no last seen, no
+// changes pushed); after blocks_changed without the block the user is pushed as they are.
+TEST_F(PresenceHubTest, ABlockedUserIsShownOfflineUntilUnblocked) {
+  a_->connected(u("carol"));
+  settle();
+  directory_.inner.set_blocks(u("dave"), {u("carol")});
+  Inbox dave;
+  auto watch = b_->watch(u("dave"), dave.push());
+  ASSERT_TRUE(b_->subscribe_peers(*watch).ok());  // reads the block list with the peers (AUTH)
+  auto state = b_->subscribe(*watch, {u("carol")});
+  ASSERT_TRUE(state.ok());
+  EXPECT_EQ(
+      encode_presence_state("p1", *state),
+      R"({"type":"PRESENCE_STATE","ref":"p1","users":[{"user":"carol","status":"offline","last_seen":null}]})");
+  a_->disconnected(u("carol"));
+  settle(300ms);
+  a_->connected(u("carol"));
+  settle();
+  EXPECT_TRUE(dave.take().empty()) << "no change of a blocked user is pushed";
+  directory_.inner.set_blocks(u("dave"), {});
+  b_->blocks_changed(u("dave"));
+  EXPECT_EQ(dave.take(), std::vector<std::string>{
+                             R"({"type":"PRESENCE","user":"carol","status":"online","last_seen":null})"});
+  directory_.inner.set_blocks(u("dave"), {u("carol")});
+  b_->blocks_changed(u("dave"));
+  EXPECT_EQ(dave.take(), std::vector<std::string>{
+                             R"({"type":"PRESENCE","user":"carol","status":"offline","last_seen":null})"});
+}
 
 TEST_F(PresenceHubTest, AUserWithThreeDevicesIsOnlineWhileAnyIsAndLastSeenIsTheLastClose) {
   Inbox dave;

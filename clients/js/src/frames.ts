@@ -24,7 +24,9 @@ export type ErrorCode =
   | 'UNKNOWN_GROUP'
   | 'NOT_A_MEMBER'
   | 'NOT_ALLOWED'
-  | 'GROUP_FULL';
+  | 'GROUP_FULL'
+  // Blocking (docs/protocol.md "Blocking").
+  | 'BLOCKED';
 
 /** One message of a conversation's history (HISTORY_PAGE). */
 export interface HistoryMessage {

@@ -262,6 +262,11 @@ Parsed read_frame(const object& o, const FrameLimits& limits) {
     if (auto* e = std::get_if<InboxFrameError>(&inbox)) return FrameError{e->code, std::move(e->message), {}};
     return ClientFrame{{}, std::move(std::get<InboxFrame>(inbox))};
   }
+  if (is_privacy_frame_type(type)) {  // BLOCK, UNBLOCK, BLOCKS, MUTE, UNMUTE, DELETE_FOR_ME
+    auto privacy = parse_privacy_frame(type, o);
+    if (auto* e = std::get_if<std::string>(&privacy)) return invalid(std::move(*e));
+    return ClientFrame{{}, InboxFrame{std::get<PrivacyFrame>(std::move(privacy))}};
+  }
   for (std::string_view g : {"GROUPS", "GROUP_CREATE", "GROUP_ADD", "GROUP_REMOVE", "GROUP_LEAVE",
                              "GROUP_RENAME", "GROUP_ROLE", "GROUP_MEMBERS"}) {
     if (type == g) return read_group(type, o);

@@ -230,6 +230,14 @@ std::string encode_conversations_page(std::string_view ref, const ConversationPa
     w.field("unread_capped", s.unread_capped);
     write_optional_id(w, "peer_read_through", s.peer_read_through);
     write_optional_id(w, "peer_delivered_through", s.peer_delivered_through);
+    // The caller's mute (privacy_frames.h): muted_until null with muted true is for ever.
+    w.field("muted", s.muted.has_value());
+    w.key("muted_until");
+    if (s.muted && s.muted->until_ms) {
+      w.int64(*s.muted->until_ms);
+    } else {
+      w.null();
+    }
     w.end_object();
   }
   w.end_array();

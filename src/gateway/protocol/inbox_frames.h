@@ -16,6 +16,7 @@
 
 #include "core/ids.h"
 #include "core/mailbox_seq.h"
+#include "gateway/protocol/privacy_frames.h"
 #include "gateway/protocol/wire_code.h"
 #include "inbox/inbox.h"
 
@@ -54,7 +55,8 @@ struct SettingsFrame {
   bool writes() const { return receipts || presence; }
 };
 
-using InboxFrame = std::variant<ReadFrame, ConversationsFrame, ReceiptsFrame, SettingsFrame>;
+// The privacy frames (privacy_frames.h) go through the same door: one lane, one bound, one deadline.
+using InboxFrame = std::variant<ReadFrame, ConversationsFrame, ReceiptsFrame, SettingsFrame, PrivacyFrame>;
 
 // Whether `type` names an inbox frame (READ, CONVERSATIONS, RECEIPTS, SETTINGS).
 bool is_inbox_frame_type(std::string_view type);

@@ -70,10 +70,18 @@ size_t write_bounded(JsonWriter& w, std::string_view name, std::span<const T> it
 }
 
 size_t write_entries(JsonWriter& w, std::span<const MailboxEntry> entries,
-                     size_t budget = std::numeric_limits<size_t>::max()) {
+                     size_t budget = std::numeric_limits<size_t>::max(), const ReaderMarks* marks = nullptr) {
   return write_bounded(w, "entries", entries, budget, [&](const MailboxEntry& e) {
     w.key("seq").uint64_as_string(e.seq.raw());
+    if (marks != nullptr && marks->deleted && marks->deleted(e.message)) {
+      w.key("message_id").uint64_as_string(e.message.id.value);
+      w.field("conversation", e.message.conversation.str());
+      w.field("deleted_for_me", true);
+      return;
+    }
     write_message_fields(w, e.message);
+    if (marks != nullptr && marks->from_blocked && marks->from_blocked(e.message))
+      w.field("from_blocked", true);
   });
 }
 
@@ -106,14 +114,14 @@ std::string encode_deliver(std::span<const MailboxEntry> entries, MailboxSeq fro
 }
 
 std::vector<std::string> encode_delivers(std::span<const MailboxEntry> entries, MailboxSeq from,
-                                         MailboxSeq frontier, size_t max_bytes) {
+                                         MailboxSeq frontier, size_t max_bytes, const ReaderMarks* marks) {
   std::vector<std::string> frames;
   size_t done = 0;
   MailboxSeq start_at = from;
   do {
     const auto rest = entries.subspan(done);
     auto w = start("DELIVER", {}, 96 + std::min(estimate_entries(rest), max_bytes));
-    done += write_entries(w, rest, budget_of(max_bytes));
+    done += write_entries(w, rest, budget_of(max_bytes), marks);
     // A frame that ends before the last entry ends at its own last entry: it holds every entry up to it.
     const MailboxSeq end_at = done == entries.size() ? frontier : entries[done - 1].seq;
     w.key("from").uint64_as_string(start_at.raw());
@@ -128,9 +136,10 @@ std::string encode_sync_needed(std::string_view reason) {
   return start("SYNC_NEEDED", {}).field("reason", reason).end_object().take();
 }
 
-std::string encode_sync_page(std::string_view ref, const MailboxPage& page, size_t max_bytes) {
+std::string encode_sync_page(std::string_view ref, const MailboxPage& page, size_t max_bytes,
+                             const ReaderMarks* marks) {
   auto w = start("SYNC_PAGE", ref, 160 + ref.size() + std::min(estimate_entries(page.entries), max_bytes));
-  const size_t written = write_entries(w, page.entries, budget_of(max_bytes));
+  const size_t written = write_entries(w, page.entries, budget_of(max_bytes), marks);
   w.key("frontier").uint64_as_string(page.frontier.raw());
   w.key("trim").uint64_as_string(page.trim.raw());
   w.field("more", page.more || written < page.entries.size());
@@ -144,12 +153,14 @@ std::string encode_sync_page(std::string_view ref, const MailboxPage& page, size
 }
 
 std::string encode_history_page(std::string_view ref, const ConversationId& conversation,
-                                const HistoryPage& page, size_t max_bytes) {
+                                const HistoryPage& page, size_t max_bytes, const ReaderMarks* marks) {
   auto w = start("HISTORY_PAGE", ref);
   w.field("conversation", conversation.str());
-  const size_t written =
-      write_bounded(w, "messages", std::span<const Message>(page.messages), budget_of(max_bytes),
-                    [&](const Message& m) { write_message_fields(w, m); });
+  const size_t written = write_bounded(
+      w, "messages", std::span<const Message>(page.messages), budget_of(max_bytes), [&](const Message& m) {
+        write_message_fields(w, m);
+        if (marks != nullptr && marks->from_blocked && marks->from_blocked(m)) w.field("from_blocked", true);
+      });
   const bool cut = written < page.messages.size();
   w.field("more", page.more || cut);
   // Where to page on from: the last message sent, unless the reader read past it (messages it may not

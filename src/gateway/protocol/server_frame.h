@@ -10,6 +10,7 @@
 // at most about 400 KiB (a 64 KiB body, the largest the gateway accepts, escaped), so with the default
 // kMaxMessageFrameBytes no frame is larger than that bound.
 
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -35,6 +36,14 @@ struct SendAck {
   bool duplicate = false;  // an earlier SEND with this client_msg_id was acknowledged with these values
 };
 
+// What one reader's pages show of their privacy (gateway/privacy_requests.h): an entry `deleted` for the
+// reader is written as a stub holding its place in the mailbox (seq, message_id, conversation,
+// "deleted_for_me": true; no sender, no body), so cursors still move past it; an entry `from_blocked`
+// (sent by a user the reader blocks) is written whole with "from_blocked": true.
+struct ReaderMarks {
+  std::function<bool(const Message&)> deleted;
+  std::function<bool(const Message&)> from_blocked;
+};
 std::string encode_auth_ok(std::string_view ref, const Principal& who, std::string_view delivery_mode);
 std::string encode_send_ack(std::string_view ref, const SendAck& ack);
 // A push: `entries` are every entry of the recipient's mailbox with seq in (from, frontier]. One frame,
@@ -43,18 +52,22 @@ std::string encode_deliver(std::span<const MailboxEntry> entries, MailboxSeq fro
 // The same push as frames of at most max_bytes (but one entry each at least), in order: each frame holds
 // every entry in its own (from, frontier], the first starting at `from`, each next one where the last
 // ended, the last ending at `frontier`. So a client of the loop applies them as one push.
+// `marks` (only from_blocked is used): per recipient, entries from a user they block are flagged.
 std::vector<std::string> encode_delivers(std::span<const MailboxEntry> entries, MailboxSeq from,
-                                         MailboxSeq frontier, size_t max_bytes = kMaxMessageFrameBytes);
+                                         MailboxSeq frontier, size_t max_bytes = kMaxMessageFrameBytes,
+                                         const ReaderMarks* marks = nullptr);
 // The server could not push some entries of the recipient's mailbox: the client must SYNC from its cursor.
 std::string encode_sync_needed(std::string_view reason);
 // At most max_bytes: the entries that fit (one at least); `more` is then true (the client asks again
 // after the last seq it got).
 std::string encode_sync_page(std::string_view ref, const MailboxPage& page,
-                             size_t max_bytes = kMaxMessageFrameBytes);
+                             size_t max_bytes = kMaxMessageFrameBytes, const ReaderMarks* marks = nullptr);
 // At most max_bytes the same way. `next_before` is written whenever `more` is: the id to page back from
 // (the last message written, or page.next_before when the page ends on messages the reader may not see).
+// `marks`: only from_blocked is used (a reader's deleted messages are left out of the page by the caller).
 std::string encode_history_page(std::string_view ref, const ConversationId& conversation,
-                                const HistoryPage& page, size_t max_bytes = kMaxMessageFrameBytes);
+                                const HistoryPage& page, size_t max_bytes = kMaxMessageFrameBytes,
+                                const ReaderMarks* marks = nullptr);
 std::string encode_error(std::string_view ref, WireCode code, std::string_view message);
 std::string encode_pong(std::string_view ref);
 

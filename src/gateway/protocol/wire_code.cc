@@ -36,6 +36,8 @@ std::string_view wire_code_name(WireCode code) {
       return "NOT_ALLOWED";
     case WireCode::kGroupFull:
       return "GROUP_FULL";
+    case WireCode::kBlocked:
+      return "BLOCKED";
   }
   return "INTERNAL";
 }

@@ -26,7 +26,12 @@ enum class WireCode {
   kNotAMember,    // the caller is not a member of the group
   kNotAllowed,    // the caller's role does not allow it (or the target is the owner)
   kGroupFull,     // over the group's member limit
+  // Privacy refusals (docs/protocol.md "Blocking"):
+  kBlocked,  // the recipient (or the user to add to a group) blocks the caller
 };
+// The last code: arrays indexed by code (the gateway's error counters) are sized by it. A new code goes
+// after it and moves it.
+inline constexpr WireCode kLastWireCode = WireCode::kBlocked;
 
 // "BAD_FRAME", "UNKNOWN_TYPE", ...
 std::string_view wire_code_name(WireCode code);

@@ -133,6 +133,7 @@ TEST(InboxFrameEncoders, ConversationsPage) {
   group.last = InboxEntryRef{MailboxSeq::from_raw(5), MessageId{60}, *UserId::parse("carol"), 7, true, "x"};
   group.unread = 999;
   group.unread_capped = true;
+  group.muted = Mute{1800000009000};
   page.items = {direct, group};
   page.next_before = MailboxSeq::from_raw(5);
   page.unread_conversations = 2;
@@ -144,10 +145,11 @@ TEST(InboxFrameEncoders, ConversationsPage) {
       R"({"conversation":"d:alice:bob","kind":"direct","peer":"bob","last":{"seq":"9","message_id":"70",)"
       R"("conversation":"d:alice:bob","sender":"bob","server_time":1800000000000,"body":"hi \"alice\""},)"
       R"("read_seq":"8","unread":1,"unread_capped":false,"peer_read_through":"69",)"
-      R"("peer_delivered_through":null},)"
+      R"("peer_delivered_through":null,"muted":false,"muted_until":null},)"
       R"({"conversation":"g:team","kind":"group","name":"the team","last":{"seq":"5","message_id":"60",)"
       R"("conversation":"g:team","sender":"carol","server_time":7,"body":"x"},"read_seq":"0",)"
-      R"("unread":999,"unread_capped":true,"peer_read_through":null,"peer_delivered_through":null}],)"
+      R"("unread":999,"unread_capped":true,"peer_read_through":null,"peer_delivered_through":null,)"
+      R"("muted":true,"muted_until":1800000009000}],)"
       R"("next_before":"5","unread_conversations":2})");
   EXPECT_EQ(
       encode_conversations_page("", ConversationPage{}, {}),

@@ -18,7 +18,7 @@ namespace {
 // Entries per put_rows call: a few hundred microseconds of server time at most (as the mailbox's).
 constexpr size_t kEntriesPerScript = 128;
 // Bounds of a setting (InvalidArgument beyond them): a short name, a short value.
-constexpr size_t kMaxSettingKeyBytes = 64;
+constexpr size_t kMaxSettingKeyBytes = 160;  // a conversation id and a message id (privacy.h)
 constexpr size_t kMaxSettingValueBytes = 1024;
 constexpr int64_t kMaxSettingVersion = int64_t{1} << 48;
 
