@@ -319,10 +319,10 @@ void Connection::handle_send(const std::string& ref, SendFrame f) {
   }
   if (privacy_backend() != nullptr) {
     // A direct SEND to another user waits for its block check (docs/adr/0096); a note to self does not.
-    auto c = Conversation::of(conversation);
+    auto c = Conversation::of(target.conversation);
     const DirectPair* pair = c.ok() ? c->direct_pair() : nullptr;
     if (pair != nullptr && pair->low != pair->high) {
-      queue_direct_send(ref, std::move(f), conversation);
+      queue_direct_send(ref, std::move(f), std::move(target.conversation));
       return;
     }
   }
