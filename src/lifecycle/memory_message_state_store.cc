@@ -30,6 +30,12 @@ class MemoryMessageStateStore final : public MessageStateStore {
     w = std::max(w, event_offset + 1);
     return {};
   }
+  Status raise_watermark(uint32_t partition, uint64_t event_offset) override {
+    std::lock_guard lock(mu_);
+    uint64_t& w = watermarks_[partition];
+    w = std::max(w, event_offset + 1);
+    return {};
+  }
   Result<uint64_t> watermark(uint32_t partition) override {
     std::lock_guard lock(mu_);
     auto it = watermarks_.find(partition);

@@ -32,6 +32,9 @@ class MessageStateStore {
   // Writes `state` and raises the watermark of `partition` to event_offset + 1, durably and together.
   // Io if it could not be written (a retry with the same values completes it).
   virtual Status put(const MessageState& state, uint32_t partition, uint64_t event_offset) = 0;
+  // Raises the watermark of `partition` to event_offset + 1 alone (an event about no known message, or one
+  // fanout did not decide). Io as put.
+  virtual Status raise_watermark(uint32_t partition, uint64_t event_offset) = 0;
   // One past the highest offset of `partition` at which an event was decided; 0 if none was.
   virtual Result<uint64_t> watermark(uint32_t partition) = 0;
 };

@@ -79,6 +79,17 @@ class RocksMessageStateStore final : public MessageStateStore {
     return rocks(db_->Write(sync, &batch), "write " + std::to_string(state.id.value));
   }
 
+  Status raise_watermark(uint32_t partition, uint64_t event_offset) override {
+    std::lock_guard lock(mu_);
+    QIM_ASSIGN_OR_RETURN(uint64_t w, watermark(partition));
+    if (event_offset + 1 <= w) return {};
+    std::string v;
+    put_be64(v, event_offset + 1);
+    rocksdb::WriteOptions sync;
+    sync.sync = true;
+    return rocks(db_->Put(sync, watermark_key(partition), v), "write watermark");
+  }
+
   Result<uint64_t> watermark(uint32_t partition) override {
     std::string value;
     rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), watermark_key(partition), &value);
