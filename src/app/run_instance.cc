@@ -300,6 +300,8 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     deps.mailbox = &pipeline->store();
     deps.history = &pipeline->history();
     deps.groups = pipeline->groups();
+    deps.messages = pipeline->messages();
+    deps.lifecycle = cfg.lifecycle;
     deps.inbox = pipeline->inbox();
     deps.clock = cfg.store.clock;
     deps.shard_count = cfg.shards;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "lifecycle/event_target.h"
 #include "lifecycle/message_state_store.h"
 #include "log/log.h"
 #include "outbox/outbox_record.h"
@@ -50,10 +51,5 @@ class MessageEvents {
   MessageStateStore& store_;
   LifecyclePolicy policy_;
 };
-
-// The target of an event, read from the Outbox at (partition, offset of `target`): see MessageEvents.
-// Also used by the gateway to refuse early. nullopt as read_target.
-Result<std::optional<MessageState>> read_event_target(Log& outbox, MessageId target, uint32_t partition,
-                                                      uint64_t before);
 
 }  // namespace qim

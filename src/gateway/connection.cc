@@ -9,6 +9,7 @@
 #include "gateway/gateway_context.h"
 #include "gateway/group_history.h"
 #include "gateway/membership.h"
+#include "gateway/message_event_requests.h"
 #include "gateway/plain_http.h"
 #include "gateway/protocol/server_frame.h"
 #include "outbox/outbox_record.h"
@@ -277,6 +278,8 @@ void Connection::handle_frame(std::string_view text) {
           handle_presence_subscribe(frame.ref, std::move(f));
         } else if constexpr (std::is_same_v<F, InboxFrame>) {
           handle_inbox(frame.ref, f);
+        } else if constexpr (std::is_same_v<F, MessageEventFrame>) {
+          handle_message_event(frame.ref, std::move(f));
         } else if constexpr (std::is_same_v<F, PingFrame>) {
           enqueue(std::make_shared<const std::string>(encode_pong(frame.ref)));
         }
@@ -440,8 +443,12 @@ void Connection::handle_history(const std::string& ref, const HistoryFrame& f) {
   }
   HistoryQuery query{f.conversation, f.before, f.limit};
   GatewayMetrics* metrics = &ctx_.metrics;
-  run_pooled(ctx_.blocking, ref, [history, metrics, query, ref] {
+  MessageStateStore* messages = ctx_.deps.messages;
+  run_pooled(ctx_.blocking, ref, [history, messages, metrics, query, ref] {
     auto page = history->read(query);
+    if (page.ok() && messages != nullptr) {
+      if (Status s = annotate_history_page(*messages, *page); !s.ok()) page = s.error();
+    }
     if (page.ok()) return encode_history_page(ref, query.conversation, *page);
     return read_error_frame(*metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
   });
@@ -456,17 +463,22 @@ void Connection::handle_group_history(const std::string& ref, const HistoryFrame
   }
   HistoryQuery query{f.conversation, f.before, f.limit};
   GatewayMetrics* metrics = &ctx_.metrics;
-  run_pooled(ctx_.blocking, ref, [groups, history, metrics, query, ref, group, user = principal_->user] {
-    GroupCheck check = check_group_member(*groups, group, user);
-    if (!check.member) {
-      metrics->errors(check.code).Increment();
-      return encode_error(ref, check.code, check.message);
-    }
-    auto page = read_group_history(*history, *groups, group, query, *check.member->joined_at());
-    if (!page.ok())
-      return read_error_frame(*metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
-    return encode_history_page(ref, query.conversation, *page);
-  });
+  MessageStateStore* messages = ctx_.deps.messages;
+  run_pooled(
+      ctx_.blocking, ref, [groups, history, messages, metrics, query, ref, group, user = principal_->user] {
+        GroupCheck check = check_group_member(*groups, group, user);
+        if (!check.member) {
+          metrics->errors(check.code).Increment();
+          return encode_error(ref, check.code, check.message);
+        }
+        auto page = read_group_history(*history, *groups, group, query, *check.member->joined_at());
+        if (page.ok() && messages != nullptr) {
+          if (Status s = annotate_history_page(*messages, *page); !s.ok()) page = s.error();
+        }
+        if (!page.ok())
+          return read_error_frame(*metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
+        return encode_history_page(ref, query.conversation, *page);
+      });
 }
 
 void Connection::send_error(const std::string& ref, WireCode code, std::string_view message) {

@@ -85,6 +85,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void handle_group_history(const std::string& ref, const HistoryFrame& f, const GroupId& group);
   void handle_sync(const std::string& ref, const SyncFrame& f);
   void handle_history(const std::string& ref, const HistoryFrame& f);
+  // EDIT and RECALL (message_event_requests.cc).
+  void handle_message_event(const std::string& ref, MessageEventFrame f);
   // READ, CONVERSATIONS, RECEIPTS, SETTINGS (inbox_requests.cc).
   void handle_inbox(const std::string& ref, const InboxFrame& f);
   void answer_send(const std::string& ref, const std::string& client_msg_id, uint64_t fingerprint,

@@ -41,7 +41,8 @@ class GatewayMetrics {
   std::string serialize() const;
 
  private:
-  std::array<prometheus::Counter*, static_cast<size_t>(WireCode::kGroupFull) + 1> errors_{};  // the last code
+  std::array<prometheus::Counter*, static_cast<size_t>(WireCode::kMessageRecalled) + 1>
+      errors_{};  // the last code
 };
 
 }  // namespace qim

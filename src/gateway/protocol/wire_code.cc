@@ -36,6 +36,12 @@ std::string_view wire_code_name(WireCode code) {
       return "NOT_ALLOWED";
     case WireCode::kGroupFull:
       return "GROUP_FULL";
+    case WireCode::kUnknownMessage:
+      return "UNKNOWN_MESSAGE";
+    case WireCode::kWindowPassed:
+      return "WINDOW_PASSED";
+    case WireCode::kMessageRecalled:
+      return "MESSAGE_RECALLED";
   }
   return "INTERNAL";
 }

@@ -26,6 +26,10 @@ enum class WireCode {
   kNotAMember,    // the caller is not a member of the group
   kNotAllowed,    // the caller's role does not allow it (or the target is the owner)
   kGroupFull,     // over the group's member limit
+  // EDIT and RECALL refusals (docs/protocol.md "Editing and recalling"):
+  kUnknownMessage,   // no such message in that conversation
+  kWindowPassed,     // the message is older than the edit or recall window (or edits are off)
+  kMessageRecalled,  // the message was recalled: no edit, no second recall
 };
 
 // "BAD_FRAME", "UNKNOWN_TYPE", ...
