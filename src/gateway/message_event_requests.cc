@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/post.hpp>
+#include <chrono>
+#include <thread>
 
 #include "core/conversation.h"
 #include "gateway/connection.h"
@@ -154,8 +156,37 @@ void Connection::handle_message_event(const std::string& ref, MessageEventFrame 
         if (!sent.ok()) {
           spdlog::warn("gateway: {} {} of {} failed: {}", what, f.client_msg_id, me.str(),
                        sent.error().to_string());
+          return ack_of(sent);
         }
-        return ack_of(sent);
+        // As a group change's GROUP_OK: the ACK once fanout has decided it (so the next frame of any client
+        // is checked against it), or its refusal when another event won a race. Polled here (2 ms doubling
+        // to 50 ms, up to QIM_GROUP_APPLY_WAIT_MS): events are rare and the pool has its lanes. A follow-up
+        // may move the wait to a timer as GROUP_* does (connection_work.cc).
+        const uint64_t at = offset->value;
+        const auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(ctx->options.group_apply_wait_ms);
+        auto pause = std::chrono::milliseconds(2);
+        while (true) {
+          auto decided = messages->load(f.target);
+          if (decided.ok() && *decided) {
+            auto it = (*decided)->events.find(at);
+            if (it != (*decided)->events.end()) {
+              if (it->second.applied) return ack_of(sent);
+              ctx->metrics.errors(wire_code_of(it->second.refusal)).Increment();
+              return encode_error(
+                  ref, wire_code_of(it->second.refusal),
+                  what + " of message " + std::to_string(f.target.value) +
+                      " refused by fanout: " + std::string(event_refusal_name(it->second.refusal)));
+            }
+          }
+          if (std::chrono::steady_clock::now() >= deadline) break;
+          std::this_thread::sleep_for(pause);
+          pause = std::min(pause * 2, std::chrono::milliseconds(50));
+        }
+        return encode_error(ref, WireCode::kUnavailable,
+                            what +
+                                " was appended but fanout has not decided it yet; it will be decided there "
+                                "(read HISTORY rather than repeating it)");
       });
 }
 
