@@ -51,7 +51,8 @@ Result<std::unique_ptr<Pipeline>> Pipeline::open(const AppConfig& config, Pipeli
     p->logger_->info("opening the {} group store", group_store_backend(config.store));
     QIM_ASSIGN_OR_RETURN(p->groups_, open_group_store(config.store, config.data_dir));
   }
-  if (config.log.backend == "embedded") {
+  // Fanout writes it; the archiver and a gateway in the process read it (the gateway: with the groups).
+  if (config.log.backend == "embedded" && (roles.fanout || roles.archiver || roles.groups)) {
     p->logger_->info("opening the message state store (edits and recalls)");
     QIM_ASSIGN_OR_RETURN(p->messages_, open_rocks_message_state_store(config.data_dir + "/messages"));
   }
