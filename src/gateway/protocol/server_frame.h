@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "archiver/history_store.h"
-#include "outbox/message_event.h"
 #include "auth/token.h"
 #include "gateway/protocol/wire_code.h"
 #include "groups/membership.h"
 #include "mailbox/message.h"
 #include "mailbox/store.h"
+#include "outbox/message_event.h"
 
 namespace qim {
 
