@@ -467,7 +467,7 @@ ApiResponse ApiRouter::history(const std::map<std::string, std::string>& q, cons
   const HistoryFrame f = std::get<HistoryFrame>(std::get<ClientFrame>(std::move(parsed)).body);
   // The server reads as itself (reader nullopt): any conversation, a group's whole delivered history.
   return from_frame(answer_history(deps_.history, deps_.groups, nullptr, std::string(kRef), std::nullopt,
-                                   HistoryQuery{f.conversation, f.before, f.limit}));
+                                   HistoryQuery{f.conversation, f.before, f.limit}, nullptr, deps_.messages));
 }
 
 ApiResponse ApiRouter::conversations(const std::map<std::string, std::string>& q, const std::string& user) {

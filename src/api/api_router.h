@@ -29,6 +29,7 @@
 
 namespace qim {
 class SessionService;
+class MessageStateStore;
 }  // namespace qim
 
 namespace qim::api {
@@ -41,7 +42,8 @@ struct ApiDeps {
   HistoryStore* history = nullptr;
   GroupStore* groups = nullptr;
   Inbox* inbox = nullptr;
-  SessionService* sessions = nullptr;  // devices and revocation (null: those routes answer UNAVAILABLE)
+  SessionService* sessions = nullptr;     // devices and revocation (null: those routes answer UNAVAILABLE)
+  MessageStateStore* messages = nullptr;  // edit and recall marks in history (decision 90; null: none)
   std::shared_ptr<const Clock> clock;
   std::string auth_secret;              // QIM_AUTH_SECRET: tokens minted here verify at AUTH
   size_t max_body_bytes = 16 * 1024;    // QIM_GATEWAY_MAX_BODY_BYTES, as for SEND frames

@@ -194,6 +194,14 @@ Result<AppConfig> app_config_from_env(const EnvLookup& getenv) {
     QIM_ASSIGN_OR_RETURN(uint64_t n, parse_uint("QIM_GROUP_MAX_MEMBERS", *v, 1, 1'000'000));
     c.group_max_members = static_cast<uint32_t>(n);
   }
+  if (auto v = getenv("QIM_EDIT_WINDOW_MS")) {
+    QIM_ASSIGN_OR_RETURN(uint64_t ms, parse_uint("QIM_EDIT_WINDOW_MS", *v, 0, 3650 * uint64_t{kDayMs}));
+    c.lifecycle.edit_window_ms = static_cast<int64_t>(ms);
+  }
+  if (auto v = getenv("QIM_RECALL_WINDOW_MS")) {
+    QIM_ASSIGN_OR_RETURN(uint64_t ms, parse_uint("QIM_RECALL_WINDOW_MS", *v, 0, 3650 * uint64_t{kDayMs}));
+    c.lifecycle.recall_window_ms = static_cast<int64_t>(ms);
+  }
   if (auto v = getenv("QIM_RECEIPT_READERS_MAX")) {
     QIM_ASSIGN_OR_RETURN(uint64_t n, parse_uint("QIM_RECEIPT_READERS_MAX", *v, 0, 1'000'000));
     c.receipt_readers_max = static_cast<uint32_t>(n);

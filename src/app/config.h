@@ -21,6 +21,8 @@
 //   QIM_DELIVERY_MODE         hybrid       hybrid | push | pull (pull: the node notifies nobody)
 //   QIM_FANOUT_CHUNK_ENTRIES  256          recipients per chunk of a dispatch record
 //   QIM_GROUP_MAX_MEMBERS     10000        current members of a group at most (fanout and gateway)
+//   QIM_EDIT_WINDOW_MS        172800000    a message is editable by its sender this long (0: never)
+//   QIM_RECALL_WINDOW_MS      86400000     its sender may recall it this long (a group's admins: always)
 //   QIM_RECEIPT_READERS_MAX   100          groups up to this size list who read a message (inbox.h)
 //   QIM_DRAIN_TIMEOUT_MS      60000        how long a clean shutdown may take to drain
 //   QIM_RETENTION_SWEEP_INTERVAL_MS  60000  time between two rounds of the owner's retention sweep
@@ -43,6 +45,7 @@
 #include "archiver/open_history_store.h"
 #include "core/cpu_placement.h"
 #include "core/sharding.h"
+#include "lifecycle/message_state.h"
 #include "log/open_log.h"
 #include "mailbox/store_options.h"
 
@@ -68,6 +71,7 @@ struct AppConfig {
   std::string delivery_mode = "hybrid";
   uint32_t chunk_entries = 256;
   uint32_t group_max_members = 10'000;
+  LifecyclePolicy lifecycle;           // QIM_EDIT_WINDOW_MS, QIM_RECALL_WINDOW_MS
   uint32_t receipt_readers_max = 100;  // QIM_RECEIPT_READERS_MAX (InboxOptions::readers_max)
   std::chrono::milliseconds drain_timeout{60'000};
   std::chrono::milliseconds retention_sweep_interval{60'000};

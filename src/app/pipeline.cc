@@ -56,6 +56,11 @@ Result<std::unique_ptr<Pipeline>> Pipeline::open(const AppConfig& config, Pipeli
     p->logger_->info("opening the {} group store", group_store_backend(config.store));
     QIM_ASSIGN_OR_RETURN(p->groups_, open_group_store(config.store, config.data_dir));
   }
+  // Fanout writes it; the archiver and a gateway in the process read it (the gateway: with the groups).
+  if (config.log.backend == "embedded" && (roles.fanout || roles.archiver || roles.groups)) {
+    p->logger_->info("opening the message state store (edits and recalls)");
+    QIM_ASSIGN_OR_RETURN(p->messages_, open_rocks_message_state_store(config.data_dir + "/messages"));
+  }
   if (p->inbox_backend_) {
     p->inbox_ = std::make_unique<Inbox>(
         *p->store_, *p->inbox_backend_,
@@ -114,6 +119,7 @@ Status Pipeline::start() {
     ArchiverOptions o;
     o.consumer.logger = child("archiver");
     o.make_durable = [this] { return history_->sync(); };
+    o.messages = messages_.get();
     archiver_ = std::make_unique<Archiver>(*outbox_, *history_, std::move(o));
     QIM_RETURN_IF_ERROR(archiver_->start());
   }
@@ -122,6 +128,8 @@ Status Pipeline::start() {
     o.chunk_entries = config_.chunk_entries;
     o.groups = groups_.get();
     o.group_max_members = config_.group_max_members;
+    o.messages = messages_.get();
+    o.lifecycle = config_.lifecycle;
     o.quarantine = quarantine_log_.get();
     o.outbox_retention_ms = config_.store.outbox_retention();
     o.clock = config_.store.clock;

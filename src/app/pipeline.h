@@ -20,6 +20,7 @@
 #include "fanout/fanout.h"
 #include "groups/group_store.h"
 #include "inbox/inbox.h"
+#include "lifecycle/message_state_store.h"
 #include "log/log.h"
 #include "mailbox/store.h"
 #include "node/mailbox_node.h"
@@ -58,6 +59,9 @@ class Pipeline {
   // Group membership, on the mailbox store's engine (groups/open_group_store.h): RocksDB in
   // QIM_DATA_DIR/groups, Redis or CQL; null when the roles do not open it (PipelineRoles::groups).
   GroupStore* groups() { return groups_.get(); }
+  // The message state store of EDIT and RECALL (docs/adr/0090): RocksDB in QIM_DATA_DIR/messages when the
+  // logs are embedded (every role in this process); null in a distributed deployment, which has none yet.
+  MessageStateStore* messages() { return messages_.get(); }
   // The inbox over store() and the inbox backend of its engine; null when the roles do not open it, or
   // when this binary does not have that engine's inbox yet (logged as a warning at open).
   Inbox* inbox() { return inbox_.get(); }
@@ -103,6 +107,7 @@ class Pipeline {
   std::unique_ptr<MailboxStore> store_;
   std::unique_ptr<HistoryStore> history_;
   std::unique_ptr<GroupStore> groups_;
+  std::unique_ptr<MessageStateStore> messages_;
   std::unique_ptr<Inbox> inbox_;
   std::unique_ptr<FanInNotifier> fan_in_;
   std::unique_ptr<MailboxStore> crash_store_;  // QIM_TEST_NODE_CRASH_BETWEEN_CHUNKS only

@@ -360,6 +360,8 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     deps.mailbox = &pipeline->store();
     deps.history = &pipeline->history();
     deps.groups = pipeline->groups();
+    deps.messages = pipeline->messages();
+    deps.lifecycle = cfg.lifecycle;
     deps.inbox = pipeline->inbox();
     deps.clock = cfg.store.clock;
     deps.shard_count = cfg.shards;
@@ -433,6 +435,7 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
       ad.groups = pipeline->groups();
       ad.inbox = pipeline->inbox();
       ad.sessions = sessions.get();
+      ad.messages = pipeline->messages();
       ad.clock = cfg.store.clock;
       ad.auth_secret = gateway_options.auth_secret;
       ad.max_body_bytes = gateway_options.max_body_bytes;

@@ -9,8 +9,11 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 
 #include "archiver/history_store.h"
+#include "lifecycle/message_state_store.h"
 #include "log/consumer.h"
 #include "log/log.h"
 #include "outbox/repeated_sends.h"
@@ -24,12 +27,18 @@ struct ArchiverOptions {
   ConsumerOptions consumer{.group = kArchiverGroup, .poll_wait = std::chrono::milliseconds(100)};
   std::function<Status()> make_durable;  // called before each commit of a position (about once a second)
   RepeatWindow repeats;                  // repeated SENDs are not archived (outbox/repeated_sends.h)
+  // EDIT and RECALL (docs/adr/0090): the decisions fanout recorded. An applied edit rewrites the message's
+  // row with the new body; an applied recall rewrites it with no body (the tombstone). A SEND below the
+  // partition's watermark (an event may be about it: a replay) is written in its current state: a recalled
+  // one as its tombstone, an edited one not at all (its last edit writes it). Null: events are skipped.
+  MessageStateStore* messages = nullptr;
 };
 
 struct ArchiverMetrics {
   uint64_t messages = 0;  // messages written (replays included)
   uint64_t skipped = 0;   // Outbox records that are not messages (logged)
   uint64_t repeats = 0;   // Outbox records that repeat an earlier SEND, not archived (replays included)
+  uint64_t events = 0;    // applied EDIT/RECALL records written to history (replays included)
   std::vector<ConsumerPosition> positions;
 };
 
@@ -45,12 +54,16 @@ class Archiver {
 
  private:
   Status handle(uint32_t partition, std::span<const LogRecord> batch);
+  // The watermark of `partition` as last read, read again from the store if it is not above `offset`.
+  Result<uint64_t> watermark(uint32_t partition, uint64_t offset, bool refresh);
 
   HistoryStore& history_;
   ArchiverOptions options_;
   OutboxRepeatFilter repeats_;
   LogConsumer consumer_;
-  std::atomic<uint64_t> messages_{0}, skipped_{0}, repeated_{0};
+  std::atomic<uint64_t> messages_{0}, skipped_{0}, repeated_{0}, events_{0};
+  std::mutex mu_;
+  std::unordered_map<uint32_t, uint64_t> watermarks_;  // per partition, under mu_
 };
 
 }  // namespace qim

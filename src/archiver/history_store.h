@@ -7,6 +7,7 @@
 // chosen by open_history_store.h. Every backend keeps the same contract (history_store_contract_test.cc).
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <vector>
@@ -26,12 +27,23 @@ struct HistoryQuery {
   uint32_t limit = 50;
 };
 
+// What HISTORY says of a message an EDIT or RECALL changed (docs/adr/0090): filled by the gateway from the
+// message state store, not by the backends.
+struct MessageLife {
+  bool recalled = false;     // the row is the tombstone: no body
+  int64_t edited_at_ms = 0;  // the last applied edit's server time; 0 if never edited
+  uint32_t edit_count = 0;
+  bool operator==(const MessageLife&) const = default;
+};
+
 struct HistoryPage {
   std::vector<Message> messages;  // newest first
   bool more = false;
   // With `more`: where to page back from when it is not the last message (a reader that filtered
   // messages out, gateway/group_history.h); none: from the last message.
   std::optional<MessageId> next_before;
+  // By message id, for the messages of the page that were edited or recalled.
+  std::map<uint64_t, MessageLife> life;
 };
 
 // What every backend refuses with InvalidArgument before writing anything: a message out of bounds

@@ -298,6 +298,18 @@ Result<ServerFrame> Client::send_to_conversation(std::string_view conversation,
   return request(send_to_conversation_frame(conversation, client_msg_id, body, ref), ref);
 }
 
+Result<ServerFrame> Client::edit(std::string_view conversation, uint64_t message_id,
+                                 std::string_view client_msg_id, std::string_view body) {
+  auto ref = ref_of(impl_->next_ref);
+  return request(edit_frame(conversation, message_id, client_msg_id, body, ref), ref);
+}
+
+Result<ServerFrame> Client::recall(std::string_view conversation, uint64_t message_id,
+                                   std::string_view client_msg_id) {
+  auto ref = ref_of(impl_->next_ref);
+  return request(recall_frame(conversation, message_id, client_msg_id, ref), ref);
+}
+
 Result<ServerFrame> Client::sync(uint64_t after, uint32_t limit) {
   auto ref = ref_of(impl_->next_ref);
   return request(sync_frame(after, limit, ref), ref);

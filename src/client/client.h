@@ -88,6 +88,11 @@ class Client {
   Result<ServerFrame> send_to_conversation(std::string_view conversation, std::string_view client_msg_id,
                                            std::string_view body);
   Result<ServerFrame> sync(uint64_t after, uint32_t limit = 100);
+  // EDIT_ACK / RECALL_ACK (or the ERROR: UNKNOWN_MESSAGE, WINDOW_PASSED, NOT_ALLOWED, MESSAGE_RECALLED, ...).
+  Result<ServerFrame> edit(std::string_view conversation, uint64_t message_id, std::string_view client_msg_id,
+                           std::string_view body);
+  Result<ServerFrame> recall(std::string_view conversation, uint64_t message_id,
+                             std::string_view client_msg_id);
   Result<ServerFrame> history(std::string_view conversation, std::optional<uint64_t> before,
                               uint32_t limit = 50);
   // A group frame (frames.h group_frame): GROUP_OK, GROUPS_LIST or GROUP_MEMBERS_LIST; an ERROR as above

@@ -42,10 +42,15 @@ void read_entries(const object& o, std::string_view key, std::vector<Entry>& out
   for (element item : list) {
     object e;
     if (item.get_object().get(e) != simdjson::SUCCESS) continue;
-    out.push_back(Entry{u64(e, "seq").value_or(0), u64(e, "message_id").value_or(0), str(e, "conversation"),
-                        str(e, "sender"), str(e, "sender_device"), str(e, "client_msg_id"),
-                        i64(e, "server_time"), str(e, "body"), boolean(e, "deleted_for_me"),
-                        boolean(e, "from_blocked")});
+    Entry entry{
+        u64(e, "seq").value_or(0), u64(e, "message_id").value_or(0), str(e, "conversation"), str(e, "sender"),
+        str(e, "sender_device"),   str(e, "client_msg_id"),          i64(e, "server_time"),  str(e, "body")};
+    entry.deleted_for_me = boolean(e, "deleted_for_me");
+    entry.from_blocked = boolean(e, "from_blocked");
+    entry.recalled = boolean(e, "recalled");
+    entry.edited_at = i64(e, "edited_at");
+    entry.edit_count = static_cast<uint32_t>(u64(e, "edit_count").value_or(0));
+    out.push_back(std::move(entry));
   }
 }
 
@@ -73,6 +78,23 @@ std::string send_to_conversation_frame(std::string_view conversation, std::strin
       .field("body", body)
       .end_object()
       .take();
+}
+
+std::string edit_frame(std::string_view conversation, uint64_t message_id, std::string_view client_msg_id,
+                       std::string_view body, std::string_view ref) {
+  auto w = start("EDIT", ref);
+  w.field("client_msg_id", client_msg_id).field("conversation", conversation);
+  w.key("message_id").uint64_as_string(message_id);
+  w.field("body", body);
+  return w.end_object().take();
+}
+
+std::string recall_frame(std::string_view conversation, uint64_t message_id, std::string_view client_msg_id,
+                         std::string_view ref) {
+  auto w = start("RECALL", ref);
+  w.field("client_msg_id", client_msg_id).field("conversation", conversation);
+  w.key("message_id").uint64_as_string(message_id);
+  return w.end_object().take();
 }
 
 std::string sync_frame(uint64_t after, uint32_t limit, std::string_view ref) {
@@ -134,6 +156,7 @@ Result<ServerFrame> parse_server_frame(std::string_view text) {
   f.conversation = str(o, "conversation");
   f.server_time = i64(o, "server_time");
   f.duplicate = boolean(o, "duplicate");
+  f.target = u64(o, "target").value_or(0);
   read_entries(o, "entries", f.entries);
   read_entries(o, "messages", f.entries);
   f.from = u64(o, "from");

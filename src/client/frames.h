@@ -21,6 +21,11 @@ std::string send_frame(std::string_view to, std::string_view client_msg_id, std:
 std::string send_to_conversation_frame(std::string_view conversation, std::string_view client_msg_id,
                                        std::string_view body, std::string_view ref = {});
 std::string sync_frame(uint64_t after, uint32_t limit, std::string_view ref = {});
+// EDIT and RECALL of the message `message_id` of `conversation` (docs/protocol.md "Editing and recalling").
+std::string edit_frame(std::string_view conversation, uint64_t message_id, std::string_view client_msg_id,
+                       std::string_view body, std::string_view ref = {});
+std::string recall_frame(std::string_view conversation, uint64_t message_id, std::string_view client_msg_id,
+                         std::string_view ref = {});
 std::string history_frame(std::string_view conversation, std::optional<uint64_t> before, uint32_t limit,
                           std::string_view ref = {});
 std::string ping_frame(std::string_view ref = {});
@@ -62,6 +67,11 @@ struct Entry {
   // the reader deleted (no sender, no body), and a message from a user the reader blocks.
   bool deleted_for_me = false;
   bool from_blocked = false;
+  // HISTORY_PAGE (docs/protocol.md "Editing and recalling"): the message was recalled (body empty), or
+  // edited (the body is the current one).
+  bool recalled = false;
+  int64_t edited_at = 0;
+  uint32_t edit_count = 0;
 };
 
 // One conversation of a CONVERSATIONS_PAGE.
@@ -91,7 +101,8 @@ struct ServerFrame {
   std::string user;
   std::string device;
   std::string delivery;
-  // SEND_ACK (conversation also in HISTORY_PAGE)
+  // SEND_ACK (conversation also in HISTORY_PAGE; EDIT_ACK and RECALL_ACK too, with `target`)
+  uint64_t target = 0;
   std::string client_msg_id;
   uint64_t message_id = 0;
   std::string conversation;

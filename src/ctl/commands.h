@@ -25,6 +25,18 @@ struct SendRequest {
 // Prints the SEND_ACK as ack_line().
 int run_send(const SendRequest& r, std::ostream& out, std::ostream& err);
 
+struct EventRequest {
+  Connection connection;
+  std::string conversation;   // the message's conversation id
+  uint64_t message_id = 0;    // the message to change (its SEND_ACK's message_id)
+  std::string client_msg_id;  // the idempotency key; qimctl picks a fresh one when empty
+  std::string body;           // edit: the new body
+};
+// EDIT / RECALL (docs/protocol.md "Editing and recalling"): prints "message_id=<event id> target=<id>
+// conversation=<c> server_time=<ms>".
+int run_edit(const EventRequest& r, std::ostream& out, std::ostream& err);
+int run_recall(const EventRequest& r, std::ostream& out, std::ostream& err);
+
 struct ListenRequest {
   Connection connection;
   uint64_t after = 0;                           // the cursor to resume from (0: the oldest retained entry)

@@ -54,8 +54,13 @@ std::string entry_line(const client::Entry& e) {
 }
 
 std::string history_line(const client::Entry& m) {
-  return fmt::format("message_id={} from={} time={} {}", m.message_id, m.sender, m.server_time,
-                     body_field(m));
+  // A recalled message has no body to show; an edited one says so (docs/protocol.md "Editing and recalling").
+  if (m.recalled)
+    return fmt::format("message_id={} from={} time={} recalled", m.message_id, m.sender, m.server_time);
+  std::string line =
+      fmt::format("message_id={} from={} time={} {}", m.message_id, m.sender, m.server_time, body_field(m));
+  if (m.edit_count > 0) line += fmt::format(" edited_at={} edits={}", m.edited_at, m.edit_count);
+  return line;
 }
 
 std::string ack_line(const client::ServerFrame& ack) {

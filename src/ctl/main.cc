@@ -50,6 +50,23 @@ int main(int argc, char** argv) {
     if (send.to.empty() && send.conversation.empty()) throw CLI::RequiredError("--to or --conversation");
   });
 
+  qim::ctl::EventRequest edit;
+  auto* edit_cmd = app.add_subcommand("edit", "edit a message you sent and print its EDIT_ACK");
+  connection_flags(edit_cmd, edit.connection);
+  edit_cmd->add_option("--conversation", edit.conversation, "the message's conversation id")->required();
+  edit_cmd->add_option("--message", edit.message_id, "the message id (its SEND_ACK's message_id)")
+      ->required();
+  edit_cmd->add_option("--client-id", edit.client_msg_id, "idempotency key (default: a fresh one)");
+  edit_cmd->add_option("text", edit.body, "the new body")->required();
+  qim::ctl::EventRequest recall;
+  auto* recall_cmd =
+      app.add_subcommand("recall", "recall (unsend for everyone) a message; prints RECALL_ACK");
+  connection_flags(recall_cmd, recall.connection);
+  recall_cmd->add_option("--conversation", recall.conversation, "the message's conversation id")->required();
+  recall_cmd->add_option("--message", recall.message_id, "the message id (its SEND_ACK's message_id)")
+      ->required();
+  recall_cmd->add_option("--client-id", recall.client_msg_id, "idempotency key (default: a fresh one)");
+
   qim::ctl::ListenRequest listen;
   uint64_t count = 0;
   int64_t timeout_s = 0;
@@ -197,6 +214,8 @@ int main(int argc, char** argv) {
   }
   if (group_cmd->parsed()) return qim::ctl::run_group(group, std::cout, std::cerr);
   if (send_cmd->parsed()) return qim::ctl::run_send(send, std::cout, std::cerr);
+  if (edit_cmd->parsed()) return qim::ctl::run_edit(edit, std::cout, std::cerr);
+  if (recall_cmd->parsed()) return qim::ctl::run_recall(recall, std::cout, std::cerr);
   if (listen_cmd->parsed()) {
     if (count_opt->count() > 0) listen.count = count;
     if (timeout_opt->count() > 0) listen.timeout = std::chrono::seconds(timeout_s);

@@ -34,4 +34,29 @@ int run_send(const SendRequest& r, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
+namespace {
+int run_event(const EventRequest& r, bool edit, std::ostream& out, std::ostream& err) {
+  const char* what = edit ? "edit" : "recall";
+  if (auto c = ConversationId::parse(r.conversation); !c.ok())
+    return fail(err, std::string(what) + " --conversation", c.error());
+  auto session = open_session(r.connection);
+  if (!session.ok()) return fail(err, session.error());
+  const std::string id = r.client_msg_id.empty() ? fresh_client_msg_id() : r.client_msg_id;
+  auto ack = edit ? session->client->edit(r.conversation, r.message_id, id, r.body)
+                  : session->client->recall(r.conversation, r.message_id, id);
+  if (!ack.ok()) return fail(err, what, ack.error());
+  out << "message_id=" << ack->message_id << " target=" << ack->target
+      << " conversation=" << ack->conversation << " server_time=" << ack->server_time << '\n';
+  return 0;
+}
+}  // namespace
+
+int run_edit(const EventRequest& r, std::ostream& out, std::ostream& err) {
+  return run_event(r, true, out, err);
+}
+
+int run_recall(const EventRequest& r, std::ostream& out, std::ostream& err) {
+  return run_event(r, false, out, err);
+}
+
 }  // namespace qim::ctl

@@ -66,6 +66,9 @@ Fanout::Fanout(Log& outbox, Log& mailbox_log, ShardMap shards, FanoutOptions opt
                                             *options_.quarantine,
                                             options_.clock ? options_.clock : std::make_shared<SystemClock>())
                                       : nullptr),
+      events_(options_.messages
+                  ? std::make_unique<MessageEvents>(outbox_, *options_.messages, options_.lifecycle)
+                  : nullptr),
       consumer_(outbox_, options_.consumer,
                 [this](uint32_t p, std::span<const LogRecord> batch) { return handle(p, batch); }) {}
 
@@ -120,6 +123,8 @@ FanoutMetrics Fanout::metrics() const {
   m.group_refused = group_refused_.load();
   m.group_loads = groups_ ? groups_->loads() : 0;
   m.quarantined = quarantined_.load();
+  m.events = events_read_.load();
+  m.events_refused = events_refused_.load();
   return m;
 }
 
@@ -139,7 +144,8 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
     size_t record;  // index in `batch` of the Outbox record it comes from
   };
   std::vector<Append> appends;
-  uint64_t used = 0, skipped = 0, repeated = 0, group_ops = 0, group_refused = 0;
+  uint64_t used = 0, skipped = 0, repeated = 0, group_ops = 0, group_refused = 0, events = 0,
+           events_refused = 0;
   for (size_t index = 0; index < batch.size(); ++index) {
     const LogRecord& rec = batch[index];
     auto outbox = decode_outbox_record(rec.value);
@@ -159,8 +165,38 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
         group = conversation->group_id();
       }
     }
+    // An EDIT or RECALL goes to the same recipients as a message of its conversation at its offset, once
+    // fanout has decided it (fanout/message_events.h); its entry is the event's own (event_entry_body).
+    const bool is_event = outbox.ok() && outbox->event.has_value();
+    if (is_event) {
+      ++events;
+      if (!events_) {
+        logger().warn(
+            "fanout: outbox record {}:{} is a message event and no message store is configured: "
+            "not dispatched",
+            partition, rec.offset.value);
+        ++events_refused;
+        continue;
+      }
+    }
     Result<std::vector<ShardDispatch>> plan = Result<std::vector<ShardDispatch>>(
         outbox.ok() ? Error(Errc::kInvalidArgument, "no group store configured") : outbox.error());
+    std::optional<OutboxRecord> entry;  // what an applied event materialises as
+    auto decide_event = [&](bool moderates) -> Result<bool> {
+      QIM_ASSIGN_OR_RETURN(EventDecision ed,
+                           events_->decide(*outbox, partition, rec.offset.value, moderates));
+      if (!ed.outcome.applied) {
+        logger().info("fanout: outbox record {}:{}: {} of {} by {} refused: {}", partition, rec.offset.value,
+                      message_event_name(outbox->event->kind), outbox->event->target.value,
+                      outbox->sender.str(), event_refusal_name(ed.outcome.refusal));
+        return false;
+      }
+      entry = *outbox;
+      entry->client_msg_id = event_entry_client_id(outbox->event->kind);
+      entry->body = event_entry_body(*ed.state, outbox->event->kind, outbox->sender, outbox->body);
+      entry->event.reset();
+      return true;
+    };
     if (outbox.ok() && group != nullptr && groups_) {
       // A transient store error fails the batch (retried from the same position): membership must not be
       // guessed. A permanent one (a row that does not decode) would fail it forever, stalling every
@@ -169,6 +205,7 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
       if (!decided.ok()) {
         if (!quarantine_ || !permanent(decided.error())) return decided.error();
         QIM_RETURN_IF_ERROR(quarantine(partition, rec, decided.error()));
+        if (is_event) QIM_RETURN_IF_ERROR(events_->settle(partition, rec.offset.value));
         ++skipped;
         continue;
       }
@@ -178,12 +215,34 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
         logger().info("fanout: outbox record {}:{} not dispatched: {}", partition, rec.offset.value,
                       d.skipped);
         ++group_refused;
+        if (is_event) {
+          QIM_RETURN_IF_ERROR(events_->settle(partition, rec.offset.value));
+          ++events_refused;
+        }
         continue;
       }
-      plan = plan_dispatches_to(*outbox, partition, rec.offset, shards_, options_.chunk_entries,
-                                std::move(d.recipients));
+      if (is_event) {
+        QIM_ASSIGN_OR_RETURN(bool moderates, groups_->moderates(*group, outbox->sender, rec.offset.value));
+        QIM_ASSIGN_OR_RETURN(bool applied, decide_event(moderates));
+        if (!applied) {
+          ++events_refused;
+          continue;
+        }
+      }
+      plan = plan_dispatches_to(entry ? *entry : *outbox, partition, rec.offset, shards_,
+                                options_.chunk_entries, std::move(d.recipients));
     } else if (outbox.ok() && group == nullptr) {
-      plan = plan_dispatches(*outbox, partition, rec.offset, shards_, options_.chunk_entries);
+      if (is_event) {
+        QIM_ASSIGN_OR_RETURN(bool applied, decide_event(false));
+        if (!applied) {
+          ++events_refused;
+          continue;
+        }
+      }
+      plan =
+          plan_dispatches(entry ? *entry : *outbox, partition, rec.offset, shards_, options_.chunk_entries);
+    } else if (is_event) {
+      QIM_RETURN_IF_ERROR(events_->settle(partition, rec.offset.value));  // quarantined or skipped below
     }
     std::vector<Append> mine;
     if (plan.ok()) {
@@ -249,6 +308,8 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
   repeated_ += repeated;
   group_ops_ += group_ops;
   group_refused_ += group_refused;
+  events_read_ += events;
+  events_refused_ += events_refused;
   return {};
 }
 

@@ -19,6 +19,7 @@
 #include "core/clock.h"
 #include "core/sharding.h"
 #include "fanout/group_recipients.h"
+#include "fanout/message_events.h"
 #include "fanout/replay_horizon.h"
 #include "log/consumer.h"
 #include "log/log.h"
@@ -41,6 +42,10 @@ struct FanoutOptions {
   // Group membership (fanout/group_recipients.h); null: records of group conversations are skipped.
   GroupStore* groups = nullptr;
   uint32_t group_max_members = kDefaultGroupMaxMembers;  // QIM_GROUP_MAX_MEMBERS
+  // EDIT and RECALL (fanout/message_events.h): where each decision is kept, and the windows. Null: event
+  // records are not dispatched (logged and skipped).
+  MessageStateStore* messages = nullptr;
+  LifecyclePolicy lifecycle;
   // Where Outbox records fanout cannot use for good go (the quarantine log, node/quarantine.h). Null
   // (tests only): such a record is skipped with a log line, as before, and a permanent error of the group
   // store or the mailbox log fails the batch like a transient one.
@@ -53,9 +58,11 @@ struct FanoutMetrics {
   uint64_t skipped = 0;     // Outbox records that could not be used
   uint64_t repeats = 0;     // Outbox records that repeat an earlier SEND, not dispatched (replays included)
   uint64_t group_ops = 0;   // group membership changes read (applied or refused; replays included)
-  uint64_t group_refused = 0;  // group records not dispatched: refused ops, messages of non-members
-  uint64_t group_loads = 0;    // group store loads (one per group the cache did not hold)
-  uint64_t quarantined = 0;    // Outbox records appended to the quarantine (replays included)
+  uint64_t group_refused = 0;   // group records not dispatched: refused ops, messages of non-members
+  uint64_t group_loads = 0;     // group store loads (one per group the cache did not hold)
+  uint64_t quarantined = 0;     // Outbox records appended to the quarantine (replays included)
+  uint64_t events = 0;          // EDIT/RECALL records read (replays included)
+  uint64_t events_refused = 0;  // of which refused (or of a non-member, or with no message store)
   std::vector<ConsumerPosition> positions;
 };
 
@@ -91,9 +98,10 @@ class Fanout {
   OutboxRepeatFilter repeats_;
   std::unique_ptr<GroupRecipients> groups_;
   std::unique_ptr<Quarantine> quarantine_;
+  std::unique_ptr<MessageEvents> events_;
   LogConsumer consumer_;
   std::atomic<uint64_t> records_{0}, dispatches_{0}, skipped_{0}, repeated_{0}, group_ops_{0},
-      group_refused_{0}, quarantined_{0};
+      group_refused_{0}, quarantined_{0}, events_read_{0}, events_refused_{0};
 };
 
 // For a stopped instance: moves the fanout group's committed position of each of `partitions` (empty =

@@ -17,6 +17,14 @@ Result<GroupState*> GroupRecipients::state_of(const GroupId& group) {
   return &it->second;
 }
 
+Result<bool> GroupRecipients::moderates(const GroupId& group, const UserId& user, uint64_t offset) {
+  std::lock_guard lock(mu_);
+  QIM_ASSIGN_OR_RETURN(GroupState * state, state_of(group));
+  const GroupMemberRecord* m = state->member(user);
+  return m != nullptr && m->member_at(offset) &&
+         (m->role == GroupRole::kAdmin || m->role == GroupRole::kOwner);
+}
+
 Result<GroupDecision> GroupRecipients::decide(const OutboxRecord& record, const GroupId& group,
                                               uint64_t offset) {
   std::lock_guard lock(mu_);

@@ -39,6 +39,11 @@ class GroupRecipients {
   // nothing is cached for the group, and the caller retries the batch.
   Result<GroupDecision> decide(const OutboxRecord& record, const GroupId& group, uint64_t offset);
 
+  // Whether `user` is the group's owner or an admin and a member at `offset` (its role now: fanout asks
+  // at the offset it is reading, and records the outcome of what it decides with it). Store errors as
+  // decide.
+  Result<bool> moderates(const GroupId& group, const UserId& user, uint64_t offset);
+
   uint64_t loads() const;
 
  private:

@@ -9,6 +9,7 @@
 #include "gateway/gateway_context.h"
 #include "gateway/history_requests.h"
 #include "gateway/membership.h"
+#include "gateway/message_event_requests.h"
 #include "gateway/plain_http.h"
 #include "gateway/privacy_requests.h"
 #include "gateway/protocol/server_frame.h"
@@ -269,6 +270,8 @@ void Connection::handle_frame(std::string_view text) {
           handle_presence_subscribe(frame.ref, std::move(f));
         } else if constexpr (std::is_same_v<F, InboxFrame>) {
           handle_inbox(frame.ref, f);
+        } else if constexpr (std::is_same_v<F, MessageEventFrame>) {
+          handle_message_event(frame.ref, std::move(f));
         } else if constexpr (std::is_same_v<F, PingFrame>) {
           enqueue(std::make_shared<const std::string>(encode_pong(frame.ref)));
         }
@@ -422,8 +425,9 @@ void Connection::handle_history(const std::string& ref, const HistoryFrame& f) {
   HistoryQuery query{f.conversation, f.before, f.limit};
   GatewayMetrics* metrics = &ctx_.metrics;
   run_pooled(ctx_.blocking, ref,
-             [history, metrics, query, ref, privacy = privacy_backend(), user = principal_->user] {
-               return answer_history(history, nullptr, metrics, ref, user, query, privacy);
+             [history, metrics, query, ref, privacy = privacy_backend(), messages = ctx_.deps.messages,
+              user = principal_->user] {
+               return answer_history(history, nullptr, metrics, ref, user, query, privacy, messages);
              });
 }
 
@@ -438,8 +442,9 @@ void Connection::handle_group_history(const std::string& ref, const HistoryFrame
   HistoryQuery query{f.conversation, f.before, f.limit};
   GatewayMetrics* metrics = &ctx_.metrics;
   run_pooled(ctx_.blocking, ref,
-             [groups, history, metrics, query, ref, privacy = privacy_backend(), user = principal_->user] {
-               return answer_history(history, groups, metrics, ref, user, query, privacy);
+             [groups, history, metrics, query, ref, privacy = privacy_backend(),
+              messages = ctx_.deps.messages, user = principal_->user] {
+               return answer_history(history, groups, metrics, ref, user, query, privacy, messages);
              });
 }
 

@@ -107,6 +107,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void handle_group_history(const std::string& ref, const HistoryFrame& f, const GroupId& group);
   void handle_sync(const std::string& ref, const SyncFrame& f);
   void handle_history(const std::string& ref, const HistoryFrame& f);
+  // EDIT and RECALL (message_event_requests.cc).
+  void handle_message_event(const std::string& ref, MessageEventFrame f);
   // READ, CONVERSATIONS, RECEIPTS, SETTINGS (inbox_requests.cc).
   void handle_inbox(const std::string& ref, const InboxFrame& f);
   // A SEND_ACK only within the SEND's deadline (send_ack_deadline_ms; past it, refuse_late_send).

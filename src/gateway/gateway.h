@@ -18,6 +18,7 @@
 #include "gateway/route_registrar.h"
 #include "gateway/send_dedup.h"
 #include "groups/group_store.h"
+#include "lifecycle/message_state_store.h"
 #include "log/log.h"
 #include "mailbox/store.h"
 
@@ -129,6 +130,11 @@ struct GatewayDeps {
   // push was missed, and told of each AUTH and close (a user's devices). Null: tokens are valid until their
   // expiry. Must outlive the gateway.
   SessionStore* sessions = nullptr;
+  // Optional: EDIT and RECALL (docs/adr/0090): the message state store fanout writes, and the windows the
+  // gateway refuses early by (fanout's own decide). Null: those frames are refused with UNAVAILABLE and
+  // HISTORY carries no edit or recall marks. Must outlive the gateway.
+  MessageStateStore* messages = nullptr;
+  LifecyclePolicy lifecycle;
 };
 
 class Gateway {

@@ -5,6 +5,7 @@
 #include "gateway/group_history.h"
 #include "gateway/group_requests.h"
 #include "gateway/membership.h"
+#include "gateway/message_event_requests.h"
 #include "gateway/privacy_requests.h"
 #include "gateway/protocol/server_frame.h"
 
@@ -37,7 +38,7 @@ std::string page_for(GatewayMetrics* metrics, const std::string& ref, const Conv
 
 std::string answer_history(HistoryStore* history, GroupStore* groups, GatewayMetrics* metrics,
                            const std::string& ref, const std::optional<UserId>& reader,
-                           const HistoryQuery& query, InboxBackend* privacy) {
+                           const HistoryQuery& query, InboxBackend* privacy, MessageStateStore* messages) {
   auto refuse = [&](WireCode code, const std::string& message) {
     if (metrics != nullptr) metrics->errors(code).Increment();
     return encode_error(ref, code, message);
@@ -61,7 +62,7 @@ std::string answer_history(HistoryStore* history, GroupStore* groups, GatewayMet
     auto page = read_group_history(*history, *groups, group, query, joined);
     if (!page.ok())
       return read_error_frame(metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
-    return page_for(metrics, ref, query.conversation, std::move(*page), privacy, reader);
+    return page_for(metrics, ref, query.conversation, std::move(*page), privacy, messages, reader);
   }
   if (reader && !is_member(*reader, query.conversation))
     return refuse(WireCode::kForbidden,
@@ -69,7 +70,8 @@ std::string answer_history(HistoryStore* history, GroupStore* groups, GatewayMet
   if (!reader && !c.ok()) return refuse(WireCode::kInvalidArgument, c.error().message());
   if (history == nullptr) return refuse(WireCode::kUnavailable, "history is not served by this gateway");
   auto page = history->read(query);
-  if (page.ok()) return page_for(metrics, ref, query.conversation, std::move(*page), privacy, reader);
+  if (page.ok())
+    return page_for(metrics, ref, query.conversation, std::move(*page), privacy, messages, reader);
   return read_error_frame(metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
 }
 

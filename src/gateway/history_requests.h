@@ -9,6 +9,7 @@
 #include "gateway/gateway_metrics.h"
 #include "groups/group_store.h"
 #include "inbox/inbox_backend.h"
+#include "lifecycle/message_state_store.h"
 
 namespace qim {
 
@@ -20,10 +21,12 @@ namespace qim {
 // UNAVAILABLE when `history` (or for a group `groups`) is null; a failed read is its wire code (INTERNAL is
 // logged and not shown). `metrics` (optional) counts refusals by code. With `privacy` (the inbox backend)
 // and a reader, the page is as the reader sees it (privacy_requests.h): without the messages they deleted
-// for themselves, flagged where they block the sender.
+// for themselves, flagged where they block the sender. With `messages` (the message state store, decision
+// 90) each message carries its recall and edit marks, a recalled one without its body.
 std::string answer_history(HistoryStore* history, GroupStore* groups, GatewayMetrics* metrics,
                            const std::string& ref, const std::optional<UserId>& reader,
-                           const HistoryQuery& query, InboxBackend* privacy = nullptr);
+                           const HistoryQuery& query, InboxBackend* privacy = nullptr,
+                           MessageStateStore* messages = nullptr);
 
 // The ERROR frame of a failed store or history read (INTERNAL logged, not shown); counted in `metrics`
 // (optional).

@@ -9,11 +9,12 @@ namespace qim {
 namespace {
 constexpr uint8_t kVersion = 1;         // a message
 constexpr uint8_t kGroupOpVersion = 2;  // a group op: version 1's fields, then the op
+constexpr uint8_t kEventVersion = 3;    // a message event: version 1's fields, then kind and target
 }  // namespace
 
 std::string encode_outbox_record(const OutboxRecord& rec) {
   ByteWriter w;
-  w.u8(rec.group_op ? kGroupOpVersion : kVersion);
+  w.u8(rec.group_op ? kGroupOpVersion : rec.event ? kEventVersion : kVersion);
   w.str(rec.conversation.str());
   w.str(rec.sender.str());
   w.str(rec.sender_device.str());
@@ -27,6 +28,9 @@ std::string encode_outbox_record(const OutboxRecord& rec) {
     for (const auto& m : op.members) w.str(m.str());
     w.str(op.name);
     w.u8(static_cast<uint8_t>(op.role));
+  } else if (rec.event) {
+    w.u8(static_cast<uint8_t>(rec.event->kind));
+    w.u64(rec.event->target.value);
   }
   return w.take();
 }
@@ -34,7 +38,7 @@ std::string encode_outbox_record(const OutboxRecord& rec) {
 Result<OutboxRecord> decode_outbox_record(std::string_view bytes) {
   ByteReader r(bytes, "outbox record");
   QIM_ASSIGN_OR_RETURN(uint8_t version, r.u8("version"));
-  if (version != kVersion && version != kGroupOpVersion) {
+  if (version != kVersion && version != kGroupOpVersion && version != kEventVersion) {
     return r.corrupt("version", "unknown version " + std::to_string(version));
   }
   OutboxRecord rec;
@@ -70,8 +74,29 @@ Result<OutboxRecord> decode_outbox_record(std::string_view bytes) {
     }
     rec.group_op = std::move(op);
   }
+  if (version == kEventVersion) {
+    MessageEvent event;
+    QIM_ASSIGN_OR_RETURN(uint8_t kind, r.u8("event"));
+    if (kind < static_cast<uint8_t>(MessageEventKind::kEdit) ||
+        kind > static_cast<uint8_t>(MessageEventKind::kRecall)) {
+      return r.corrupt("event", "unknown event " + std::to_string(kind));
+    }
+    event.kind = static_cast<MessageEventKind>(kind);
+    QIM_ASSIGN_OR_RETURN(event.target.value, r.u64("event_target"));
+    rec.event = event;
+  }
   QIM_RETURN_IF_ERROR(r.finish());
   return rec;
+}
+
+std::string_view message_event_name(MessageEventKind kind) {
+  switch (kind) {
+    case MessageEventKind::kEdit:
+      return "edit";
+    case MessageEventKind::kRecall:
+      return "recall";
+  }
+  return "unknown";
 }
 
 uint32_t outbox_partition_of(const ConversationId& conversation, uint32_t partitions) {

@@ -1,7 +1,8 @@
 #pragma once
-// What the gateway appends to the Outbox for one SEND, or for one group membership change (group_op set:
+// What the gateway appends to the Outbox for one SEND, for one group membership change (group_op set:
 // then `body` is the op's system entry, groups/membership.h group_op_body, and client_msg_id is
-// "~group:<op>"): the message before it has an id. Its id is
+// "~group:<op>"), or for one change to a sent message (event set, outbox/message_event.h: an EDIT, whose
+// body is the new body, or a RECALL, with an empty body): the message before it has an id. Its id is
 // (outbox partition << 48) | offset, fixed by the append, so fanout and the archiver derive the same id
 // from the same record however often they replay it.
 
@@ -13,6 +14,7 @@
 #include "core/status.h"
 #include "groups/group_op.h"
 #include "mailbox/message.h"
+#include "outbox/message_event.h"
 
 namespace qim {
 
@@ -23,13 +25,15 @@ struct OutboxRecord {
   std::string client_msg_id;
   int64_t server_time_ms = 0;
   std::string body;
-  std::optional<GroupOp> group_op;  // a membership change of the group `conversation`
+  std::optional<GroupOp> group_op;    // a membership change of the group `conversation`
+  std::optional<MessageEvent> event;  // a change to an earlier message of `conversation` (not with group_op)
 
   bool operator==(const OutboxRecord&) const = default;
 };
 
 // Version 1 for a message (the bytes of every record before groups), version 2 for a group op (version 1's
-// fields, then the op).
+// fields, then the op), version 3 for a message event (version 1's fields, then the event's kind and target).
+// A record with both a group op and an event is encoded as the group op alone (the gateway never builds one).
 std::string encode_outbox_record(const OutboxRecord& r);
 // Both versions. CorruptEntry naming the bad field.
 Result<OutboxRecord> decode_outbox_record(std::string_view bytes);

@@ -60,6 +60,22 @@ class CqlHarness final : public HistoryHarness {
         "plant history_index"));
     return {};
   }
+  // Every row of the harness's history_message table (its keyspace holds this test's rows only).
+  Result<bool> holds(HistoryStore&, const ConversationId&, std::string_view bytes) override {
+    QIM_ASSIGN_OR_RETURN(
+        cql::Rows rows,
+        scylla::lift(admin_.query("SELECT body, client_msg_id FROM " + keyspace_ + ".history_message", {},
+                                  cql::ExecOptions{.consistency = cql::Consistency::kQuorum}),
+                     "read history_message"));
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const cql::Row row = rows[i];
+      auto body = row.get_blob(0);
+      if (!body.ok()) continue;  // null: no body
+      std::string_view text(reinterpret_cast<const char*>(body->data()), body->size());
+      if (text.find(bytes) != std::string_view::npos) return true;
+    }
+    return false;
+  }
 
  private:
   cql::Session admin_;

@@ -216,5 +216,35 @@ TEST_F(QIM_HISTORY_SUITE, ARowThatDoesNotDecodeIsCorruptEntryNamingIt) {
   EXPECT_EQ(ids(*older), std::vector<uint64_t>{id_at(1).value});
 }
 
+// A recall (docs/adr/0090): the archiver writes the message again without its body. Afterwards the
+// engine, read with its own commands, holds the body nowhere; so does an edit's earlier body.
+TEST_F(QIM_HISTORY_SUITE, ARewriteWithoutTheBodyLeavesNoBodyInTheEngine) {
+  const Message kept = message("d:alice:bob", id_at(1), "kept-body-bytes");
+  Message recalled = message("d:alice:bob", id_at(2), "recalled-body-bytes");
+  Message edited = message("d:alice:bob", id_at(3), "first-body-bytes");
+  ASSERT_TRUE(store_->append_all(std::vector<Message>{kept, recalled, edited}).ok());
+  auto before = harness_->holds(*store_, conv("d:alice:bob"), "recalled-body-bytes");
+  ASSERT_TRUE(before.ok()) << before.error().to_string();
+  ASSERT_TRUE(*before);  // the check can see a body
+  recalled.body.clear();
+  edited.body = "second-body-bytes";
+  ASSERT_TRUE(store_->append(recalled).ok());
+  ASSERT_TRUE(store_->append(edited).ok());
+  reopen();
+  for (const char* gone : {"recalled-body-bytes", "first-body-bytes"}) {
+    auto held = harness_->holds(*store_, conv("d:alice:bob"), gone);
+    ASSERT_TRUE(held.ok()) << held.error().to_string();
+    EXPECT_FALSE(*held) << gone;
+  }
+  EXPECT_TRUE(*harness_->holds(*store_, conv("d:alice:bob"), "kept-body-bytes"));
+  auto page = read("d:alice:bob", std::nullopt, 50);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->messages.size(), 3u);
+  EXPECT_EQ(page->messages[0].body, "second-body-bytes");
+  EXPECT_EQ(page->messages[1].body, "");  // the tombstone keeps its place, sender and time
+  EXPECT_EQ(page->messages[1].sender, recalled.sender);
+  EXPECT_EQ(page->messages[1].server_time_ms, recalled.server_time_ms);
+}
+
 }  // namespace
 }  // namespace qim::test

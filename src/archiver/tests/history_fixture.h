@@ -24,6 +24,11 @@ class HistoryHarness {
   // naming `id` and a message row for `id` that does not decode. `current` is the store open right now
   // (the embedded one holds the only handle on its files).
   virtual Status plant_corrupt(HistoryStore& current, const ConversationId& conversation, MessageId id) = 0;
+  // Whether any row of `conversation` the engine holds contains `bytes`, read with the engine's own
+  // commands (a RocksDB iterator, HGETALL, a CQL SELECT), not through the store: how an operator would find
+  // a recalled body (docs/adr/0090).
+  virtual Result<bool> holds(HistoryStore& current, const ConversationId& conversation,
+                             std::string_view bytes) = 0;
 };
 
 struct HistoryFixture {

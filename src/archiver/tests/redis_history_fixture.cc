@@ -35,6 +35,24 @@ class RedisHarness final : public HistoryHarness {
     QIM_RETURN_IF_ERROR(conn->run({"ZADD", history_index_key(prefix_, conversation), "0", hex}));
     return {};
   }
+  // HGETALL of the conversation's message hash and ZRANGE of its index, on its instance.
+  Result<bool> holds(HistoryStore& current, const ConversationId& conversation,
+                     std::string_view bytes) override {
+    auto* redis = dynamic_cast<RedisHistoryStore*>(&current);
+    if (redis == nullptr) return Error(Errc::kInvalidArgument, "not a RedisHistoryStore");
+    QIM_ASSIGN_OR_RETURN(RedisEndpoint endpoint,
+                         RedisEndpoint::parse(endpoints_[redis->instance_of(conversation)]));
+    QIM_ASSIGN_OR_RETURN(auto conn, RedisConnection::open(endpoint, RedisTimeouts{}));
+    QIM_ASSIGN_OR_RETURN(RedisReply all, conn->run({"HGETALL", history_messages_key(prefix_, conversation)}));
+    QIM_ASSIGN_OR_RETURN(RedisReply index,
+                         conn->run({"ZRANGE", history_index_key(prefix_, conversation), "0", "-1"}));
+    for (const RedisReply* r : {&all, &index}) {
+      for (const RedisReply& e : r->elements) {
+        if (e.str.find(bytes) != std::string::npos) return true;
+      }
+    }
+    return false;
+  }
 
  private:
   std::vector<std::string> endpoints_;

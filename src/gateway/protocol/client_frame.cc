@@ -123,6 +123,34 @@ Parsed read_send(const object& o, const FrameLimits& limits) {
   return ClientFrame{{}, std::move(send)};
 }
 
+Parsed read_message_event(std::string_view type, const object& o, const FrameLimits& limits) {
+  MessageEventFrame f;
+  f.kind = type == "EDIT" ? MessageEventKind::kEdit : MessageEventKind::kRecall;
+  QIM_TAKE(std::string_view id, required_string(o, "client_msg_id"));
+  if (id.empty() || id.size() > kMaxClientMsgIdBytes)
+    return invalid("field 'client_msg_id' must be 1.." + std::to_string(kMaxClientMsgIdBytes) + " bytes");
+  if (id.starts_with("~"))
+    return invalid("field 'client_msg_id' cannot start with '~' (the system entries' ids)");
+  f.client_msg_id = std::string(id);
+  QIM_TAKE(std::string_view conversation, required_string(o, "conversation"));
+  QIM_TAKE(f.conversation, name_field<ConversationId>("conversation", conversation));
+  QIM_TAKE(std::optional<uint64_t> target, optional_u64(o, "message_id"));
+  if (!target) return invalid(std::string(type) + " needs field 'message_id'");
+  f.target = MessageId{*target};
+  if (f.kind == MessageEventKind::kEdit) {
+    QIM_TAKE(std::string_view body, required_string(o, "body"));
+    if (body.size() > limits.max_body_bytes) {
+      return FrameError{WireCode::kTooLarge,
+                        "body is " + std::to_string(body.size()) + " bytes, over the limit of " +
+                            std::to_string(limits.max_body_bytes),
+                        {}};
+    }
+    if (body.empty()) return invalid("field 'body' must not be empty (RECALL removes a message)");
+    f.body = std::string(body);
+  }
+  return ClientFrame{{}, std::move(f)};
+}
+
 Parsed read_sync(const object& o) {
   SyncFrame sync;
   QIM_TAKE(std::optional<uint64_t> after, optional_u64(o, "after"));
@@ -249,6 +277,7 @@ Parsed read_frame(const object& o, const FrameLimits& limits) {
   }
   if (type == "SEND") return read_send(o, limits);
   if (type == "SYNC") return read_sync(o);
+  if (type == "EDIT" || type == "RECALL") return read_message_event(type, o, limits);
   if (type == "HISTORY") return read_history(o);
   if (type == "PING") return ClientFrame{{}, PingFrame{}};
   if (type == "TYPING" || type == "PRESENCE_SUBSCRIBE") {  // signal_frames.h

@@ -17,6 +17,7 @@
 #include "gateway/protocol/signal_frames.h"
 #include "gateway/protocol/wire_code.h"
 #include "groups/group_op.h"
+#include "outbox/message_event.h"
 
 namespace qim {
 
@@ -53,6 +54,16 @@ struct HistoryFrame {
 
 struct PingFrame {};
 
+// EDIT {client_msg_id, conversation, message_id, body} and RECALL {client_msg_id, conversation,
+// message_id}: a change to a sent message of `conversation` (docs/protocol.md "Editing and recalling").
+struct MessageEventFrame {
+  MessageEventKind kind = MessageEventKind::kEdit;
+  std::string client_msg_id;
+  ConversationId conversation;
+  MessageId target;
+  std::string body;  // kEdit: the new body (not empty); kRecall: empty
+};
+
 // GROUP_CREATE, GROUP_ADD, GROUP_REMOVE, GROUP_LEAVE, GROUP_RENAME, GROUP_ROLE (a membership change),
 // GROUPS and GROUP_MEMBERS (reads); docs/protocol.md "Groups".
 enum class GroupRequest : uint8_t { kCreate, kAdd, kRemove, kLeave, kRename, kRole, kList, kMembers };
@@ -69,7 +80,7 @@ struct GroupFrame {
 struct ClientFrame {
   std::string ref;  // the client's correlation tag, echoed on the reply (empty if none)
   std::variant<AuthFrame, SendFrame, SyncFrame, HistoryFrame, PingFrame, GroupFrame, TypingFrame,
-               PresenceSubscribeFrame, InboxFrame>
+               PresenceSubscribeFrame, InboxFrame, MessageEventFrame>
       body;
 };
 

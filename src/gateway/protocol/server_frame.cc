@@ -105,6 +105,16 @@ std::string encode_send_ack(std::string_view ref, const SendAck& ack) {
   return w.end_object().take();
 }
 
+std::string encode_event_ack(std::string_view ref, const EventAck& ack) {
+  auto w = start(ack.kind == MessageEventKind::kEdit ? "EDIT_ACK" : "RECALL_ACK", ref);
+  w.field("client_msg_id", ack.client_msg_id);
+  w.key("message_id").uint64_as_string(ack.event_id.value);
+  w.key("target").uint64_as_string(ack.target.value);
+  w.field("conversation", ack.conversation.str());
+  w.field("server_time", ack.server_time_ms);
+  return w.end_object().take();
+}
+
 std::string encode_deliver(std::span<const MailboxEntry> entries, MailboxSeq from, MailboxSeq frontier) {
   auto w = start("DELIVER", {}, 96 + estimate_entries(entries));
   write_entries(w, entries);
@@ -160,6 +170,13 @@ std::string encode_history_page(std::string_view ref, const ConversationId& conv
       w, "messages", std::span<const Message>(page.messages), budget_of(max_bytes), [&](const Message& m) {
         write_message_fields(w, m);
         if (marks != nullptr && marks->from_blocked && marks->from_blocked(m)) w.field("from_blocked", true);
+        auto life = page.life.find(m.id.value);
+        if (life == page.life.end()) return;
+        if (life->second.recalled) w.field("recalled", true);
+        if (life->second.edit_count > 0 && !life->second.recalled) {
+          w.field("edited_at", life->second.edited_at_ms);
+          w.key("edit_count").uint64(life->second.edit_count);
+        }
       });
   const bool cut = written < page.messages.size();
   w.field("more", page.more || cut);

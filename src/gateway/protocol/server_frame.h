@@ -22,6 +22,7 @@
 #include "groups/membership.h"
 #include "mailbox/message.h"
 #include "mailbox/store.h"
+#include "outbox/message_event.h"
 
 namespace qim {
 
@@ -46,6 +47,16 @@ struct ReaderMarks {
 };
 std::string encode_auth_ok(std::string_view ref, const Principal& who, std::string_view delivery_mode);
 std::string encode_send_ack(std::string_view ref, const SendAck& ack);
+// EDIT_ACK / RECALL_ACK: the event's own id (its Outbox position), the message it changes.
+struct EventAck {
+  MessageEventKind kind = MessageEventKind::kEdit;
+  std::string client_msg_id;
+  MessageId event_id;
+  MessageId target;
+  ConversationId conversation;
+  int64_t server_time_ms = 0;
+};
+std::string encode_event_ack(std::string_view ref, const EventAck& ack);
 // A push: `entries` are every entry of the recipient's mailbox with seq in (from, frontier]. One frame,
 // whatever its size (benchmarks); the gateway uses encode_delivers.
 std::string encode_deliver(std::span<const MailboxEntry> entries, MailboxSeq from, MailboxSeq frontier);

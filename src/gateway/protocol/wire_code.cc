@@ -38,6 +38,12 @@ std::string_view wire_code_name(WireCode code) {
       return "GROUP_FULL";
     case WireCode::kBlocked:
       return "BLOCKED";
+    case WireCode::kUnknownMessage:
+      return "UNKNOWN_MESSAGE";
+    case WireCode::kWindowPassed:
+      return "WINDOW_PASSED";
+    case WireCode::kMessageRecalled:
+      return "MESSAGE_RECALLED";
   }
   return "INTERNAL";
 }

@@ -28,10 +28,14 @@ enum class WireCode {
   kGroupFull,     // over the group's member limit
   // Privacy refusals (docs/protocol.md "Blocking"):
   kBlocked,  // the recipient (or the user to add to a group) blocks the caller
+  // EDIT and RECALL refusals (docs/protocol.md "Editing and recalling"):
+  kUnknownMessage,   // no such message in that conversation
+  kWindowPassed,     // the message is older than the edit or recall window (or edits are off)
+  kMessageRecalled,  // the message was recalled: no edit, no second recall
 };
 // The last code: arrays indexed by code (the gateway's error counters) are sized by it. A new code goes
 // after it and moves it.
-inline constexpr WireCode kLastWireCode = WireCode::kBlocked;
+inline constexpr WireCode kLastWireCode = WireCode::kMessageRecalled;
 
 // "BAD_FRAME", "UNKNOWN_TYPE", ...
 std::string_view wire_code_name(WireCode code);

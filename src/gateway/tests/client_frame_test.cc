@@ -217,3 +217,54 @@ TEST_F(GroupFrameTest, RefusesBadGroupFramesNamingTheField) {
 
 }  // namespace
 }  // namespace qim
+
+namespace qim {
+namespace {
+
+// EDIT and RECALL (docs/protocol.md "Editing and recalling").
+TEST(MessageEventFrames, ParseAndRefuse) {
+  FrameParser parser;
+  const FrameLimits limits{16};
+  auto ok = [&](std::string_view text) {
+    auto r = parser.parse(text, limits);
+    EXPECT_TRUE(std::holds_alternative<ClientFrame>(r)) << text;
+    return std::holds_alternative<ClientFrame>(r) ? std::get<MessageEventFrame>(std::get<ClientFrame>(r).body)
+                                                  : MessageEventFrame{};
+  };
+  auto refused = [&](std::string_view text) {
+    auto r = parser.parse(text, limits);
+    EXPECT_TRUE(std::holds_alternative<FrameError>(r)) << text;
+    return std::holds_alternative<FrameError>(r) ? std::get<FrameError>(r).code : WireCode::kInternal;
+  };
+  auto edit = ok(
+      R"({"type":"EDIT","client_msg_id":"e1","conversation":"d:a:b","message_id":"281474976710657","body":"new"})");
+  EXPECT_EQ(edit.kind, MessageEventKind::kEdit);
+  EXPECT_EQ(edit.target.value, 281474976710657u);
+  EXPECT_EQ(edit.conversation.str(), "d:a:b");
+  EXPECT_EQ(edit.body, "new");
+  auto recall = ok(R"({"type":"RECALL","client_msg_id":"r1","conversation":"g:team","message_id":5})");
+  EXPECT_EQ(recall.kind, MessageEventKind::kRecall);
+  EXPECT_EQ(recall.target.value, 5u);
+  EXPECT_TRUE(recall.body.empty());
+  EXPECT_EQ(refused(R"({"type":"EDIT","client_msg_id":"e1","conversation":"d:a:b","message_id":"1"})"),
+            WireCode::kInvalidArgument);  // no body
+  EXPECT_EQ(
+      refused(R"({"type":"EDIT","client_msg_id":"e1","conversation":"d:a:b","message_id":"1","body":""})"),
+      WireCode::kInvalidArgument);
+  EXPECT_EQ(
+      refused(
+          R"({"type":"EDIT","client_msg_id":"e1","conversation":"d:a:b","message_id":"1","body":"0123456789abcdefg"})"),
+      WireCode::kTooLarge);
+  EXPECT_EQ(refused(R"({"type":"RECALL","client_msg_id":"~r","conversation":"d:a:b","message_id":"1"})"),
+            WireCode::kInvalidArgument);  // the system entries' prefix
+  EXPECT_EQ(refused(R"({"type":"RECALL","client_msg_id":"r","conversation":"d:a:b"})"),
+            WireCode::kInvalidArgument);
+  EXPECT_EQ(refused(R"({"type":"RECALL","client_msg_id":"r","conversation":"nope","message_id":"1"})"),
+            WireCode::kInvalidArgument);
+  EXPECT_EQ(wire_code_name(WireCode::kUnknownMessage), "UNKNOWN_MESSAGE");
+  EXPECT_EQ(wire_code_name(WireCode::kWindowPassed), "WINDOW_PASSED");
+  EXPECT_EQ(wire_code_name(WireCode::kMessageRecalled), "MESSAGE_RECALLED");
+}
+
+}  // namespace
+}  // namespace qim

@@ -1,0 +1,135 @@
+// Fanout decides EDIT and RECALL at their Outbox offsets (fanout/message_events.h): applied events are
+// dispatched as their entries, refused ones append nothing, and a replay from before the SEND decides
+// the same.
+
+#include <gtest/gtest.h>
+
+#include "fanout/fanout.h"
+#include "log/testing/temp_dir.h"
+#include "log/testing/test_log.h"
+#include "mailbox/message_codec.h"
+
+namespace qim {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr uint32_t kShards = 2;
+constexpr int64_t kT0 = 1'700'000'000'000;
+
+class MessageEventsFanoutTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    outbox_ = testing::open_test_log(dir_.sub("outbox"), 1, "outbox");
+    mailbox_log_ = testing::open_test_log(dir_.sub("mailbox"), kShards, "mailbox");
+    messages_ = make_memory_message_state_store();
+  }
+  uint64_t append(const std::string& from, const std::string& cmid, int64_t at, std::string body,
+                  std::optional<MessageEvent> event = std::nullopt) {
+    OutboxRecord r;
+    r.sender = UserId::parse(from).value();
+    r.conversation = ConversationId::parse("d:alice:bob").value();
+    r.client_msg_id = cmid;
+    r.server_time_ms = at;
+    r.body = std::move(body);
+    r.event = event;
+    const Offset o = outbox_->append_sync(0, r.conversation.str(), encode_outbox_record(r)).value();
+    return message_id_of(0, o).value;
+  }
+  std::unique_ptr<Fanout> start(LifecyclePolicy policy = {}) {
+    FanoutOptions o;
+    o.lifecycle = policy;
+    o.consumer.poll_wait = 10ms;
+    o.messages = messages_.get();
+    auto f = std::make_unique<Fanout>(*outbox_, *mailbox_log_, ShardMap::create(kShards).value(), o);
+    EXPECT_TRUE(f->start().ok());
+    EXPECT_TRUE(f->drain(60s).ok());
+    return f;
+  }
+  // The messages dispatched, by message id (one per message whatever its shards), in id order.
+  std::map<uint64_t, Message> dispatched() {
+    std::map<uint64_t, Message> out;
+    for (uint32_t s = 0; s < kShards; ++s) {
+      const std::vector<LogRecord> records = mailbox_log_->read(s, Offset{0}, 1000, 0ms).value();
+      for (const auto& rec : records) {
+        auto d = decode_dispatch_record(rec.value);
+        EXPECT_TRUE(d.ok());
+        out[d->message.id.value] = d->message;
+      }
+    }
+    return out;
+  }
+  size_t dispatch_count() {
+    size_t n = 0;
+    for (uint32_t s = 0; s < kShards; ++s) {
+      const std::vector<LogRecord> records = mailbox_log_->read(s, Offset{0}, 1000, 0ms).value();
+      n += records.size();
+    }
+    return n;
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<EmbeddedLog> outbox_, mailbox_log_;
+  std::unique_ptr<MessageStateStore> messages_;
+};
+
+TEST_F(MessageEventsFanoutTest, EditAndRecallAreDispatchedAsEntriesRefusalsAppendNothing) {
+  const uint64_t hello = append("alice", "c1", kT0, "helo");
+  const uint64_t edit =
+      append("alice", "c2", kT0 + 1000, "hello", MessageEvent{MessageEventKind::kEdit, MessageId{hello}});
+  const uint64_t bobs_edit =
+      append("bob", "c3", kT0 + 1000, "hacked", MessageEvent{MessageEventKind::kEdit, MessageId{hello}});
+  const uint64_t late = append("alice", "c4", kT0 + 49LL * 3600 * 1000, "too late",
+                               MessageEvent{MessageEventKind::kEdit, MessageId{hello}});
+  const uint64_t unknown =
+      append("alice", "c5", kT0 + 2000, "x", MessageEvent{MessageEventKind::kEdit, MessageId{999}});
+  const uint64_t recall =
+      append("alice", "c6", kT0 + 3000, "", MessageEvent{MessageEventKind::kRecall, MessageId{hello}});
+  const uint64_t after =
+      append("alice", "c7", kT0 + 4000, "again", MessageEvent{MessageEventKind::kEdit, MessageId{hello}});
+  auto f = start();
+  const FanoutMetrics m = f->metrics();
+  EXPECT_EQ(m.events, 6u);
+  EXPECT_EQ(m.events_refused, 4u);
+  auto d = dispatched();
+  ASSERT_EQ(d.size(), 3u);  // the SEND, the edit, the recall
+  EXPECT_EQ(d.at(hello).body, "helo");
+  EXPECT_EQ(d.at(edit).client_msg_id, "~edit");
+  EXPECT_EQ(d.at(edit).body, "{\"event\":\"edit\",\"message_id\":\"" + std::to_string(hello) +
+                                 "\",\"body\":\"hello\",\"edited_at\":" + std::to_string(kT0 + 1000) +
+                                 ",\"edit_count\":1}");
+  EXPECT_EQ(d.at(recall).client_msg_id, "~recall");
+  for (uint64_t refused : {bobs_edit, late, unknown, after}) EXPECT_EQ(d.count(refused), 0u) << refused;
+  auto state = messages_->load(MessageId{hello}).value();
+  ASSERT_TRUE(state);
+  EXPECT_TRUE(state->recalled());
+  EXPECT_EQ(state->events.at(bobs_edit & kMaxOffset).refusal, EventRefusal::kNotAllowed);
+  EXPECT_EQ(state->events.at(late & kMaxOffset).refusal, EventRefusal::kPastWindow);
+  EXPECT_EQ(state->events.at(after & kMaxOffset).refusal, EventRefusal::kRecalled);
+  EXPECT_EQ(messages_->watermark(0).value(), (after & kMaxOffset) + 1);
+}
+
+TEST_F(MessageEventsFanoutTest, ReplayFromBeforeTheSendDecidesTheSame) {
+  const uint64_t hello = append("alice", "c1", kT0, "hello");
+  append("alice", "c2", kT0 + 1000, "hello!", MessageEvent{MessageEventKind::kEdit, MessageId{hello}});
+  append("alice", "c3", kT0 + 2000, "", MessageEvent{MessageEventKind::kRecall, MessageId{hello}});
+  auto f = start();
+  const auto before = dispatched();
+  const size_t records = dispatch_count();
+  const MessageState state = *messages_->load(MessageId{hello}).value();
+  f.reset();
+  // A new fanout (an empty cache: the state comes from the store) replays the partition from offset 0.
+  ASSERT_TRUE(rewind_fanout(*outbox_, {}, Offset{0}).ok());
+  // Even with edits now switched off (window 0), the edit read at offset 1 keeps its recorded outcome.
+  f = start(LifecyclePolicy{.edit_window_ms = 0});
+  EXPECT_EQ(f->metrics().events, 2u);
+  EXPECT_EQ(f->metrics().events_refused, 0u);
+  // The same records appended again (the store sees repeated observations), nothing else: the edit at
+  // offset 1 was applied before the recall and still is; the recall still applies.
+  EXPECT_EQ(dispatch_count(), 2 * records);
+  EXPECT_EQ(dispatched(), before);
+  EXPECT_EQ(*messages_->load(MessageId{hello}).value(), state);
+}
+
+}  // namespace
+}  // namespace qim

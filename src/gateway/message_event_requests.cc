@@ -1,0 +1,193 @@
+#include "gateway/message_event_requests.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <thread>
+
+#include "core/conversation.h"
+#include "gateway/connection.h"
+#include "gateway/gateway_context.h"
+#include "gateway/group_requests.h"
+#include "gateway/membership.h"
+#include "gateway/protocol/server_frame.h"
+#include "lifecycle/event_target.h"
+#include "outbox/outbox_record.h"
+
+namespace qim {
+
+namespace net = boost::asio;
+
+WireCode wire_code_of(EventRefusal refusal) {
+  switch (refusal) {
+    case EventRefusal::kNone:
+      return WireCode::kInternal;
+    case EventRefusal::kUnknownMessage:
+    case EventRefusal::kOtherConversation:
+      return WireCode::kUnknownMessage;
+    case EventRefusal::kPastWindow:
+      return WireCode::kWindowPassed;
+    case EventRefusal::kNotAllowed:
+      return WireCode::kNotAllowed;
+    case EventRefusal::kRecalled:
+      return WireCode::kMessageRecalled;
+  }
+  return WireCode::kInternal;
+}
+
+Status annotate_history_page(MessageStateStore& messages, HistoryPage& page) {
+  if (page.messages.empty()) return {};
+  std::vector<MessageId> ids;
+  ids.reserve(page.messages.size());
+  for (const Message& m : page.messages) ids.push_back(m.id);
+  QIM_ASSIGN_OR_RETURN(auto states, messages.load_many(ids));
+  for (size_t i = 0; i < states.size() && i < ids.size(); ++i) {
+    if (!states[i]) continue;
+    MessageLife life{states[i]->recalled(), states[i]->edited_at_ms(), states[i]->edit_count()};
+    if (life.recalled || life.edit_count > 0) page.life[ids[i].value] = life;
+    // Fanout decided the recall; the archiver may not have written the tombstone yet: never serve the body.
+    if (life.recalled) page.messages[i].body.clear();
+  }
+  return {};
+}
+
+namespace {
+
+// What the idempotency table keeps of an event: the same client_msg_id with another target or body is
+// refused, as a SEND's is.
+uint64_t event_fingerprint(const MessageEventFrame& f) {
+  return send_fingerprint(f.conversation, std::string(message_event_name(f.kind)) + ":" +
+                                              std::to_string(f.target.value) + ":" + f.body);
+}
+
+}  // namespace
+
+void Connection::handle_message_event(const std::string& ref, MessageEventFrame f) {
+  const std::string what(f.kind == MessageEventKind::kEdit ? "EDIT" : "RECALL");
+  MessageStateStore* messages = ctx_.deps.messages;
+  if (messages == nullptr || ctx_.deps.outbox == nullptr) {
+    send_error(ref, WireCode::kUnavailable, what + " is not served by this deployment");
+    return;
+  }
+  const UserId me = principal_->user;
+  auto conversation = Conversation::of(f.conversation);
+  const GroupId* group = conversation.ok() ? conversation->group_id() : nullptr;
+  if (group == nullptr && !is_member(me, f.conversation)) {
+    send_error(ref, WireCode::kForbidden,
+               "you are not a member of conversation '" + f.conversation.str() + "'");
+    return;
+  }
+  GroupStore* groups = ctx_.deps.groups;
+  if (group != nullptr && groups == nullptr) {
+    send_error(ref, WireCode::kUnavailable, "groups are not served by this gateway");
+    return;
+  }
+  const int64_t now = ctx_.deps.clock->now_ms();
+  const uint64_t fingerprint = event_fingerprint(f);
+  const std::string key = SendDedup::key_of(me, f.client_msg_id);
+  auto ack_of = [kind = f.kind, id = f.client_msg_id, target = f.target, ref,
+                 fingerprint](const Result<SentMessage>& sent) -> std::string {
+    if (!sent.ok()) return encode_error(ref, wire_code_of(sent.code()), sent.error().message());
+    if (sent->fingerprint != fingerprint) {
+      return encode_error(ref, WireCode::kInvalidArgument,
+                          "client_msg_id '" + id + "' was already used for another message or event");
+    }
+    return encode_event_ack(ref,
+                            EventAck{kind, id, sent->id, target, sent->conversation, sent->server_time_ms});
+  };
+  std::weak_ptr<Connection> weak = weak_from_this();
+  auto waiter = [weak, ack_of](const Result<SentMessage>& sent) {
+    if (auto self = weak.lock()) {
+      auto frame = std::make_shared<const std::string>(ack_of(sent));
+      net::post(self->ws_.get_executor(), [self, frame] { self->enqueue(frame); });
+    }
+  };
+  auto begin = ctx_.dedup->begin(key, now, waiter);
+  if (begin.kind == SendDedup::Kind::kDone) {
+    enqueue(std::make_shared<const std::string>(ack_of(*begin.sent)));
+    return;
+  }
+  if (begin.kind == SendDedup::Kind::kWaiting) return;  // answered when the first completes
+
+  GatewayContext* ctx = &ctx_;
+  std::optional<GroupId> group_id = group ? std::optional<GroupId>(*group) : std::nullopt;
+  run_pooled(
+      ctx_.blocking, ref,
+      [ctx, messages, groups, group_id, me, device = principal_->device, f = std::move(f), now, key,
+       fingerprint, ack_of, ref, what]() -> std::string {
+        auto refuse = [&](WireCode code, const std::string& message) {
+          ctx->dedup->complete(key, Error(Errc::kInvalidArgument, message));  // the key is free again
+          ctx->metrics.errors(code).Increment();
+          return encode_error(ref, code, message);
+        };
+        bool moderates = false;
+        if (group_id) {
+          GroupCheck check = check_group_member(*groups, *group_id, me);
+          if (!check.member) return refuse(check.code, check.message);
+          moderates = check.member->role == GroupRole::kAdmin || check.member->role == GroupRole::kOwner;
+        }
+        Log& outbox = *ctx->deps.outbox;
+        const uint32_t partition = outbox_partition_of(f.conversation, outbox.partition_count());
+        auto state = messages->load(f.target);
+        if (state.ok() && !*state && (f.target.value >> kOffsetBits) == partition) {
+          state = read_event_target(outbox, f.target, partition, UINT64_MAX);
+        }
+        if (!state.ok()) {
+          ctx->dedup->complete(key, state.error());
+          return encode_error(ref, wire_code_of(state.code()),
+                              what + " could not be checked: " + state.error().message());
+        }
+        const MessageEvent event{f.kind, f.target};
+        const EventRequest request{event, f.conversation, me, now, UINT64_MAX, moderates};
+        const EventOutcome outcome = decide_event(*state ? &**state : nullptr, request, ctx->deps.lifecycle);
+        if (!outcome.applied) {
+          return refuse(wire_code_of(outcome.refusal),
+                        what + " of message " + std::to_string(f.target.value) +
+                            " refused: " + std::string(event_refusal_name(outcome.refusal)));
+        }
+        OutboxRecord record{f.conversation, me, device, f.client_msg_id, now, f.body, std::nullopt, event};
+        auto offset = outbox.append_sync(partition, f.conversation.str(), encode_outbox_record(record));
+        const Result<SentMessage> sent =
+            offset.ok() ? Result<SentMessage>(SentMessage{message_id_of(partition, *offset), f.conversation,
+                                                          now, fingerprint})
+                        : Result<SentMessage>(offset.error());
+        ctx->dedup->complete(key, sent);
+        if (!sent.ok()) {
+          spdlog::warn("gateway: {} {} of {} failed: {}", what, f.client_msg_id, me.str(),
+                       sent.error().to_string());
+          return ack_of(sent);
+        }
+        // As a group change's GROUP_OK: the ACK once fanout has decided it (so the next frame of any client
+        // is checked against it), or its refusal when another event won a race. Polled here (2 ms doubling
+        // to 50 ms, up to QIM_GROUP_APPLY_WAIT_MS): events are rare and the pool has its lanes. A follow-up
+        // may move the wait to a timer as GROUP_* does (connection_work.cc).
+        const uint64_t at = offset->value;
+        const auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(ctx->options.group_apply_wait_ms);
+        auto pause = std::chrono::milliseconds(2);
+        while (true) {
+          auto decided = messages->load(f.target);
+          if (decided.ok() && *decided) {
+            auto it = (*decided)->events.find(at);
+            if (it != (*decided)->events.end()) {
+              if (it->second.applied) return ack_of(sent);
+              ctx->metrics.errors(wire_code_of(it->second.refusal)).Increment();
+              return encode_error(
+                  ref, wire_code_of(it->second.refusal),
+                  what + " of message " + std::to_string(f.target.value) +
+                      " refused by fanout: " + std::string(event_refusal_name(it->second.refusal)));
+            }
+          }
+          if (std::chrono::steady_clock::now() >= deadline) break;
+          std::this_thread::sleep_for(pause);
+          pause = std::min(pause * 2, std::chrono::milliseconds(50));
+        }
+        return encode_error(ref, WireCode::kUnavailable,
+                            what +
+                                " was appended but fanout has not decided it yet; it will be decided there "
+                                "(read HISTORY rather than repeating it)");
+      });
+}
+
+}  // namespace qim

@@ -1,0 +1,23 @@
+#pragma once
+// EDIT and RECALL at the gateway (docs/protocol.md "Editing and recalling", docs/adr/0090): the same rules
+// fanout decides by (lifecycle/message_state.h), checked before the append so that a refusal appends
+// nothing; fanout decides again at the event's offset (a race with another event is settled there).
+
+#include <string>
+
+#include "archiver/history_store.h"
+#include "core/status.h"
+#include "gateway/protocol/wire_code.h"
+#include "lifecycle/message_state_store.h"
+
+namespace qim {
+
+// The wire code of a refusal: UNKNOWN_MESSAGE (unknown, or of another conversation), WINDOW_PASSED,
+// NOT_ALLOWED, MESSAGE_RECALLED.
+WireCode wire_code_of(EventRefusal refusal);
+
+// Fills page.life from `messages` for the page's messages that were edited or recalled. The store's
+// errors.
+Status annotate_history_page(MessageStateStore& messages, HistoryPage& page);
+
+}  // namespace qim

@@ -1,0 +1,34 @@
+#include "lifecycle/event_target.h"
+
+#include <chrono>
+
+#include "core/mailbox_seq.h"
+#include "outbox/outbox_record.h"
+
+namespace qim {
+
+Result<std::optional<MessageState>> read_event_target(Log& outbox, MessageId target, uint32_t partition,
+                                                      uint64_t before) {
+  const uint64_t target_partition = target.value >> kOffsetBits;
+  const uint64_t target_offset = target.value & ((uint64_t{1} << kOffsetBits) - 1);
+  if (target_partition != partition || target_offset >= before) return std::optional<MessageState>();
+  // Past the end (an id never given) or below the start (removed by retention): no message, not an error.
+  QIM_ASSIGN_OR_RETURN(Offset end, outbox.end_offset(partition));
+  QIM_ASSIGN_OR_RETURN(Offset start, outbox.start_offset(partition));
+  if (target_offset >= end.value || target_offset < start.value) return std::optional<MessageState>();
+  QIM_ASSIGN_OR_RETURN(auto records,
+                       outbox.read(partition, Offset{target_offset}, 1, std::chrono::milliseconds(0)));
+  if (records.empty() || records.front().offset.value != target_offset) return std::optional<MessageState>();
+  auto rec = decode_outbox_record(records.front().value);
+  if (!rec.ok() || rec->group_op || rec->event) return std::optional<MessageState>();
+  MessageState s;
+  s.id = target;
+  s.conversation = rec->conversation;
+  s.sender = rec->sender;
+  s.sender_device = rec->sender_device;
+  s.client_msg_id = rec->client_msg_id;
+  s.sent_at_ms = rec->server_time_ms;
+  return std::optional<MessageState>(std::move(s));
+}
+
+}  // namespace qim
