@@ -16,9 +16,12 @@ unsigned http_status_of(WireCode code) {
     case WireCode::kNotFound:
     case WireCode::kUnknownGroup:
     case WireCode::kUnknownType:
+    case WireCode::kUnknownMessage:
       return 404;
     case WireCode::kGroupFull:
     case WireCode::kExpiredCursor:
+    case WireCode::kWindowPassed:
+    case WireCode::kMessageRecalled:
       return 409;
     case WireCode::kTooLarge:
       return 413;
@@ -72,6 +75,12 @@ std::string_view problem_title(WireCode code) {
       return "The group is full";
     case WireCode::kBlocked:
       return "The recipient blocks the sender";
+    case WireCode::kUnknownMessage:
+      return "No such message in that conversation";
+    case WireCode::kWindowPassed:
+      return "The message is past its edit or recall window";
+    case WireCode::kMessageRecalled:
+      return "The message was recalled";
   }
   return "Error";
 }

@@ -22,10 +22,16 @@ std::string read_error_frame(GatewayMetrics* metrics, const std::string& ref, co
 
 namespace {
 
-// A HISTORY page as `reader` sees it: without the messages they deleted, flagged where they block the
-// sender (privacy_requests.h). Without an inbox, the page as it is.
+// A HISTORY page as `reader` sees it: with each message's recall and edit marks (a recalled one without
+// its body), without the messages they deleted, flagged where they block the sender (privacy_requests.h).
+// Without a message state store or an inbox, the page without those.
 std::string page_for(GatewayMetrics* metrics, const std::string& ref, const ConversationId& c,
-                     HistoryPage page, InboxBackend* privacy, const std::optional<UserId>& reader) {
+                     HistoryPage page, InboxBackend* privacy, MessageStateStore* messages,
+                     const std::optional<UserId>& reader) {
+  if (messages != nullptr && !page.messages.empty()) {
+    if (Status s = annotate_history_page(*messages, page); !s.ok())
+      return read_error_frame(metrics, ref, "HISTORY of " + c.str(), s.error());
+  }
   if (privacy == nullptr || !reader || page.messages.empty()) return encode_history_page(ref, c, page);
   auto mine = reader_privacy(*privacy, *reader);
   if (!mine.ok()) return read_error_frame(metrics, ref, "privacy of " + reader->str(), mine.error());
