@@ -127,6 +127,25 @@ std::variant<ClientFrame, ApiResponse> parse_frame(const json::object& frame, si
   return std::get<ClientFrame>(std::move(parsed));
 }
 
+// A page's query parameters (`before`, `limit`) copied into its frame, which the frame's parser then checks;
+// INVALID_ARGUMENT for a `limit` that is no integer or a parameter of another name.
+std::optional<ApiResponse> add_paging(const std::map<std::string, std::string>& q, json::object& frame) {
+  for (const auto& [k, v] : q) {
+    if (k == "before") {
+      frame["before"] = v;
+    } else if (k == "limit") {
+      int64_t limit = 0;
+      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), limit);
+      if (ec != std::errc() || end != v.data() + v.size())
+        return ApiRouter::problem(WireCode::kInvalidArgument, "query parameter 'limit': expected an integer");
+      frame["limit"] = limit;
+    } else {
+      return ApiRouter::problem(WireCode::kInvalidArgument, "unknown query parameter '" + k + "'");
+    }
+  }
+  return std::nullopt;
+}
+
 // A user id field of the API; the problem INVALID_ARGUMENT naming `field` when it is not one.
 std::variant<UserId, ApiResponse> user_field(const std::string& text, std::string_view field) {
   auto u = UserId::parse(text);
@@ -449,19 +468,7 @@ ApiResponse ApiRouter::history(const std::map<std::string, std::string>& q, cons
   frame["type"] = "HISTORY";
   frame["ref"] = kRef;
   frame["conversation"] = conversation;
-  for (const auto& [k, v] : q) {
-    if (k == "before") {
-      frame["before"] = v;
-    } else if (k == "limit") {
-      int64_t limit = 0;
-      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), limit);
-      if (ec != std::errc() || end != v.data() + v.size())
-        return problem(WireCode::kInvalidArgument, "query parameter 'limit': expected an integer");
-      frame["limit"] = limit;
-    } else {
-      return problem(WireCode::kInvalidArgument, "unknown query parameter '" + k + "'");
-    }
-  }
+  if (auto refused = add_paging(q, frame)) return std::move(*refused);
   auto parsed = parse_frame(frame, deps_.max_body_bytes);
   if (auto* p = std::get_if<ApiResponse>(&parsed)) return std::move(*p);
   const HistoryFrame f = std::get<HistoryFrame>(std::get<ClientFrame>(std::move(parsed)).body);
@@ -478,19 +485,7 @@ ApiResponse ApiRouter::conversations(const std::map<std::string, std::string>& q
   json::object frame;
   frame["type"] = "CONVERSATIONS";
   frame["ref"] = kRef;
-  for (const auto& [k, v] : q) {
-    if (k == "before") {
-      frame["before"] = v;
-    } else if (k == "limit") {
-      int64_t limit = 0;
-      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), limit);
-      if (ec != std::errc() || end != v.data() + v.size())
-        return problem(WireCode::kInvalidArgument, "query parameter 'limit': expected an integer");
-      frame["limit"] = limit;
-    } else {
-      return problem(WireCode::kInvalidArgument, "unknown query parameter '" + k + "'");
-    }
-  }
+  if (auto refused = add_paging(q, frame)) return std::move(*refused);
   auto parsed = parse_frame(frame, deps_.max_body_bytes);
   if (auto* p = std::get_if<ApiResponse>(&parsed)) return std::move(*p);
   InboxRequestDeps ideps{deps_.inbox, deps_.groups, nullptr, deps_.clock.get(), nullptr, nullptr};
