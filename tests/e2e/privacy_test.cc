@@ -12,18 +12,6 @@
 namespace qim::e2e {
 namespace {
 
-uint16_t first_gateway(const Deployment& qim) {
-  return qim.gateway_ports().front();
-}
-uint16_t last_gateway(const Deployment& qim) {
-  return qim.gateway_ports().back();
-}
-
-Result<ServerFrame> next(Client& c, std::string_view type, std::string_view text,
-                         std::chrono::milliseconds wait = kWait) {
-  return c.wait_for(
-      [&](const ServerFrame& f) { return f.type == type && f.raw.find(text) != std::string::npos; }, wait);
-}
 
 std::string code_of(const Error& e) {
   const auto colon = e.message().find(':');

@@ -10,19 +10,6 @@
 namespace qim::e2e {
 namespace {
 
-// The first and the last gateway (the same one on `qim up`).
-uint16_t first_gateway(const Deployment& qim) {
-  return qim.gateway_ports().front();
-}
-uint16_t last_gateway(const Deployment& qim) {
-  return qim.gateway_ports().back();
-}
-
-Result<ServerFrame> next(Client& c, std::string_view type, std::string_view text,
-                         std::chrono::milliseconds wait = kWait) {
-  return c.wait_for(
-      [&](const ServerFrame& f) { return f.type == type && f.raw.find(text) != std::string::npos; }, wait);
-}
 
 std::string typing(const std::string& conversation, const std::string& extra = "") {
   return R"({"type":"TYPING","conversation":")" + conversation + "\"" + extra + "}";
