@@ -95,7 +95,7 @@ expect "an untrusted certificate: --ca" "pass --ca FILE (or QIM_TLS_CA)" "$work/
 "$qimctl" send --url "wss://127.0.0.1:$port_tls" --ca "$work/tls/tls/dev-cert.pem" --token "$(tok tls alice)" --to bob hi >"$work/e5b" 2>&1
 expect "... and with --ca it works" "duplicate=false" "$work/e5b"
 "$qimctl" sned --token x >/dev/null 2>"$work/e6"
-expect "an unknown qimctl command lists the commands" "qimctl: unknown command 'sned'; the commands are: send, listen, history, sync, group" "$work/e6"
+expect "an unknown qimctl command lists the commands" "qimctl: unknown command 'sned'; the commands are: send, edit, recall, listen, history, sync, group" "$work/e6"
 "$qim" upp >/dev/null 2>"$work/e7"
 expect "an unknown qim command lists the commands" "qim: unknown command 'upp'; the commands are: up," "$work/e7"
 "$qimctl" send --url "$plain_url" --token "$(tok tls alice)" --to bob hi 2>"$work/e8" >/dev/null
