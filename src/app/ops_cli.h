@@ -17,9 +17,9 @@ namespace qim {
 class OpsCli {
  public:
   // Adds `admin` with `audit dispatch`, `frontier show`, `mailbox read`, `dispatch show`, `retention sweep`,
-  // `schema check|apply`, `shard move`, `shard clear`, `sessions list|revoke` to `app` (main.cc adds `api-key`);
-  // `instance_flags` adds the flags that override QIM_* variables (--data-dir, --store, --shards, ...) to a
-  // subcommand.
+  // `schema check|apply`, `shard move`, `shard clear`, `sessions list|revoke` to `app` (main.cc adds
+  // `api-key`); `instance_flags` adds the flags that override QIM_* variables (--data-dir, --store, --shards,
+  // ...) to a subcommand.
   OpsCli(CLI::App& app, const std::function<void(CLI::App*)>& instance_flags);
   OpsCli(const OpsCli&) = delete;
   OpsCli& operator=(const OpsCli&) = delete;

@@ -12,7 +12,6 @@
 namespace qim::e2e {
 namespace {
 
-
 std::string code_of(const Error& e) {
   const auto colon = e.message().find(':');
   return e.message().substr(0, colon);

@@ -10,7 +10,6 @@
 namespace qim::e2e {
 namespace {
 
-
 std::string typing(const std::string& conversation, const std::string& extra = "") {
   return R"({"type":"TYPING","conversation":")" + conversation + "\"" + extra + "}";
 }
