@@ -9,26 +9,29 @@
 #include "gateway/connection.h"
 #include "gateway/gateway_context.h"
 #include "gateway/group_requests.h"
+#include "gateway/history_requests.h"
 #include "gateway/privacy_requests.h"
 #include "gateway/protocol/server_frame.h"
 
 namespace qim {
 
-namespace {
-
-std::string refuse(const InboxRequestDeps& deps, const std::string& ref, WireCode code,
-                   std::string_view message) {
+std::string refuse_inbox_request(const InboxRequestDeps& deps, const std::string& ref, WireCode code,
+                                 std::string_view message) {
   if (deps.metrics) deps.metrics->errors(code).Increment();
   return encode_error(ref, code, message);
 }
 
-// A failed store or inbox read. Internal errors are logged, not shown (as SYNC's).
+namespace {
+
+std::string refuse(const InboxRequestDeps& deps, const std::string& ref, WireCode code,
+                   std::string_view message) {
+  return refuse_inbox_request(deps, ref, code, message);
+}
+
+// A failed store or inbox read. Internal errors are logged, not shown (as SYNC's: history_requests.h).
 std::string failed(const InboxRequestDeps& deps, const std::string& ref, std::string_view what,
                    const Error& error) {
-  const WireCode code = wire_code_of(error.code());
-  if (code != WireCode::kInternal) return refuse(deps, ref, code, error.message());
-  spdlog::error("gateway: {} failed: {}", what, error.to_string());
-  return refuse(deps, ref, code, "the read failed on the server (logged)");
+  return read_error_frame(deps.metrics, ref, std::string(what), error);
 }
 
 std::string forbidden(const InboxRequestDeps& deps, const std::string& ref, const ConversationId& c) {

@@ -49,6 +49,10 @@ struct InboxCaller {
 // a member of, or of a group that does not exist: nothing is told about it), UNAVAILABLE (a store that
 // does not answer, no group store), NOT_FOUND / INVALID_ARGUMENT / RATE_LIMITED as the Inbox returns them
 // (wire_code_of), INTERNAL (logged, not shown).
+// The ERROR frame of a refusal, counted in deps.metrics (optional); the inbox's and the privacy frames'.
+std::string refuse_inbox_request(const InboxRequestDeps& deps, const std::string& ref, WireCode code,
+                                 std::string_view message);
+
 std::string answer_inbox_frame(const InboxRequestDeps& deps, const std::string& ref,
                                const InboxCaller& caller, const InboxFrame& frame);
 

@@ -11,8 +11,7 @@ namespace {
 
 std::string refuse(const InboxRequestDeps& deps, const std::string& ref, WireCode code,
                    std::string_view message) {
-  if (deps.metrics) deps.metrics->errors(code).Increment();
-  return encode_error(ref, code, message);
+  return refuse_inbox_request(deps, ref, code, message);
 }
 
 std::string failed(const InboxRequestDeps& deps, const std::string& ref, std::string_view what,
