@@ -7,20 +7,38 @@
 
 namespace qim {
 
-Result<std::optional<MessageState>> read_event_target(Log& outbox, MessageId target, uint32_t partition,
-                                                      uint64_t before) {
+namespace {
+
+// The chat message's SEND record at target's position, if the log still holds one there.
+Result<std::optional<OutboxRecord>> read_target_record(Log& outbox, MessageId target, uint32_t partition,
+                                                       uint64_t before) {
   const uint64_t target_partition = target.value >> kOffsetBits;
   const uint64_t target_offset = target.value & ((uint64_t{1} << kOffsetBits) - 1);
-  if (target_partition != partition || target_offset >= before) return std::optional<MessageState>();
+  if (target_partition != partition || target_offset >= before) return std::optional<OutboxRecord>();
   // Past the end (an id never given) or below the start (removed by retention): no message, not an error.
   QIM_ASSIGN_OR_RETURN(Offset end, outbox.end_offset(partition));
   QIM_ASSIGN_OR_RETURN(Offset start, outbox.start_offset(partition));
-  if (target_offset >= end.value || target_offset < start.value) return std::optional<MessageState>();
+  if (target_offset >= end.value || target_offset < start.value) return std::optional<OutboxRecord>();
   QIM_ASSIGN_OR_RETURN(auto records,
                        outbox.read(partition, Offset{target_offset}, 1, std::chrono::milliseconds(0)));
-  if (records.empty() || records.front().offset.value != target_offset) return std::optional<MessageState>();
+  if (records.empty() || records.front().offset.value != target_offset) return std::optional<OutboxRecord>();
   auto rec = decode_outbox_record(records.front().value);
-  if (!rec.ok() || rec->group_op || rec->event) return std::optional<MessageState>();
+  if (!rec.ok() || rec->group_op || rec->event || rec->read_through) return std::optional<OutboxRecord>();
+  return std::optional<OutboxRecord>(std::move(rec).value());
+}
+
+}  // namespace
+
+Result<std::optional<std::string>> read_event_target_body(Log& outbox, MessageId target, uint32_t partition) {
+  QIM_ASSIGN_OR_RETURN(auto rec, read_target_record(outbox, target, partition, UINT64_MAX));
+  if (!rec) return std::optional<std::string>();
+  return std::optional<std::string>(std::move(rec->body));
+}
+
+Result<std::optional<MessageState>> read_event_target(Log& outbox, MessageId target, uint32_t partition,
+                                                      uint64_t before) {
+  QIM_ASSIGN_OR_RETURN(auto rec, read_target_record(outbox, target, partition, before));
+  if (!rec) return std::optional<MessageState>();
   MessageState s;
   s.id = target;
   s.conversation = rec->conversation;

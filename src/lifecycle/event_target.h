@@ -17,4 +17,8 @@ namespace qim {
 Result<std::optional<MessageState>> read_event_target(Log& outbox, MessageId target, uint32_t partition,
                                                       uint64_t before);
 
+// The body of the chat message `target` as its SEND record holds it (an EDIT keeps its attachments, which
+// live in the body: docs/adr/0113); nullopt where read_event_target finds no message. The log's errors.
+Result<std::optional<std::string>> read_event_target_body(Log& outbox, MessageId target, uint32_t partition);
+
 }  // namespace qim

@@ -1,6 +1,9 @@
 #include "lifecycle/message_state.h"
 
+#include <algorithm>
+
 #include "core/bytes.h"
+#include "lifecycle/reaction.h"
 
 namespace qim {
 
@@ -18,6 +21,12 @@ std::string_view event_refusal_name(EventRefusal r) {
       return "not allowed";
     case EventRefusal::kRecalled:
       return "message recalled";
+    case EventRefusal::kBadReaction:
+      return "not an emoji nor a short code";
+    case EventRefusal::kReactionLimit:
+      return "too many reactions";
+    case EventRefusal::kReactionUnchanged:
+      return "reaction unchanged";
   }
   return "unknown";
 }
@@ -44,6 +53,24 @@ std::optional<uint64_t> MessageState::last_edit_offset() const {
   return std::nullopt;
 }
 
+std::vector<Reaction> MessageState::reactions(uint64_t before) const {
+  std::vector<Reaction> out;
+  for (auto it = events.begin(); it != events.end() && it->first < before; ++it) {
+    const EventOutcome& e = it->second;
+    if (!e.applied || !is_reaction(e.kind)) continue;
+    auto r =
+        std::find_if(out.begin(), out.end(), [&](const Reaction& x) { return x.reaction == e.reaction; });
+    if (e.kind == MessageEventKind::kReact) {
+      if (r == out.end()) r = out.insert(out.end(), Reaction{e.reaction, {}});
+      if (std::find(r->users.begin(), r->users.end(), e.actor) == r->users.end()) r->users.push_back(e.actor);
+    } else if (r != out.end()) {
+      std::erase(r->users, e.actor);
+      if (r->users.empty()) out.erase(r);
+    }
+  }
+  return out;
+}
+
 int64_t MessageState::edited_at_ms() const {
   auto last = last_edit_offset();
   return last ? events.at(*last).at_ms : 0;
@@ -51,7 +78,8 @@ int64_t MessageState::edited_at_ms() const {
 
 EventOutcome decide_event(const MessageState* target, const EventRequest& req,
                           const LifecyclePolicy& policy) {
-  EventOutcome out{req.event.kind, false, EventRefusal::kNone, req.actor, req.at_ms};
+  EventOutcome out{req.event.kind, false,     EventRefusal::kNone,
+                   req.actor,      req.at_ms, is_reaction(req.event.kind) ? req.reaction : std::string()};
   auto refuse = [&out](EventRefusal r) {
     out.refusal = r;
     return out;
@@ -60,6 +88,30 @@ EventOutcome decide_event(const MessageState* target, const EventRequest& req,
   if (target->conversation != req.conversation) return refuse(EventRefusal::kOtherConversation);
   // A recalled message takes no further event (a second recall is refused too: nothing to recall).
   if (target->recalled(req.offset)) return refuse(EventRefusal::kRecalled);
+  if (is_reaction(req.event.kind)) {
+    // Any member may react (fanout dispatches the event only for a member at its offset), at any time.
+    if (!valid_reaction(req.reaction)) return refuse(EventRefusal::kBadReaction);
+    const std::vector<Reaction> held = target->reactions(req.offset);
+    size_t mine = 0;
+    bool have = false, exists = false;
+    for (const Reaction& r : held) {
+      const bool holds = std::find(r.users.begin(), r.users.end(), req.actor) != r.users.end();
+      mine += holds ? 1 : 0;
+      if (r.reaction == req.reaction) {
+        exists = true;
+        have = holds;
+      }
+    }
+    if (req.event.kind == MessageEventKind::kUnreact) {
+      if (!have) return refuse(EventRefusal::kReactionUnchanged);
+    } else {
+      if (have) return refuse(EventRefusal::kReactionUnchanged);
+      if (mine >= kMaxReactionsPerUserMessage) return refuse(EventRefusal::kReactionLimit);
+      if (!exists && held.size() >= kMaxReactionsPerMessage) return refuse(EventRefusal::kReactionLimit);
+    }
+    out.applied = true;
+    return out;
+  }
   const int64_t age = req.at_ms - target->sent_at_ms;
   const bool own = req.actor == target->sender;
   if (req.event.kind == MessageEventKind::kEdit) {
@@ -77,7 +129,8 @@ EventOutcome decide_event(const MessageState* target, const EventRequest& req,
 }
 
 namespace {
-constexpr uint8_t kStateVersion = 1;
+constexpr uint8_t kStateVersion = 1;          // before reactions: no reaction string per event
+constexpr uint8_t kReactionStateVersion = 2;  // every event then its reaction string
 // Bounds the reader accepts: a state grows by one event per EDIT/RECALL read (refused ones too), and the
 // gateway refuses early what fanout would refuse, so a message gets few.
 constexpr uint32_t kMaxStoredEvents = 1 << 20;
@@ -100,8 +153,10 @@ void json_string(std::string& out, std::string_view s) {
 }  // namespace
 
 std::string encode_message_state(const MessageState& s) {
+  const bool reactions =
+      std::any_of(s.events.begin(), s.events.end(), [](const auto& e) { return is_reaction(e.second.kind); });
   ByteWriter w;
-  w.u8(kStateVersion);
+  w.u8(reactions ? kReactionStateVersion : kStateVersion);
   w.u64(s.id.value);
   w.str(s.conversation.str());
   w.str(s.sender.str());
@@ -116,6 +171,7 @@ std::string encode_message_state(const MessageState& s) {
     w.u8(static_cast<uint8_t>(e.refusal));
     w.str(e.actor.str());
     w.i64(e.at_ms);
+    if (reactions) w.str(e.reaction);
   }
   return w.take();
 }
@@ -123,7 +179,8 @@ std::string encode_message_state(const MessageState& s) {
 Result<MessageState> decode_message_state(std::string_view bytes) {
   ByteReader r(bytes, "message state");
   QIM_ASSIGN_OR_RETURN(uint8_t version, r.u8("version"));
-  if (version != kStateVersion) return r.corrupt("version", "unknown version " + std::to_string(version));
+  if (version != kStateVersion && version != kReactionStateVersion)
+    return r.corrupt("version", "unknown version " + std::to_string(version));
   MessageState s;
   QIM_ASSIGN_OR_RETURN(s.id.value, r.u64("id"));
   QIM_ASSIGN_OR_RETURN(s.conversation, r.name<ConversationId>("conversation"));
@@ -137,15 +194,19 @@ Result<MessageState> decode_message_state(std::string_view bytes) {
     EventOutcome e;
     QIM_ASSIGN_OR_RETURN(uint64_t offset, r.u64("event_offset"));
     QIM_ASSIGN_OR_RETURN(uint8_t kind, r.u8("event_kind"));
-    if (kind < 1 || kind > 2) return r.corrupt("event_kind", "unknown event " + std::to_string(kind));
+    if (kind < 1 || kind > static_cast<uint8_t>(MessageEventKind::kUnreact))
+      return r.corrupt("event_kind", "unknown event " + std::to_string(kind));
     e.kind = static_cast<MessageEventKind>(kind);
     QIM_ASSIGN_OR_RETURN(uint8_t applied, r.u8("event_applied"));
     e.applied = applied != 0;
     QIM_ASSIGN_OR_RETURN(uint8_t refusal, r.u8("event_refusal"));
-    if (refusal > static_cast<uint8_t>(EventRefusal::kRecalled)) return r.corrupt("event_refusal", "unknown");
+    if (refusal > static_cast<uint8_t>(kLastEventRefusal)) return r.corrupt("event_refusal", "unknown");
     e.refusal = static_cast<EventRefusal>(refusal);
     QIM_ASSIGN_OR_RETURN(e.actor, r.name<UserId>("event_actor"));
     QIM_ASSIGN_OR_RETURN(e.at_ms, r.i64("event_at"));
+    if (version == kReactionStateVersion) {
+      QIM_ASSIGN_OR_RETURN(e.reaction, r.str("event_reaction", kMaxReactionBytes));
+    }
     s.events.emplace(offset, std::move(e));
   }
   QIM_RETURN_IF_ERROR(r.finish());
@@ -157,18 +218,31 @@ std::string event_entry_client_id(MessageEventKind kind) {
 }
 
 std::string event_entry_body(const MessageState& after, MessageEventKind kind, const UserId& actor,
-                             std::string_view new_body) {
+                             std::string_view new_body, uint64_t offset) {
+  // As of the event's own offset: a replay, whose state holds later events too, writes the same body.
+  const uint64_t through = offset == UINT64_MAX ? UINT64_MAX : offset + 1;
   std::string out = "{\"event\":";
   json_string(out, message_event_name(kind));
   out += ",\"message_id\":\"" + std::to_string(after.id.value) + "\"";
   if (kind == MessageEventKind::kEdit) {
     out += ",\"body\":";
     json_string(out, new_body);
-    out += ",\"edited_at\":" + std::to_string(after.edited_at_ms());
-    out += ",\"edit_count\":" + std::to_string(after.edit_count());
+    auto at = after.events.find(offset);
+    out += ",\"edited_at\":" +
+           std::to_string(at != after.events.end() ? at->second.at_ms : after.edited_at_ms());
+    out += ",\"edit_count\":" + std::to_string(after.edit_count(through));
   } else {
     out += ",\"by\":";
     json_string(out, actor.str());
+  }
+  if (is_reaction(kind)) {
+    out += ",\"emoji\":";
+    json_string(out, new_body);
+    size_t count = 0;
+    for (const Reaction& r : after.reactions(through)) {
+      if (r.reaction == new_body) count = r.users.size();
+    }
+    out += ",\"count\":" + std::to_string(count);
   }
   out += "}";
   return out;

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/ids.h"
 #include "outbox/message_event.h"
@@ -33,7 +34,12 @@ enum class EventRefusal : uint8_t {
   kPastWindow = 3,         // WINDOW_PASSED: older than the window (or edits are off: window 0)
   kNotAllowed = 4,         // NOT_ALLOWED: not the sender (nor, for a recall, a group's owner or admin)
   kRecalled = 5,           // MESSAGE_RECALLED: the message was recalled before
+  // Reactions (lifecycle/reaction.h, docs/adr/0124):
+  kBadReaction = 6,        // BAD_REACTION: not one emoji grapheme nor a short code
+  kReactionLimit = 7,      // REACTION_LIMIT: the message's distinct reactions, or the user's, are full
+  kReactionUnchanged = 8,  // REACTION_UNCHANGED: REACT of one the user has, UNREACT of one they have not
 };
+inline constexpr EventRefusal kLastEventRefusal = EventRefusal::kReactionUnchanged;
 
 // "unknown message", ... (for logs).
 std::string_view event_refusal_name(EventRefusal r);
@@ -43,8 +49,16 @@ struct EventOutcome {
   bool applied = false;
   EventRefusal refusal = EventRefusal::kNone;
   UserId actor;
-  int64_t at_ms = 0;  // the event's server time
+  int64_t at_ms = 0;     // the event's server time
+  std::string reaction;  // kReact, kUnreact: the emoji or short code; empty for the others
   bool operator==(const EventOutcome&) const = default;
+};
+
+// One reaction of a message and who holds it, in the order of their reactions.
+struct Reaction {
+  std::string reaction;
+  std::vector<UserId> users;
+  bool operator==(const Reaction&) const = default;
 };
 
 // What the Outbox says of a sent message, and the events decided about it.
@@ -62,6 +76,9 @@ struct MessageState {
   uint32_t edit_count(uint64_t before = UINT64_MAX) const;
   int64_t edited_at_ms() const;                      // 0 if never edited
   std::optional<uint64_t> last_edit_offset() const;  // the applied edit whose body is current
+  // The reactions held, folded from the applied REACT and UNREACT events at offsets below `before`, in the
+  // order each reaction was first added (a removed member's reactions stay: membership is not consulted).
+  std::vector<Reaction> reactions(uint64_t before = UINT64_MAX) const;
   bool operator==(const MessageState&) const = default;
 };
 
@@ -72,6 +89,7 @@ struct EventRequest {
   int64_t at_ms = 0;             // its server time
   uint64_t offset = 0;           // its Outbox offset
   bool actor_moderates = false;  // a group's owner or admin at `offset`
+  std::string reaction;          // kReact, kUnreact: the record's body
 };
 
 // The decision for `request` about `target` (null: no such message). Only events at offsets below
@@ -79,16 +97,21 @@ struct EventRequest {
 EventOutcome decide_event(const MessageState* target, const EventRequest& request,
                           const LifecyclePolicy& policy);
 
-// Byte encoding of a state (the stores keep it as one value). decode: CorruptEntry naming the field.
+// Byte encoding of a state (the stores keep it as one value, opaque). A state with no reaction event is
+// written as version 1, byte for byte as before reactions; one with a reaction event as version 2 (every
+// event then carries its reaction string). Both decode. decode: CorruptEntry naming the field.
 std::string encode_message_state(const MessageState& s);
 Result<MessageState> decode_message_state(std::string_view bytes);
 
-// The body of the mailbox entry an applied event materialises as (its client_msg_id is "~edit" or
-// "~recall", so the inbox counts it as a system entry): {"event":"edit","message_id":"<target>",
-// "body":"<new body>","edited_at":<ms>,"edit_count":<n>} or {"event":"recall","message_id":"<target>",
-// "by":"<actor>"}; docs/protocol.md "Editing and recalling".
+// The body of the mailbox entry an applied event materialises as (its client_msg_id is "~edit",
+// "~recall", "~react" or "~unreact", so the inbox counts it as a system entry): {"event":"edit",
+// "message_id":"<target>","body":"<new body>","edited_at":<ms>,"edit_count":<n>}, {"event":"recall",
+// "message_id":"<target>","by":"<actor>"}, or {"event":"react"|"unreact","message_id":"<target>",
+// "by":"<actor>","emoji":"<reaction>","count":<holders of it after the event>}; docs/protocol.md
+// "Editing and recalling" and "Reactions".
+// `offset`: the event's Outbox offset; the body describes the state as of it (a replay writes the same).
 std::string event_entry_body(const MessageState& after, MessageEventKind kind, const UserId& actor,
-                             std::string_view new_body);
+                             std::string_view new_body, uint64_t offset = UINT64_MAX);
 std::string event_entry_client_id(MessageEventKind kind);
 
 }  // namespace qim
