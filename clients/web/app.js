@@ -7,9 +7,11 @@
 // DELIVERED; typing and presence from the SDK's events (state.js, decision 79).
 // Groups (`g:` conversations) come from GROUPS at sign-in and from their system entries; their member list
 // is read with GROUP_MEMBERS when one is shown and again after each membership change (group.js).
-// Rendering is view.js; words for errors, days and times are text.js.
-import { QimClient, directConversation } from './sdk/index.js';
+// Rendering is view.js; words for errors, days and times are text.js; the Notifications toggle and the
+// service worker's clicks are notify.js (sw.js shows what the push role sends).
+import { QimClient, directConversation, isGroupSystemEntry, peerOf } from './sdk/index.js';
 import { initGroups, onGroupEvent } from './group.js';
+import { conversationFromAddress, initNotifications, resetNotifications, resumeNotifications } from './notify.js';
 import {
   SignInError,
   dropToken,
@@ -22,13 +24,16 @@ import {
   tokenSource,
 } from './session.js';
 import {
+  applyDeleted,
   applyDelivered,
   applyList,
   applyReceipt,
+  applyState,
   conversation,
   conversations,
   deliveryOf,
   markRead,
+  mutedOf,
   oldestId,
   reset,
   state,
@@ -36,6 +41,8 @@ import {
 } from './state.js';
 import { USER_NAME, USER_NAME_RULE, human, technical } from './text.js';
 import { initView, render, renderChat, renderConnection, renderList } from './view.js';
+import { toggleReaction } from './reactions.js';
+import { endReply, startReply, takeReplyTo } from './reply.js';
 
 const $ = (id) => document.getElementById(id);
 const PAGE = 20; // messages per HISTORY page
@@ -87,6 +94,8 @@ async function show(c) {
     if (c) c.rendered = false;
     $('chat-error').textContent = '';
   }
+  if (state.editing && state.editing.c !== c) endEdit();
+  if (state.replying && state.replying.c !== c) endReply();
   state.open = c;
   rememberOpen(c?.id);
   if (!c) return render();
@@ -129,18 +138,32 @@ function schedule() {
 
 function onEntry(e) {
   const c = conversation(e.conversation);
+  // An edit or recall (or a kind this page does not know) is no bubble: the SDK folds it into its message
+  // (the `messageState` event, applyState).
+  const system = typeof e.client_msg_id === 'string' && e.client_msg_id.startsWith('~');
+  if (system && !isGroupSystemEntry(e)) {
+    if (state.open === c && visible()) markRead(c);
+    return schedule();
+  }
   // Our own entry coming back through our own mailbox says nothing of the peer's: "delivered" waits for
   // DELIVERED (state.js deliveryOf).
+  const local = e.sender === state.me ? c.messages.get(`c:${e.client_msg_id}`) : undefined;
+  if (local && e.reply_to === undefined) delete local.reply_to; // the server did not keep it as a reply
   upsert(c, e);
+  // The entry is the message as sent: what the SDK knows of it since (a history page read first) wins.
+  const now = state.client.messageState(e.message_id);
+  if (now) applyState(now);
   if (state.open === c && visible()) markRead(c);
   schedule();
 }
 
-async function sendMessage(c, body, clientMsgId = crypto.randomUUID()) {
-  upsert(c, { sender: state.me, client_msg_id: clientMsgId, body, conversation: c.id, state: 'sending' });
+async function sendMessage(c, body, clientMsgId = crypto.randomUUID(), replyTo = undefined) {
+  const local = { sender: state.me, client_msg_id: clientMsgId, body, conversation: c.id, state: 'sending' };
+  if (replyTo !== undefined) local.reply_to = replyTo;
+  upsert(c, local);
   render();
   try {
-    const ack = await state.client.send({ conversation: c.id, body, clientMsgId });
+    const ack = await state.client.send({ conversation: c.id, body, clientMsgId, replyTo });
     const m = c.messages.get(`c:${clientMsgId}`);
     upsert(c, {
       sender: state.me,
@@ -160,6 +183,65 @@ async function sendMessage(c, body, clientMsgId = crypto.randomUUID()) {
   }
   render();
 }
+
+// Attachments (docs/protocol.md "Attachments"): the file goes straight to the object store (the SDK's
+// sendFile: ATTACH, the upload with progress, then the SEND); the bar under the chat shows the upload.
+async function sendFiles(c, files) {
+  for (const file of files) {
+    const bar = $('upload');
+    bar.hidden = false;
+    $('upload-name').textContent = file.name;
+    $('upload-progress').value = 0;
+    try {
+      await state.client.sendFile(c.id, file, '', {
+        onProgress: (p) => ($('upload-progress').value = p.total > 0 ? p.loaded / p.total : 0),
+      });
+    } catch (e) {
+      if (state.open === c) showError(e, 'attach');
+    } finally {
+      bar.hidden = true;
+    }
+  }
+}
+
+// A short-lived URL of an attachment (thumbnail or the file), asked once per message and kind: the page
+// re-renders often, the URL lives minutes.
+const urls = new Map();
+function attachmentUrl(c, m, a, thumbnail) {
+  const key = `${m.message_id}/${a.attachment}/${thumbnail}`;
+  const hit = urls.get(key);
+  if (hit && hit.expires > Date.now() + 30_000) return hit.url;
+  const url = state.client
+    .attachmentUrl(c.id, m.message_id, a, { thumbnail })
+    .then((ok) => ok.url)
+    .catch((e) => {
+      urls.delete(key);
+      throw e;
+    });
+  urls.set(key, { url, expires: Date.now() + 4 * 60_000 });
+  return url;
+}
+
+$('attach').onclick = () => $('file').click();
+$('file').onchange = () => {
+  const files = [...$('file').files];
+  $('file').value = '';
+  if (state.open && files.length) void sendFiles(state.open, files);
+};
+const chatPane = $('composer').parentElement;
+chatPane.addEventListener('dragover', (ev) => {
+  if (!state.open || !ev.dataTransfer?.types.includes('Files')) return;
+  ev.preventDefault();
+  chatPane.classList.add('dropping');
+});
+chatPane.addEventListener('dragleave', () => chatPane.classList.remove('dropping'));
+chatPane.addEventListener('drop', (ev) => {
+  chatPane.classList.remove('dropping');
+  const files = [...(ev.dataTransfer?.files ?? [])];
+  if (!state.open || !files.length) return;
+  ev.preventDefault();
+  void sendFiles(state.open, files);
+});
 
 // The groups I am in, into the list (also those without an entry above what the mailbox retains).
 async function loadGroups() {
@@ -249,6 +331,21 @@ function startSession(user, device, retried = false) {
   });
   client.on('receipt', (r) => state.client === client && (applyReceipt(r), schedule()));
   client.on('delivered', (d) => state.client === client && (applyDelivered(d), schedule()));
+  client.on('messageState', (s) => state.client === client && applyState(s) && schedule());
+  client.on('deleted', (d) => state.client === client && (applyDeleted(d), schedule()));
+  client.on('block', (b) => {
+    if (state.client !== client) return;
+    if (b.blocked) state.blocked.add(b.user);
+    else state.blocked.delete(b.user);
+    schedule();
+  });
+  client.on('mute', (m) => {
+    if (state.client !== client) return;
+    conversation(m.conversation).mute = { muted: m.muted, muted_until: m.muted_until };
+    schedule();
+  });
+  // Revoked (another device or an operator ended this session): the SDK asks for a new token once.
+  client.on('revoked', () => state.client === client && dropToken());
   for (const event of ['typing', 'presence']) client.on(event, () => state.client === client && schedule());
   client.on('state', (s) => onState(client, s));
   client.on('synced', () => {
@@ -266,13 +363,24 @@ function startSession(user, device, retried = false) {
   $('signin').hidden = true;
   $('app').hidden = false;
   renderConnection('connecting');
+  // The conversation shown before a reload, or a notification's (only if it is one of this user's).
   const reopen = rememberedOpen();
-  void show(reopen ? conversation(reopen) : null);
+  const mine = reopen && (reopen.startsWith('g:') || peerOf(reopen, user) !== null);
+  void show(mine ? conversation(reopen) : null);
   followed.clear();
   client.start().then(
     () => {
+      resumeNotifications(client);
       void loadGroups();
       void loadConversations(client);
+      client.blocks().then(
+        (users) => {
+          if (state.client !== client) return;
+          state.blocked = new Set(users);
+          schedule();
+        },
+        (e) => console.warn('qim: blocks:', e),
+      );
     },
     (e) => {
       if (state.client !== client) return;
@@ -291,6 +399,8 @@ function signOut(message = '') {
   state.client?.close();
   forgetSession();
   reset();
+  endReply();
+  resetNotifications();
   document.title = 'QIM chat';
   $('offline').hidden = true;
   $('chat-error').textContent = '';
@@ -336,13 +446,87 @@ $('new-chat').onsubmit = (ev) => {
   void show(conversation(directConversation(state.me, peer)));
   followPresence(state.client, peer);
 };
+// Editing a message of mine: the composer holds its body until "Save" (or "Cancel").
+function startEdit(c, m) {
+  endReply();
+  state.editing = { c, m };
+  $('body').value = m.body;
+  $('send').textContent = 'Save';
+  $('cancel-edit').hidden = false;
+  $('body').focus();
+}
+function endEdit() {
+  state.editing = null;
+  $('body').value = '';
+  $('send').textContent = 'Send';
+  $('cancel-edit').hidden = true;
+}
+async function saveEdit(c, m, body) {
+  endEdit();
+  const before = { body: m.body, edited_at: m.edited_at, edit_count: m.edit_count };
+  Object.assign(m, { body, edited_at: Date.now(), edit_count: (m.edit_count ?? 0) + 1 });
+  render();
+  try {
+    await state.client.edit(c.id, m.message_id, body);
+  } catch (e) {
+    if ((m.edit_count ?? 0) === before.edit_count + 1 && m.body === body) Object.assign(m, before); // not changed
+    if (state.open === c) showError(e, 'edit');
+    render();
+  }
+}
+async function recallMessage(c, m) {
+  try {
+    await state.client.recall(c.id, m.message_id);
+    Object.assign(m, { recalled: true, body: '' });
+  } catch (e) {
+    if (state.open === c) showError(e, 'recall');
+  }
+  render();
+}
+async function deleteForMe(c, m) {
+  try {
+    await state.client.deleteForMe(c.id, m.message_id);
+    applyDeleted({ conversation: c.id, message_id: m.message_id });
+  } catch (e) {
+    if (state.open === c) showError(e, 'delete');
+  }
+  render();
+}
+// The conversation header's Block and Mute (the page's state follows the SDK's block and mute events).
+async function toggleBlock(c) {
+  try {
+    if (state.blocked.has(c.peer)) await state.client.unblock(c.peer);
+    else await state.client.block(c.peer);
+  } catch (e) {
+    showError(e, 'block');
+  }
+  render();
+}
+async function toggleMute(c) {
+  try {
+    if (mutedOf(c)) await state.client.unmute(c.id);
+    else await state.client.mute(c.id);
+  } catch (e) {
+    showError(e, 'mute');
+  }
+  render();
+}
+
+$('cancel-edit').onclick = () => endEdit();
+$('cancel-reply').onclick = () => endReply();
 $('composer').onsubmit = (ev) => {
   ev.preventDefault();
   const body = $('body').value;
   if (!state.open || !body.trim() || !state.online) return;
+  if (state.editing) {
+    const { c, m } = state.editing;
+    if (body !== m.body) void saveEdit(c, m, body);
+    else endEdit();
+    return;
+  }
   $('body').value = '';
   state.client.typing(state.open.id, 'stop'); // sent: the others' indicator ends now (the message ends it too)
-  void sendMessage(state.open, body);
+  void sendMessage(state.open, body, undefined, takeReplyTo(state.open));
 };
 // Typing: a start per keystroke (the SDK sends one every 3 s at most), a stop when the text is cleared or
 // sent (the SDK sends a stop only after a start).
@@ -358,7 +542,27 @@ document.addEventListener('visibilitychange', () => {
   }
 });
 
-initView({ show, retry: (c, m) => sendMessage(c, m.body, m.client_msg_id) });
+initView({
+  show,
+  retry: (c, m) => sendMessage(c, m.body, m.client_msg_id, m.reply_to),
+  attachmentUrl,
+  edit: startEdit,
+  recall: recallMessage,
+  react: (c, m, emoji, add) => toggleReaction({ client: () => state.client, render, error: showError }, c, m, emoji, add),
+  reply: (c, m) => {
+    if (state.editing) endEdit();
+    startReply(c, m);
+  },
+  delete: deleteForMe,
+  block: toggleBlock,
+  mute: toggleMute,
+});
+
+// Notifications: the toggle, and a click on one opens its conversation (in this page, or in a new one
+// through `?c=`, which is shown once signed in).
+initNotifications({ client: () => state.client, open: (id) => state.me !== null && void show(conversation(id)) });
+const asked = conversationFromAddress();
+if (asked) rememberOpen(asked);
 
 // A reload: the tab's session signs in again by itself.
 const saved = storedSession();

@@ -3,7 +3,18 @@
 // (CONVERSATIONS, kept current from the entries and READ_STATE) gives each its unread count and read mark,
 // the same on every device of the user; receipts and DELIVERED give "seen" and "delivered" on one's own
 // messages; typing and presence come from the SDK as they change (decision 79).
-import { isGroupConversation, isGroupSystemEntry, parseGroupEvent, peerOf, unreadLabel } from './sdk/index.js';
+import {
+  eventPreview,
+  isGroupConversation,
+  isGroupSystemEntry,
+  isMessageEventEntry,
+  isMuted,
+  parseAttachmentsBody,
+  parseGroupEvent,
+  parseMessageEvent,
+  peerOf,
+  unreadLabel,
+} from './sdk/index.js';
 
 export const state = {
   me: null,
@@ -12,6 +23,9 @@ export const state = {
   online: false,
   wasOnline: false, // online once in this session: 'offline' is an outage, not the first connect
   synced: false, // the first SYNC of the session is done (the list is complete)
+  blocked: new Set(), // the users I block (BLOCKS at sign-in, then the SDK's block events)
+  editing: null, // { c, m }: the message the composer edits, or null
+  replying: null, // { c, m }: the message the composer's next SEND replies to, or null
 };
 
 // id -> { id, peer, group, messages: Map(key -> msg), summary, readAsked, readThrough, deliveredThrough,
@@ -44,7 +58,8 @@ export function conversation(id) {
 
 export function reset() {
   conversations.clear();
-  Object.assign(state, { me: null, client: null, open: null, online: false, wasOnline: false, synced: false });
+  Object.assign(state, { me: null, client: null, open: null, online: false, wasOnline: false, synced: false, editing: null, replying: null });
+  state.blocked = new Set();
 }
 
 function big(s) {
@@ -102,11 +117,17 @@ export function unreadOf(c) {
   return c.summary ? unreadLabel(c.summary) : '';
 }
 
-/** The tab title's total over the list. */
+/** Whether a conversation is muted now (the server's row, or the last MUTE_OK / MUTE_CHANGED seen). */
+export function mutedOf(c) {
+  return isMuted(c.mute ?? c.summary ?? {});
+}
+
+/** The tab title's total over the list: a muted conversation is no badge (its own count stays on its row). */
 export function totalUnread() {
   let n = 0;
   let capped = false;
   for (const c of conversations.values()) {
+    if (mutedOf(c)) continue;
     n += c.summary?.unread ?? 0;
     capped ||= Boolean(c.summary?.unread_capped);
   }
@@ -167,9 +188,61 @@ export function oldestId(c) {
   return oldest === null ? undefined : oldest.toString();
 }
 
-/** What a message says: a system entry's text (its JSON body parsed), else the body. */
+/** What a message says: a system entry's text (its JSON body parsed), a recalled one's placeholder, else the body. */
 export function textOf(m) {
-  return isGroupSystemEntry(m) ? parseGroupEvent(m).text : m.body;
+  if (m.recalled) return 'message recalled';
+  if (isGroupSystemEntry(m)) return parseGroupEvent(m).text;
+  const files = parseAttachmentsBody(m.body);
+  if (files) return files.text || files.attachments.map((a) => `📎 ${a.name}`).join(', ');
+  return m.body;
+}
+
+/** The message of a conversation with this id, or undefined. */
+export function byId(c, messageId) {
+  for (const m of c.messages.values()) if (m.message_id === messageId) return m;
+  return undefined;
+}
+
+/**
+ * A message's new state (the SDK's fold: an edit, a recall, its reactions, live or replayed by SYNC) onto
+ * the page's copy.
+ */
+export function applyState(s) {
+  const c = conversation(s.conversation);
+  const m = byId(c, s.message_id);
+  if (!m) return false;
+  Object.assign(m, { body: s.body, edited_at: s.edited_at, edit_count: s.edit_count, recalled: s.recalled, reactions: s.reactions });
+  return true;
+}
+
+const QUOTE_CHARS = 100;
+
+/**
+ * What a reply shows of the message it replies to: the message as this page holds it now (edited or
+ * recalled since), else the server's `quote` (decision 125). Null when there is nothing to show.
+ * { sender, text, recalled }.
+ */
+export function quoteOf(c, m) {
+  if (typeof m.reply_to !== 'string') return null;
+  const held = byId(c, m.reply_to);
+  if (held) {
+    const chars = [...textOf(held)];
+    const text = chars.length > QUOTE_CHARS ? `${chars.slice(0, QUOTE_CHARS).join('')}…` : chars.join('');
+    return { sender: held.sender, text, recalled: held.recalled === true };
+  }
+  const q = m.quote;
+  if (!q) return { sender: null, text: 'an earlier message', recalled: false };
+  if (q.recalled) return { sender: null, text: 'message recalled', recalled: true };
+  return { sender: q.sender ?? null, text: `${q.body ?? ''}${q.truncated ? '…' : ''}`, recalled: false };
+}
+
+/** Messages deleted for me (here or on another device): one, or every one up to `through`. */
+export function applyDeleted(d) {
+  const c = conversation(d.conversation);
+  for (const [key, m] of c.messages) {
+    if (typeof m.message_id !== 'string') continue;
+    if (d.message_id !== undefined ? m.message_id === d.message_id : big(m.message_id) <= big(d.through)) c.messages.delete(key);
+  }
 }
 
 /**
@@ -177,6 +250,10 @@ export function textOf(m) {
  * preview of the body): a group's system entry is known by its JSON body. Its text, or null.
  */
 export function systemPreview(m) {
+  if (isMessageEventEntry(m)) {
+    const ev = parseMessageEvent(m);
+    return ev ? eventPreview(ev) : '';
+  }
   if (isGroupSystemEntry(m)) return parseGroupEvent(m).text;
   if (m.client_msg_id !== undefined || !isGroupConversation(m.conversation)) return null;
   try {

@@ -22,7 +22,20 @@ export function tokenRefusal(status, user) {
 export function human(e, doing = '') {
   switch (e?.code) {
     case 'TOO_LARGE':
-      return 'That message is too long to send. Split it into shorter ones.';
+      return doing === 'attach'
+        ? 'That file is too large to send.'
+        : 'That message is too long to send. Split it into shorter ones.';
+    case 'ATTACHMENTS_DISABLED':
+      return 'This server does not take files.';
+    case 'UNSUPPORTED_TYPE':
+      return 'This kind of file cannot be sent here.';
+    case 'QUOTA_EXCEEDED':
+      return 'You have sent as many files as you may today. Try again tomorrow.';
+    case 'ATTACHMENT_MISSING':
+    case 'ATTACHMENT_MISMATCH':
+      return 'The file did not arrive whole. Try again.';
+    case 'UNKNOWN_ATTACHMENT':
+      return 'That file is not there any more.';
     case 'RATE_LIMITED':
       return 'You are sending too fast. Wait a moment and try again.';
     case 'FORBIDDEN':
@@ -32,11 +45,21 @@ export function human(e, doing = '') {
     case 'UNKNOWN_GROUP':
       return 'This group does not exist.';
     case 'NOT_ALLOWED':
+      if (doing === 'edit') return 'Only its sender can edit a message.';
+      if (doing === 'recall') return 'Only its sender (or a group’s owner or admin) can recall a message.';
       return doing === 'leave'
         ? 'The owner cannot leave the group.'
         : 'Only the group’s owner or an admin can do that.';
     case 'GROUP_FULL':
       return 'The group is full: no more members can be added.';
+    case 'BLOCKED':
+      return 'You cannot message this person: they have blocked you.';
+    case 'UNKNOWN_MESSAGE':
+      return 'That message is not there any more.';
+    case 'WINDOW_PASSED':
+      return doing === 'recall' ? 'It is too late to recall that message.' : 'It is too late to edit that message.';
+    case 'MESSAGE_RECALLED':
+      return 'That message was recalled.';
     case 'UNAVAILABLE':
       return 'The server is busy right now. Try again in a moment.';
     case 'UNAUTHENTICATED':
@@ -50,6 +73,7 @@ export function human(e, doing = '') {
     default:
       return 'The server could not do that. Try again.';
   }
+  if (e?.name === 'QimUploadError') return 'The file could not be uploaded. Try again.';
   if (e?.name === 'QimTimeoutError') return 'The server did not answer in time. Try again.';
   if (e?.name === 'QimConnectionError') return 'You are offline. Try again once the connection is back.';
   if (e instanceof TypeError) return 'Cannot reach the server. Is it running?';

@@ -4,8 +4,21 @@
 // loading / empty / beginning states, "Load older" only when the server said older messages exist), the
 // connection (offline banner, composer disabled) and the tab title (the unread total). Which screen shows
 // on a phone is the `chat-open` class of <main> (style.css: list or chat, not both).
-import { isGroupSystemEntry } from './sdk/index.js';
-import { conversations, deliveryOf, lastTime, sorted, state, systemPreview, textOf, title, totalUnread, unreadOf } from './state.js';
+import { isGroupSystemEntry, parseAttachmentsBody } from './sdk/index.js';
+import {
+  conversations,
+  deliveryOf,
+  lastTime,
+  mutedOf,
+  sorted,
+  state,
+  systemPreview,
+  textOf,
+  title,
+  totalUnread,
+  unreadOf,
+  quoteOf,
+} from './state.js';
 import { clock, dayLabel, dayOf, hue, initials, lastSeen, shortWhen, typingText } from './text.js';
 import { renderGroupPanel } from './group.js';
 
@@ -21,7 +34,12 @@ const STATE_TITLE = {
 };
 const CONNECTION_TEXT = { idle: 'Connecting…', connecting: 'Connecting…', online: 'Online', offline: 'Offline', closed: 'Signed out' };
 
-let hooks = null; // { show(c), retry(c, m) }
+// { show(c), retry(c, m), edit(c, m), recall(c, m), delete(c, m), block(c), mute(c), react(c, m, emoji, add),
+// reply(c, m) }
+let hooks = null;
+
+/** The reactions the menu offers (any emoji the server takes is shown when another client sends it). */
+export const REACTIONS = ['👍', '❤️', '😂', '🎉', '😮'];
 
 export function initView(h) {
   hooks = h;
@@ -75,6 +93,10 @@ export function renderList() {
     const last = sorted(c).at(-1) ?? c.summary?.last;
     const unread = unreadOf(c);
     if (unread !== '') li.classList.add('has-unread');
+    if (mutedOf(c)) {
+      li.classList.add('muted');
+      li.dataset.muted = 'true';
+    }
     const main = el('span', 'item');
     const top = el('span', 'row');
     top.append(el('span', 'name', title(c)), el('span', 'when', last?.server_time ? shortWhen(last.server_time) : ''));
@@ -82,7 +104,10 @@ export function renderList() {
     let preview = 'No messages yet';
     const system = last ? systemPreview(last) : null;
     if (system !== null) preview = system;
-    else if (last) preview = last.sender === state.me ? `You: ${last.body}` : c.group ? `${last.sender}: ${last.body}` : last.body;
+    else if (last) {
+      const text = textOf(last);
+      preview = last.sender === state.me ? `You: ${text}` : c.group ? `${last.sender}: ${text}` : text;
+    }
     const typing = typers(c);
     const shownPreview = el('span', typing.length > 0 ? 'preview typing' : 'preview', typing.length > 0 ? typingText(typing, Boolean(c.group)) : preview);
     const badge = el('span', 'unread', unread);
@@ -133,9 +158,25 @@ function bubble(c, m, run, seenLabel) {
     who.style.setProperty('--hue', String(hue(m.sender)));
     li.append(who);
   }
-  li.append(el('span', 'body', m.body));
+  if (m.recalled) li.classList.add('recalled');
+  li.dataset.messageId = m.message_id ?? '';
+  const quote = m.recalled ? null : quoteOf(c, m);
+  if (quote) li.append(quoteBlock(quote));
+  const files = m.recalled ? null : parseAttachmentsBody(m.body);
+  if (files) {
+    li.append(el('span', 'body', files.text));
+    li.append(attachmentsOf(c, m, files.attachments));
+  } else li.append(el('span', 'body', textOf(m)));
+  if (!m.recalled && m.reactions?.length > 0) li.append(reactionsRow(c, m));
   const meta = el('span', 'meta');
   const when = m.server_time ? clock(m.server_time) : '';
+  if (m.edit_count > 0 && !m.recalled) {
+    const edited = el('span', 'edited', 'edited');
+    edited.dataset.testid = 'edited';
+    meta.append(edited);
+  }
+  const menu = messageMenu(c, m, mine);
+  if (menu) li.append(menu);
   if (mine) {
     li.dataset.state = deliveryOf(c, m);
     const st = el('span', `delivery ${li.dataset.state}`, STATE_TEXT[li.dataset.state] ?? '✓');
@@ -158,6 +199,117 @@ function bubble(c, m, run, seenLabel) {
   } else meta.append(el('span', 'time', when));
   li.append(meta);
   return li;
+}
+
+// A message's attachments: images inline (their thumbnail when the server made one, else the image itself),
+// a click opens the full file in a new tab; other files as a link with name and size.
+function attachmentsOf(c, m, attachments) {
+  const box = el('div', 'attachments');
+  const open = (a) => (ev) => {
+    ev.preventDefault();
+    const tab = window.open('', '_blank');
+    hooks.attachmentUrl(c, m, a, false).then(
+      (url) => (tab ? (tab.location.href = url) : window.open(url, '_blank')),
+      () => tab?.close(),
+    );
+  };
+  for (const a of attachments) {
+    const link = el('a', a.kind === 'image' ? 'attachment image' : 'attachment file');
+    link.href = '#';
+    link.onclick = open(a);
+    if (a.kind === 'image') {
+      link.dataset.testid = 'attachment-image';
+      const img = el('img');
+      img.alt = a.name;
+      if (a.width && a.height) img.style.aspectRatio = `${a.width} / ${a.height}`;
+      if (m.message_id) hooks.attachmentUrl(c, m, a, a.thumbnail === true).then((url) => (img.src = url), () => {});
+      link.append(img);
+    } else {
+      link.dataset.testid = 'attachment-file';
+      link.append(el('span', 'name', a.name), el('span', 'size', sizeText(a.size)));
+    }
+    box.append(link);
+  }
+  return box;
+}
+
+function sizeText(n) {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+// The quoted message above a reply's body (its sender and text, or "message recalled").
+function quoteBlock(q) {
+  const box = el('blockquote', q.recalled ? 'quote recalled' : 'quote');
+  box.dataset.testid = 'quote';
+  if (q.sender) box.append(el('span', 'quote-sender', q.sender));
+  box.append(el('span', 'quote-text', q.text));
+  return box;
+}
+
+// A message's reactions: one chip per emoji with its count; mine are marked, a click takes mine back or
+// adds it.
+function reactionsRow(c, m) {
+  const row = el('div', 'reactions');
+  row.dataset.testid = 'reactions';
+  for (const r of m.reactions) {
+    const chip = el('button', r.mine ? 'reaction mine' : 'reaction', `${r.emoji} ${r.count}`);
+    chip.type = 'button';
+    chip.dataset.testid = 'reaction';
+    chip.dataset.emoji = r.emoji;
+    chip.dataset.count = String(r.count);
+    chip.dataset.mine = String(r.mine);
+    chip.setAttribute('aria-pressed', String(r.mine));
+    chip.title = r.mine ? `Remove your ${r.emoji}` : `React ${r.emoji}`;
+    chip.onclick = () => hooks.react(c, m, r.emoji, !r.mine);
+    row.append(chip);
+  }
+  return row;
+}
+
+// A message's menu: a row of reactions and Reply for any stored one, Edit and Recall for one's own sent
+// message, Delete (for me) for any stored one.
+function messageMenu(c, m, mine) {
+  if (typeof m.message_id !== 'string' || m.recalled || m.state === 'sending' || m.state === 'failed') return null;
+  const menu = el('details', 'msg-menu');
+  menu.dataset.testid = 'message-menu';
+  const summary = el('summary', '', '⋯');
+  summary.setAttribute('aria-label', 'Message actions');
+  menu.append(summary);
+  const item = (name, label, fn) => {
+    const b = el('button', 'menu-item', label);
+    b.type = 'button';
+    b.dataset.testid = name;
+    b.onclick = () => {
+      menu.open = false;
+      fn(c, m);
+    };
+    menu.append(b);
+  };
+  const picker = el('div', 'react-picker');
+  for (const emoji of REACTIONS) {
+    const b = el('button', 'react-pick', emoji);
+    b.type = 'button';
+    b.dataset.testid = 'react';
+    b.dataset.emoji = emoji;
+    const held = m.reactions?.find((r) => r.emoji === emoji)?.mine === true;
+    if (held) b.classList.add('mine');
+    b.setAttribute('aria-label', held ? `Remove your ${emoji}` : `React ${emoji}`);
+    b.onclick = () => {
+      menu.open = false;
+      hooks.react(c, m, emoji, !held);
+    };
+    picker.append(b);
+  }
+  menu.append(picker);
+  item('reply', 'Reply', hooks.reply);
+  if (mine) {
+    item('edit', 'Edit', hooks.edit);
+    item('recall', 'Recall', hooks.recall);
+  }
+  item('delete', 'Delete for me', hooks.delete);
+  return menu;
 }
 
 export function renderChat() {
@@ -183,6 +335,15 @@ export function renderChat() {
   $('typing').textContent = typing.length > 0 ? typingText(typing, true) : '';
   $('typing').hidden = typing.length === 0;
   $('composer').hidden = c.group?.left === true;
+  const block = $('block');
+  block.hidden = Boolean(c.group) || c.peer === state.me;
+  block.textContent = state.blocked.has(c.peer) ? 'Unblock' : 'Block';
+  block.dataset.blocked = String(state.blocked.has(c.peer));
+  block.onclick = () => hooks.block(c);
+  const mute = $('mute');
+  mute.textContent = mutedOf(c) ? 'Unmute' : 'Mute';
+  mute.dataset.muted = String(mutedOf(c));
+  mute.onclick = () => hooks.mute(c);
   renderGroupPanel(c);
 
   const messages = sorted(c);

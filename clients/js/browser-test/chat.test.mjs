@@ -104,6 +104,117 @@ test('two users chat in two browser contexts; one goes away and comes back to fi
   }
 });
 
+// Opens the menu of the message whose body is `text` and clicks its `action` (edit, recall, delete): in one
+// step in the page, as a re-render between two puppeteer calls would replace the menu.
+async function messageAction(page, text, action) {
+  await page.waitForFunction(
+    (t, a) =>
+      [...document.querySelectorAll('[data-testid=message]')].some(
+        (li) => li.querySelector('.body')?.textContent === t && li.querySelector(`[data-testid=${a}]`),
+      ),
+    { timeout: WAIT },
+    text,
+    action,
+  );
+  await page.evaluate(
+    (t, a) => {
+      const li = [...document.querySelectorAll('[data-testid=message]')].find((m) => m.querySelector('.body')?.textContent === t);
+      li.querySelector('[data-testid=message-menu] > summary').click();
+      li.querySelector(`[data-testid=${a}]`).click();
+    },
+    text,
+    action,
+  );
+}
+
+// The bodies shown in the chat, and those marked edited.
+function waitForExactBodies(page, expected) {
+  return page.waitForFunction(
+    (want) => JSON.stringify([...document.querySelectorAll('[data-testid=message] .body')].map((e) => e.textContent)) === JSON.stringify(want),
+    { timeout: WAIT },
+    expected,
+  );
+}
+
+test('edit, recall, mute, delete for me and block from the page: both sides see each change live and after a reload', async (t) => {
+  const alice = user('alice');
+  const bob = user('bob');
+  const ctxA = await browser.createBrowserContext();
+  const ctxB = await browser.createBrowserContext();
+  try {
+    const a = await signIn(ctxA, 'lc-alice', alice);
+    const b = await signIn(ctxB, 'lc-bob', bob);
+    await openChat(a, bob);
+    await send(a, 'helo');
+    await clickListItem(b, `[data-testid=conversation][data-peer="${alice}"]`);
+    await waitForExactBodies(b, ['helo']);
+
+    // Alice edits from the message's menu: the composer holds the body until Save.
+    await a.waitForFunction(() => document.querySelector('[data-testid=message].mine')?.dataset.messageId !== '', { timeout: WAIT });
+    await messageAction(a, 'helo', 'edit');
+    assert.equal(await a.$eval('[data-testid=body]', (i) => i.value), 'helo');
+    assert.equal(await a.$eval('[data-testid=send]', (bt) => bt.textContent), 'Save');
+    await a.$eval('[data-testid=body]', (i) => (i.value = 'hello'));
+    await a.click('[data-testid=send]');
+    for (const p of [a, b]) {
+      await waitForExactBodies(p, ['hello']);
+      await p.waitForSelector('[data-testid=message] [data-testid=edited]', { timeout: WAIT });
+    }
+    // Bob reloads: the mailbox from 0 (the message, then its edit), folded: the same.
+    await b.reload({ waitUntil: 'load' });
+    await waitForExactBodies(b, ['hello']);
+    await b.waitForSelector('[data-testid=message] [data-testid=edited]', { timeout: WAIT });
+    await b.evaluate(() => (document.querySelector('[data-testid=message-menu]').open = true));
+    await screenshot(b, 'web-desktop-edited');
+    await b.evaluate(() => (document.querySelector('[data-testid=message-menu]').open = false));
+
+    // Alice recalls it: a placeholder in place, on both sides, live and after a reload.
+    await messageAction(a, 'hello', 'recall');
+    for (const p of [a, b]) await waitForExactBodies(p, ['message recalled']);
+    assert.equal(await b.$eval('[data-testid=message]', (li) => li.classList.contains('recalled')), true);
+    await b.reload({ waitUntil: 'load' });
+    await waitForExactBodies(b, ['message recalled']);
+
+    // Bob mutes the conversation from its header and looks at another: Alice's next message is counted on
+    // its row, but the tab's total leaves it out.
+    await b.click('[data-testid=mute]');
+    await b.waitForFunction(() => document.querySelector('[data-testid=mute]')?.dataset.muted === 'true', { timeout: WAIT });
+    await openChat(b, user('carol'));
+    await send(a, 'ping');
+    await waitForUnread(b, alice, '1');
+    await b.waitForSelector(`[data-testid=conversation][data-peer="${alice}"][data-muted=true]`, { timeout: WAIT });
+    assert.equal(await b.title(), 'QIM chat');
+
+    // Delete for me: gone from Bob's view (after a reload too), still in Alice's.
+    await clickListItem(b, `[data-testid=conversation][data-peer="${alice}"]`);
+    await waitForExactBodies(b, ['message recalled', 'ping']);
+    await messageAction(b, 'ping', 'delete');
+    await waitForExactBodies(b, ['message recalled']);
+    await b.reload({ waitUntil: 'load' });
+    await waitForExactBodies(b, ['message recalled']);
+    await waitForExactBodies(a, ['message recalled', 'ping']);
+
+    // Bob blocks Alice from the header: her next message is refused, and the page tells her why.
+    await b.waitForSelector('[data-testid=block][data-blocked=false]', { timeout: WAIT });
+    await b.click('[data-testid=block]');
+    await b.waitForSelector('[data-testid=block][data-blocked=true]', { timeout: WAIT });
+    await send(a, 'let me in');
+    await a.waitForFunction(() => /blocked you/.test(document.querySelector('[data-testid=chat-error]')?.textContent ?? ''), {
+      timeout: WAIT,
+    });
+    assert.ok(!(await bodies(b)).includes('let me in'));
+    await screenshot(a, 'web-desktop-blocked');
+  } catch (e) {
+    await screenshots(t.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60));
+    throw e;
+  } finally {
+    pages.delete('lc-alice');
+    pages.delete('lc-bob');
+    await ctxA.close();
+    await ctxB.close();
+  }
+});
+
 function groupItem(name) {
   return `[data-testid=conversation][data-name="${name}"]`;
 }

@@ -5,105 +5,45 @@
 // carry a client_msg_id and are retried with the same id on UNAVAILABLE, RATE_LIMITED, timeouts and lost
 // connections, so a retry never makes a second message.
 //
+// The loop's cursor and runs are in mailbox_loop.ts; the options and interfaces in client_options.ts; the
+// events in client_events.ts; attach()'s upload in attach_flow.ts; the push target in push_registration.ts;
+// the inbox and the message changes in inbox_feed.ts and changes_feed.ts. This file is the connection.
+//
 // Runs in browsers (the native WebSocket) and in Node 20 (pass the `ws` package's WebSocket).
 import { QimAuthError, QimConnectionError, QimError, QimTimeoutError } from './errors.js';
 import type {
   AuthOk,
   ClientFrame,
-  Deliver,
   Entry,
   ErrorFrame,
   HistoryPage,
   SendAck,
   ServerFrame,
-  SyncPage,
 } from './frames.js';
 import { parseServerFrame } from './frames.js';
-import type { GroupClientFrame, GroupEvent, GroupMembersList, GroupOk, GroupRole, GroupsList, GroupSummary } from './groups.js';
+import type { ConnectionState, QimClientOptions, SendRequest, WebSocketLike } from './client_options.js';
+import { badUrl, MemoryCursorStore } from './client_options.js';
+import { MailboxLoop } from './mailbox_loop.js';
+import type { GroupClientFrame, GroupMembersList, GroupOk, GroupRole, GroupsList, GroupSummary } from './groups.js';
 import { isGroupSystemEntry, parseGroupEvent } from './groups.js';
 import type { ConversationSummary, ConversationsPage, PresenceSetting, ReadOk, ReceiptsPage, ReceiptsSetting, Settings } from './inbox.js';
-import { InboxFeed, type InboxEvents } from './inbox_feed.js';
+import { InboxFeed } from './inbox_feed.js';
+import { ChangesFeed } from './changes_feed.js';
+import type { ClientEvents } from './client_events.js';
+import type { EditAck, MessageState, RecallAck } from './lifecycle.js';
+import type { ReactAck, UnreactAck } from './reactions.js';
+import type { BlockOk, DeleteOk, MuteOk } from './privacy.js';
+import type { PushConfig, PushProvider, PushRegistered, PushRegistrationLike, PushUnregistered, WebPushRegistration } from './push.js';
+import { enableWebPush } from './push.js';
+import { PushRegistration } from './push_registration.js';
+import type { AttachInput, AttachmentInfo, AttachmentRef, AttachmentUrlOk, AttachOk, AttachOptions } from './attachments.js';
+import { attachFile } from './attach_flow.js';
 import type { PresenceInfo, TypingState } from './signals.js';
 
-/** The part of the WebSocket API the client uses (browsers' WebSocket and `ws` both have it). */
-export interface WebSocketLike {
-  readonly readyState: number;
-  send(data: string): void;
-  close(code?: number, reason?: string): void;
-  onopen: ((ev: unknown) => void) | null;
-  onmessage: ((ev: { data: unknown }) => void) | null;
-  onclose: ((ev: { code: number; reason: string }) => void) | null;
-  onerror: ((ev: unknown) => void) | null;
-}
+export type { ConnectionState, CursorStore, QimClientOptions, SendRequest, SendTarget, WebSocketLike } from './client_options.js';
+export { MemoryCursorStore } from './client_options.js';
 
-/** Where the cursor ("every entry at or below it has been shown") is kept between sessions. */
-export interface CursorStore {
-  load(): string | null;
-  save(cursor: string): void;
-  /** Optional: the message ids shown last (oldest first), kept with the cursor so a restart skips their copies too. */
-  loadRecentIds?(): string[] | null;
-  saveRecentIds?(ids: string[]): void;
-}
-
-export class MemoryCursorStore implements CursorStore {
-  private value: string | null = null;
-  load(): string | null {
-    return this.value;
-  }
-  save(cursor: string): void {
-    this.value = cursor;
-  }
-}
-
-export type ConnectionState = 'idle' | 'connecting' | 'online' | 'offline' | 'closed';
-
-export interface QimClientOptions {
-  /** ws:// or wss:// address of a gateway, e.g. `ws://127.0.0.1:7400/`. */
-  url: string;
-  /** The access token, or a function giving one (called on every connect: tokens expire). */
-  token: string | (() => string | Promise<string>);
-  /** The WebSocket class; default: globalThis.WebSocket (browsers). In Node 20: `import WebSocket from 'ws'`. */
-  WebSocket?: new (url: string) => WebSocketLike;
-  /** Instead of WebSocket: makes the socket (e.g. `(u) => new WebSocket(u, { ca })` to trust a dev CA). */
-  createSocket?: (url: string) => WebSocketLike;
-  /** Default: in memory (a new client starts from 0). */
-  cursorStore?: CursorStore;
-  /**
-   * How long `start()` tries to get online (connect and AUTH, with retries) before it rejects with a
-   * QimConnectionError naming the URL and the last error, and the client closes. Default 10000; 0: keep
-   * trying until close(). Once online, reconnects after a loss keep trying whatever this is.
-   */
-  connectTimeoutMs?: number;
-  /** How long a request waits for its answer. Default 10000. */
-  requestTimeoutMs?: number;
-  /** Reconnect back-off: the first delay, doubled per failed attempt up to the maximum (with jitter). */
-  reconnectInitialMs?: number;
-  reconnectMaxMs?: number;
-  /** How many times send() tries before it gives up. Default 8. */
-  sendAttempts?: number;
-  /** Entries per SYNC page (1..500). Default 200. */
-  syncLimit?: number;
-  /** Message ids remembered to skip a second copy of a message (split brain: once per epoch). Default 1024; 0: off. */
-  dedupWindow?: number;
-  /** typing(): at most one start per conversation this often (the server rate-limits TYPING). Default 3000. */
-  typingIntervalMs?: number;
-}
-
-export type SendTarget = { to: string; conversation?: never } | { conversation: string; to?: never };
-export type SendRequest = SendTarget & { body: string; clientMsgId?: string };
-
-interface Events extends InboxEvents {
-  /** A mailbox entry above the cursor, in seq order, each once; each message once (by message_id); a
-   * group's system entries too. */
-  message: Entry;
-  /** A group's system entry (`~group:<op>`), parsed; emitted right after its `message`. */
-  group: GroupEvent;
-  state: ConnectionState;
-  /** A SYNC run finished: the cursor is at least the frontier it read. */
-  synced: { cursor: string };
-  /** Something went wrong that the client handles itself (it keeps going); for logs and UIs. */
-  error: Error;
-}
+type Events = ClientEvents;
 type Listener<T> = (value: T) => void;
 
 interface Pending {
@@ -124,24 +64,6 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-function max(a: bigint, b: bigint): bigint {
-  return a > b ? a : b;
-}
-
-// Why `url` cannot be a gateway's address (a message naming it and the expected form), or null when it can.
-function badUrl(url: unknown): string | null {
-  const expected = 'expected ws://host:port/ or wss://host:port/, e.g. ws://127.0.0.1:7400/';
-  if (typeof url !== 'string' || url === '') return `no gateway URL given (${expected})`;
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return `bad gateway URL '${url}': ${expected}`;
-  }
-  if (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:') return `bad gateway URL '${url}': ${expected}`;
-  return null;
-}
-
 export class QimClient {
   private readonly opts: Required<Omit<QimClientOptions, 'WebSocket' | 'createSocket' | 'token'>> &
     Pick<QimClientOptions, 'token'>;
@@ -158,17 +80,14 @@ export class QimClient {
   private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
   private onlineWaiters: Array<() => void> = [];
 
-  // The client loop (the same states as src/client/mailbox_feed.h).
-  private cursorValue: bigint;
-  private syncing = false;
-  private resyncWanted = false;
-  private syncAfter = 0n;
-  private readonly pushes: Deliver[] = [];
-  // The last dedupWindow message ids shown (a Set keeps insertion order: the oldest is first).
-  private readonly recentIds = new Set<string>();
-  private duplicateCount = 0;
+  // The client loop over the mailbox (mailbox_loop.ts).
+  private readonly loop: MailboxLoop;
   private readonly feed: InboxFeed;
   private syncedSinceConnect = false;
+  private readonly changes: ChangesFeed;
+  private tokenInUse: string | null = null;
+  private revokedToken: string | null = null;
+  private readonly push: PushRegistration;
 
   constructor(options: QimClientOptions) {
     this.opts = {
@@ -198,6 +117,17 @@ export class QimClient {
       },
       this.opts.typingIntervalMs,
     );
+    this.changes = new ChangesFeed({
+      me: () => this.authOk?.user ?? null,
+      call: async (frame) => {
+        await this.whenOnline(this.opts.requestTimeoutMs);
+        return this.request({ ...frame, ref: this.ref() });
+      },
+      callRetried: (frame) => this.retried(() => ({ ...frame, ref: this.ref() })),
+      emit: (event, value) => this.emit(event, value as Events[typeof event]),
+      listMute: (m) => this.feed.onMute(m),
+      listRefresh: () => this.feed.refresh(),
+    });
     if (options.createSocket) {
       this.makeSocket = options.createSocket;
     } else {
@@ -206,19 +136,43 @@ export class QimClient {
       if (!Ctor) throw new Error('QimClient: no WebSocket here; pass options.WebSocket (Node: the ws package)');
       this.makeSocket = (url) => new Ctor(url);
     }
-    const stored = this.opts.cursorStore.load();
-    this.cursorValue = stored && /^[0-9]+$/.test(stored) ? BigInt(stored) : 0n;
-    for (const id of this.opts.cursorStore.loadRecentIds?.() ?? []) this.remember(id);
+    this.push = new PushRegistration({
+      call: async (frame) => {
+        await this.whenOnline(this.opts.requestTimeoutMs);
+        return this.request({ ...frame, ref: this.ref() });
+      },
+      error: (e) => this.emit('error', e),
+    });
+    this.loop = new MailboxLoop(
+      {
+        generation: () => this.generation,
+        request: (frame) => this.request(frame),
+        ref: () => this.ref(),
+        pushOnly: () => this.authOk?.delivery === 'push',
+        backoffDelay: (attempt) => this.backoffDelay(attempt),
+        counted: (e) => this.feed.onEntry(e),
+        shown: (e) => this.showEntry(e),
+        synced: (cursor) => {
+          this.emit('synced', { cursor });
+          this.feed.onSynced(!this.syncedSinceConnect);
+          this.syncedSinceConnect = true;
+        },
+        error: (e) => this.emit('error', e),
+      },
+      this.opts.cursorStore,
+      this.opts.syncLimit,
+      this.opts.dedupWindow,
+    );
   }
 
   /** Entries skipped because their message was shown before (a second copy). */
   get duplicates(): number {
-    return this.duplicateCount;
+    return this.loop.duplicates;
   }
 
   /** The cursor (decimal string): every entry at or below it has been emitted as `message`. */
   get cursor(): string {
-    return this.cursorValue.toString();
+    return this.loop.cursor;
   }
   get state(): ConnectionState {
     return this.stateValue;
@@ -310,7 +264,14 @@ export class QimClient {
       if (attempt > 0) await sleep(this.backoffDelay(attempt - 1));
       try {
         await this.whenOnline(this.opts.requestTimeoutMs);
-        const base = { type: 'SEND' as const, ref: this.ref(), client_msg_id: clientMsgId, body: request.body };
+        const base = {
+          type: 'SEND' as const,
+          ref: this.ref(),
+          client_msg_id: clientMsgId,
+          body: request.body,
+          ...(request.attachments ? { attachments: request.attachments } : {}),
+          ...(request.replyTo !== undefined ? { reply_to: request.replyTo } : {}),
+        };
         const frame: ClientFrame =
           request.to !== undefined ? { ...base, to: request.to } : { ...base, conversation: request.conversation! };
         return (await this.request(frame)) as SendAck;
@@ -333,7 +294,183 @@ export class QimClient {
     const frame: ClientFrame = { type: 'HISTORY', ref: this.ref(), conversation };
     if (options.before !== undefined) frame.before = options.before;
     if (options.limit !== undefined) frame.limit = options.limit;
-    return (await this.request(frame)) as HistoryPage;
+    // Folded with the edits, recalls and reactions the client holds: never older than what the pushes
+    // showed. The page's reactions count every event held before it was asked.
+    const through = this.changes.eventsThrough(conversation);
+    return this.changes.foldPage((await this.request(frame)) as HistoryPage, through);
+  }
+
+  // ---- attachments (docs/protocol.md "Attachments") ----
+  // The bytes go straight to the object store with the presigned URL ATTACH answers, never through the
+  // gateway. Refusals are QimErrors: ATTACHMENTS_DISABLED (no store on this server), UNSUPPORTED_TYPE,
+  // TOO_LARGE, QUOTA_EXCEEDED, FORBIDDEN, BLOCKED, NOT_A_MEMBER (ATTACH); ATTACHMENT_MISSING,
+  // ATTACHMENT_MISMATCH (the SEND); UNKNOWN_ATTACHMENT (ATTACHMENT_URL); the upload's failure a QimUploadError.
+
+  /**
+   * ATTACH, then the upload with the answer's method and headers, with progress (options.onProgress). A failed
+   * upload is tried again (options.uploadAttempts, default 3), after a fresh ATTACH when the URL expired or the
+   * store refused it (403). Resolves with the reference to pass to send({attachments}).
+   */
+  attach(conversation: string, file: AttachInput, options: AttachOptions = {}): Promise<AttachmentRef> {
+    return attachFile(
+      {
+        ready: () => this.whenOnline(this.opts.requestTimeoutMs),
+        request: (frame) => this.request({ ...frame, ref: this.ref() }) as Promise<AttachOk>,
+        closed: () => this.closedByUser,
+        backoffDelay: (attempt) => this.backoffDelay(attempt),
+      },
+      conversation,
+      file,
+      options,
+    );
+  }
+
+  /**
+   * attach() then a SEND of one message with the file and `caption` (default ''): resolves with the SEND_ACK
+   * and the reference. The SEND is retried as send() retries it.
+   */
+  async sendFile(
+    conversation: string,
+    file: AttachInput,
+    caption = '',
+    options: AttachOptions & { clientMsgId?: string } = {},
+  ): Promise<{ ack: SendAck; attachment: AttachmentRef }> {
+    const attachment = await this.attach(conversation, file, options);
+    const ack = await this.send({ conversation, body: caption, attachments: [attachment], clientMsgId: options.clientMsgId });
+    return { ack, attachment };
+  }
+
+  /**
+   * A short-lived download URL of one attachment of a message (`thumbnail`: of its thumbnail, when the body
+   * says `thumbnail: true`). Refused UNKNOWN_ATTACHMENT for anything the user may not have.
+   */
+  async attachmentUrl(
+    conversation: string,
+    messageId: string,
+    attachment: string | AttachmentInfo | AttachmentRef,
+    options: { thumbnail?: boolean } = {},
+  ): Promise<AttachmentUrlOk> {
+    await this.whenOnline(this.opts.requestTimeoutMs);
+    const frame: ClientFrame = {
+      type: 'ATTACHMENT_URL',
+      ref: this.ref(),
+      conversation,
+      message_id: messageId,
+      attachment: typeof attachment === 'string' ? attachment : attachment.attachment,
+      thumbnail: options.thumbnail ?? false,
+    };
+    return (await this.request(frame)) as AttachmentUrlOk;
+  }
+
+  // ---- editing and recalling (docs/protocol.md "Editing and recalling") ----
+  // Each resolves with the ACK once fanout decided the event (the change then reaches every member's
+  // mailbox: `messageState` follows). Retried with the same client_msg_id on RATE_LIMITED, timeouts and lost
+  // connections (idempotent), not on UNAVAILABLE ("appended but not decided yet": read history()). Rejects
+  // with QimError UNKNOWN_MESSAGE, NOT_ALLOWED, WINDOW_PASSED, MESSAGE_RECALLED, FORBIDDEN, ...
+
+  /** Edits a message the user sent (`messageId`: its SEND_ACK's id) to `body`. */
+  edit(conversation: string, messageId: string, body: string, clientMsgId?: string): Promise<EditAck> {
+    return this.changes.edit(conversation, messageId, body, clientMsgId ?? newClientMsgId());
+  }
+  /** Recalls ("unsends for everyone") a message: its sender, or a group's owner or admin. */
+  recall(conversation: string, messageId: string, clientMsgId?: string): Promise<RecallAck> {
+    return this.changes.recall(conversation, messageId, clientMsgId ?? newClientMsgId());
+  }
+  /**
+   * Adds the user's reaction `emoji` (one emoji grapheme or a `:short_code:`) to a message of
+   * `conversation`; resolves with REACT_ACK once decided (every member's mailbox then gets the event:
+   * `messageState` follows with the counts). Retried as edit() is. Refusals: QimError BAD_REACTION,
+   * REACTION_LIMIT, REACTION_UNCHANGED (the user holds it already), UNKNOWN_MESSAGE, MESSAGE_RECALLED, ...
+   */
+  react(conversation: string, messageId: string, emoji: string, clientMsgId?: string): Promise<ReactAck> {
+    return this.changes.reaction(true, conversation, messageId, emoji, clientMsgId ?? newClientMsgId()) as Promise<ReactAck>;
+  }
+  /** Takes the user's reaction `emoji` back (REACTION_UNCHANGED if they do not hold it). */
+  unreact(conversation: string, messageId: string, emoji: string, clientMsgId?: string): Promise<UnreactAck> {
+    return this.changes.reaction(false, conversation, messageId, emoji, clientMsgId ?? newClientMsgId()) as Promise<UnreactAck>;
+  }
+  /** A message's current state as this client knows it (from the mailbox, history() and the events), if held. */
+  messageState(messageId: string): MessageState | undefined {
+    return this.changes.messageState(messageId);
+  }
+
+  // ---- blocking, muting, delete for me (docs/protocol.md "Blocking", "Mute", "Delete for me") ----
+  // Not retried (BLOCK, UNBLOCK, MUTE, UNMUTE are idempotent: repeat one that got no answer). Refusals:
+  // QimError INVALID_ARGUMENT, FORBIDDEN, NOT_FOUND, RATE_LIMITED, UNAVAILABLE.
+
+  /** Blocks a user: their direct messages to the user are refused BLOCKED, their typing and presence stop. */
+  block(user: string): Promise<BlockOk> {
+    return this.changes.block(user, true);
+  }
+  unblock(user: string): Promise<BlockOk> {
+    return this.changes.block(user, false);
+  }
+  /** The users the user blocks, sorted (read from the server; the client's copy is made the same). */
+  blocks(): Promise<string[]> {
+    return this.changes.blocks();
+  }
+  /** Whom the user blocks, as this client knows it (blocks(), block(), BLOCK_CHANGED). */
+  get blockedUsers(): string[] {
+    return this.changes.blockedUsers;
+  }
+  /** Mutes a conversation for ever, or until `until` (ms since the epoch). */
+  mute(conversation: string, until?: number): Promise<MuteOk> {
+    return this.changes.mute(conversation, true, until);
+  }
+  unmute(conversation: string): Promise<MuteOk> {
+    return this.changes.mute(conversation, false);
+  }
+  /** Deletes one message (`messageId`) or the whole conversation up to its latest message, for the user's own devices only. */
+  deleteForMe(conversation: string, messageId?: string): Promise<DeleteOk> {
+    return this.changes.deleteForMe(conversation, messageId);
+  }
+
+  // ---- offline push (docs/protocol.md "Push", docs/push.md) ----
+  // Not retried (PUSH_REGISTER replaces the device's registration: repeating one is harmless). Refusals are
+  // QimErrors: UNKNOWN_PROVIDER, BAD_PUSH_TOKEN, TOO_MANY_DEVICES, INVALID_ARGUMENT, UNAVAILABLE; a server
+  // from before push answers UNKNOWN_TYPE.
+
+  /** Which providers the deployment sends through (`[]`: push is off) and its VAPID public key (base64url). */
+  pushConfig(): Promise<PushConfig> {
+    return this.push.config();
+  }
+  /**
+   * Registers where this device is woken when it has no live connection (one target per device: a new one
+   * replaces it). The client sends it again after every later AUTH, until unregisterPush().
+   */
+  registerPush(provider: PushProvider, token: string): Promise<PushRegistered> {
+    return this.push.register(provider, token);
+  }
+  /** Clears this device's push target (none registered: still PUSH_UNREGISTERED). */
+  unregisterPush(): Promise<PushUnregistered> {
+    return this.push.unregister();
+  }
+  /**
+   * In a browser: subscribes the service worker `registration`'s PushManager with the server's VAPID key and
+   * registers the subscription (PUSH_REGISTER webpush). Rejects with WebPushError (`reason`: unsupported,
+   * permission, server, subscribe) or the server's QimError. See push.ts enableWebPush.
+   */
+  enableWebPush(registration: PushRegistrationLike): Promise<WebPushRegistration> {
+    return enableWebPush(this, registration);
+  }
+
+  // Sends a frame made anew per try (a fresh ref, the same client_msg_id), retried on RATE_LIMITED, timeouts
+  // and lost connections (waiting for the reconnect), not on UNAVAILABLE ("appended, not decided yet").
+  private async retried(make: () => Extract<ClientFrame, { ref: string }>): Promise<ServerFrame> {
+    let last: Error = new Error('not attempted');
+    for (let attempt = 0; attempt < this.opts.sendAttempts; attempt++) {
+      if (attempt > 0) await sleep(this.backoffDelay(attempt - 1));
+      try {
+        await this.whenOnline(this.opts.requestTimeoutMs);
+        return await this.request(make());
+      } catch (e) {
+        last = e as Error;
+        const retry =
+          (e instanceof QimError && e.code === 'RATE_LIMITED') || e instanceof QimTimeoutError || e instanceof QimConnectionError;
+        if (!retry || this.closedByUser) throw e;
+      }
+    }
+    throw last;
   }
 
   // ---- groups (docs/protocol.md "Groups") ----
@@ -437,8 +574,7 @@ export class QimClient {
   /** SYNC from the cursor now (e.g. in delivery mode pull, where nothing is pushed). */
   resync(): void {
     if (this.stateValue !== 'online') return;
-    if (this.syncing) this.resyncWanted = true;
-    else this.beginSync();
+    this.loop.resync();
   }
 
   /** Resolves once the client is online (authenticated), rejects after `timeoutMs` or on close(). */
@@ -474,6 +610,13 @@ export class QimClient {
       return;
     }
     if (generation !== this.generation || this.closedByUser) return;
+    if (this.revokedToken !== null && token === this.revokedToken) {
+      // Never again with a revoked token: no reconnect loop; the app signs the user in again.
+      this.emit('error', new QimAuthError('session revoked: the token function gave the revoked token again'));
+      this.close();
+      return;
+    }
+    this.tokenInUse = token;
     let socket: WebSocketLike;
     try {
       socket = this.makeSocket(this.opts.url);
@@ -491,10 +634,12 @@ export class QimClient {
           this.authOk = ok as AuthOk;
           this.attempt = 0;
           this.setState('online');
-          this.beginSync();
+          this.loop.beginSync();
+          this.push.again();
         },
         (e: Error) => {
           if (generation !== this.generation) return;
+          if (e instanceof QimError && e.message.includes('session revoked:')) this.onRevoked(e.message);
           this.emit('error', e);
           // A refused token is final when it cannot change; a token function may give a fresh one.
           if (e instanceof QimError && typeof this.opts.token !== 'function') this.close();
@@ -518,9 +663,23 @@ export class QimClient {
       this.socket = null;
       this.dropConnection(new QimConnectionError(`connection closed (${ev.code} ${ev.reason})`, ev.code, ev.reason));
       if (this.closedByUser) return;
+      const fixedToken = typeof this.opts.token !== 'function';
+      if (ev.code === 4001) {
+        this.onRevoked(ev.reason);
+        if (fixedToken) return this.close();
+      } else if (ev.code === 1008 && ev.reason.startsWith('token expired')) {
+        this.emit('expired', { reason: ev.reason });
+        if (fixedToken) return this.close();
+      }
       this.setState('offline');
       this.scheduleReconnect();
     };
+  }
+
+  private onRevoked(reason: string): void {
+    if (this.tokenInUse !== null && this.revokedToken === this.tokenInUse) return; // told once per token
+    this.revokedToken = this.tokenInUse;
+    this.emit('revoked', { reason });
   }
 
   // Fails what waits on this connection; the loop starts again at step 1 on the next one.
@@ -531,9 +690,7 @@ export class QimClient {
       p.reject(error);
     }
     this.pending.clear();
-    this.syncing = false;
-    this.resyncWanted = false;
-    this.pushes.length = 0;
+    this.loop.reset();
     this.syncedSinceConnect = false;
     this.feed.onOffline();
   }
@@ -616,7 +773,7 @@ export class QimClient {
     }
     switch (frame.type) {
       case 'DELIVER':
-        this.onDeliver(frame);
+        this.loop.onDeliver(frame);
         break;
       case 'SYNC_NEEDED':
         this.resync();
@@ -625,133 +782,16 @@ export class QimClient {
         this.emit('error', new QimError((frame as ErrorFrame).code, (frame as ErrorFrame).message));
         break;
       default:
-        this.feed.onPush(frame);
+        if (!this.changes.onPush(frame)) this.feed.onPush(frame);
         break;
     }
   }
 
-  // ---- the client loop ----
-
-  private beginSync(): void {
-    this.syncing = true;
-    this.resyncWanted = false;
-    this.syncAfter = this.cursorValue;
-    this.requestPage();
-  }
-
-  private requestPage(): void {
-    const generation = this.generation;
-    const frame: ClientFrame = {
-      type: 'SYNC',
-      ref: this.ref(),
-      after: this.syncAfter.toString(),
-      limit: this.opts.syncLimit,
-    };
-    this.request(frame).then(
-      (page) => {
-        if (generation === this.generation) this.onPage(page as SyncPage);
-      },
-      (e: Error) => {
-        if (generation !== this.generation) return; // the connection went: the next one syncs again
-        if (e instanceof QimError && e.code === 'EXPIRED_CURSOR' && this.syncAfter !== 0n) {
-          // Below the trim: read from the oldest retained entry; the cursor still filters what is shown.
-          this.syncAfter = 0n;
-          this.requestPage();
-          return;
-        }
-        this.syncing = false;
-        this.emit('error', e);
-        if (e instanceof QimTimeoutError || (e instanceof QimError && e.retryable)) {
-          setTimeout(() => {
-            if (generation === this.generation) this.resync();
-          }, this.backoffDelay(1));
-        }
-      },
-    );
-  }
-
-  private onPage(page: SyncPage): void {
-    this.show(page.entries);
-    if (page.entries.length > 0) this.syncAfter = BigInt(page.entries[page.entries.length - 1].seq);
-    if (page.more && page.entries.length > 0) {
-      this.requestPage();
-      return;
-    }
-    // The run is complete: it held every entry up to the frontier it was bounded by.
-    this.setCursor(max(this.cursorValue, BigInt(page.frontier)));
-    if (this.resyncWanted) {
-      this.beginSync();
-      return;
-    }
-    this.syncing = false;
-    this.emit('synced', { cursor: this.cursor });
-    this.feed.onSynced(!this.syncedSinceConnect);
-    this.syncedSinceConnect = true;
-    this.drainPushes();
-  }
-
-  private onDeliver(d: Deliver): void {
-    if (this.syncing) {
-      this.pushes.push(d);
-      return;
-    }
-    if (!this.apply(d)) {
-      this.pushes.push(d); // once the SYNC is done it is either covered or continues
-      this.beginSync();
-    }
-  }
-
-  // Applies a push that continues what is held; false if it may follow a hole (then SYNC first).
-  private apply(d: Deliver): boolean {
-    const continues = d.from !== undefined && BigInt(d.from) <= this.cursorValue;
-    const syncAllowed = this.authOk?.delivery !== 'push';
-    if (!continues && syncAllowed) return false;
-    this.show(d.entries);
-    if (continues) this.setCursor(max(this.cursorValue, BigInt(d.frontier)));
-    return true;
-  }
-
-  private drainPushes(): void {
-    while (this.pushes.length > 0 && !this.syncing) {
-      const d = this.pushes.shift()!;
-      if (!this.apply(d)) {
-        this.pushes.unshift(d);
-        this.beginSync();
-      }
-    }
-  }
-
-  private show(entries: Entry[]): void {
-    for (const e of entries) {
-      const seq = BigInt(e.seq);
-      if (seq <= this.cursorValue) continue; // shown already (a push and a SYNC page may overlap)
-      this.setCursor(seq);
-      this.feed.onEntry(e); // the server counts every entry (a second copy too)
-      // The same message at another seq (split brain stores it once per epoch): passed, not shown again.
-      if (e.message_id && e.message_id !== '0' && !this.remember(e.message_id)) {
-        this.duplicateCount++;
-        continue;
-      }
-      this.emit('message', e);
-      if (isGroupSystemEntry(e)) this.emit('group', parseGroupEvent(e));
-    }
-    this.opts.cursorStore.saveRecentIds?.([...this.recentIds]);
-  }
-
-  // Remembers a message id; false if it was remembered already. At most dedupWindow ids are kept.
-  private remember(id: string): boolean {
-    if (this.opts.dedupWindow <= 0) return true;
-    if (this.recentIds.has(id)) return false;
-    this.recentIds.add(id);
-    if (this.recentIds.size > this.opts.dedupWindow) {
-      this.recentIds.delete(this.recentIds.values().next().value as string);
-    }
-    return true;
-  }
-
-  private setCursor(c: bigint): void {
-    if (c === this.cursorValue) return;
-    this.cursorValue = c;
-    this.opts.cursorStore.save(c.toString());
+  // An entry the loop shows (the first copy of its message): flagged, emitted, folded.
+  private showEntry(e: Entry): void {
+    this.changes.mark(e);
+    this.emit('message', e);
+    if (isGroupSystemEntry(e)) this.emit('group', parseGroupEvent(e));
+    this.changes.onEntry(e); // an edit, recall or reaction folded into its message (messageEvent, messageState)
   }
 }

@@ -3,6 +3,16 @@
 import type { GroupClientFrame, GroupServerFrame } from './groups.js';
 import type { InboxClientFrame, InboxServerFrame } from './inbox.js';
 import { INBOX_SERVER_TYPES } from './inbox.js';
+import type { AttachmentClientFrame, AttachmentErrorCode, AttachmentRef, AttachmentServerFrame } from './attachments.js';
+import { ATTACHMENT_SERVER_TYPES } from './attachments.js';
+import type { LifecycleClientFrame, LifecycleErrorCode, LifecycleServerFrame } from './lifecycle.js';
+import { LIFECYCLE_SERVER_TYPES } from './lifecycle.js';
+import type { PrivacyClientFrame, PrivacyServerFrame } from './privacy.js';
+import { PRIVACY_SERVER_TYPES } from './privacy.js';
+import type { PushClientFrame, PushErrorCode, PushServerFrame } from './push.js';
+import { PUSH_SERVER_TYPES } from './push.js';
+import type { Reaction, ReactionClientFrame, ReactionErrorCode, ReactionServerFrame } from './reactions.js';
+import { REACTION_SERVER_TYPES } from './reactions.js';
 import type { SignalClientFrame, SignalServerFrame } from './signals.js';
 import { SIGNAL_SERVER_TYPES } from './signals.js';
 
@@ -26,7 +36,30 @@ export type ErrorCode =
   | 'NOT_ALLOWED'
   | 'GROUP_FULL'
   // Blocking (docs/protocol.md "Blocking").
-  | 'BLOCKED';
+  | 'BLOCKED'
+  // EDIT and RECALL (docs/protocol.md "Editing and recalling").
+  | LifecycleErrorCode
+  // REACT and UNREACT (docs/protocol.md "Reactions").
+  | ReactionErrorCode
+  // PUSH_REGISTER (docs/protocol.md "Push").
+  | PushErrorCode
+  // ATTACH, ATTACHMENT_URL, a SEND with attachments (docs/protocol.md "Attachments").
+  | AttachmentErrorCode;
+
+/**
+ * DELIVER, SYNC, HISTORY: the quote of the message a reply replies to, in its current state (docs/protocol.md "Replies"):
+ * its body cut to 100 characters, or `recalled`, or `unavailable` (no longer kept, not archived yet).
+ */
+export interface ReplyQuote {
+  message_id: string;
+  sender?: string;
+  body?: string;
+  truncated?: boolean;
+  /** A message with attachments: how many (`body` is its caption). */
+  attachments?: number;
+  recalled?: boolean;
+  unavailable?: boolean;
+}
 
 /** One message of a conversation's history (HISTORY_PAGE). */
 export interface HistoryMessage {
@@ -37,11 +70,33 @@ export interface HistoryMessage {
   client_msg_id: string;
   server_time: number;
   body: string;
+  /** A reply: the message_id of the message of the same conversation it replies to. */
+  reply_to?: string;
+  /** A reply: the replied message's quote, as of when the frame was made (absent where no history is served). */
+  quote?: ReplyQuote;
+  /** HISTORY: the last edit's server time, for an edited message. */
+  edited_at?: number;
+  /** HISTORY: how many times it was edited. */
+  edit_count?: number;
+  /** HISTORY: recalled (its body is then ''). */
+  recalled?: boolean;
+  /** For a reader who blocks the sender (in a group both are in). */
+  from_blocked?: boolean;
+  /** HISTORY: the reactions per emoji, in the order first added (absent: none). */
+  reactions?: Reaction[];
 }
+
+/** The quote of a reply (decision 125): the name the SDK's message state uses. */
+export type Quote = ReplyQuote;
 
 /** One entry of the user's mailbox (a SYNC_PAGE or DELIVER entry). */
 export interface Entry extends HistoryMessage {
   seq: string;
+  /**
+   * A SYNC stub of a message the user deleted for themselves (no sender, no body): it keeps its place for
+   * the cursor; the client does not show it (QimClient emits no `message` for it).
+   */
+  deleted_for_me?: boolean;
 }
 
 export interface AuthOk {
@@ -120,19 +175,29 @@ export type ServerFrame =
   | ErrorFrame
   | GroupServerFrame
   | InboxServerFrame
-  | SignalServerFrame;
+  | SignalServerFrame
+  | LifecycleServerFrame
+  | ReactionServerFrame
+  | PrivacyServerFrame
+  | PushServerFrame
+  | AttachmentServerFrame;
 
 /** A frame the client sends. `ref` correlates the answer. */
 export type ClientFrame =
   | { type: 'AUTH'; ref: string; token: string }
-  | { type: 'SEND'; ref: string; client_msg_id: string; to: string; body: string }
-  | { type: 'SEND'; ref: string; client_msg_id: string; conversation: string; body: string }
+  | { type: 'SEND'; ref: string; client_msg_id: string; to: string; body: string; attachments?: AttachmentRef[]; reply_to?: string }
+  | { type: 'SEND'; ref: string; client_msg_id: string; conversation: string; body: string; attachments?: AttachmentRef[]; reply_to?: string }
   | { type: 'SYNC'; ref: string; after: string; limit?: number }
   | { type: 'HISTORY'; ref: string; conversation: string; before?: string; limit?: number }
   | { type: 'PING'; ref: string }
   | GroupClientFrame
   | InboxClientFrame
-  | SignalClientFrame;
+  | SignalClientFrame
+  | LifecycleClientFrame
+  | ReactionClientFrame
+  | PrivacyClientFrame
+  | PushClientFrame
+  | AttachmentClientFrame;
 
 const KNOWN = new Set<string>([
   'AUTH_OK',
@@ -148,6 +213,11 @@ const KNOWN = new Set<string>([
   'GROUP_MEMBERS_LIST',
   ...INBOX_SERVER_TYPES,
   ...SIGNAL_SERVER_TYPES,
+  ...LIFECYCLE_SERVER_TYPES,
+  ...REACTION_SERVER_TYPES,
+  ...PRIVACY_SERVER_TYPES,
+  ...PUSH_SERVER_TYPES,
+  ...ATTACHMENT_SERVER_TYPES,
 ]);
 
 /**

@@ -3,6 +3,9 @@
 // client keeps current from a first CONVERSATIONS page, the entries of the mailbox and the read-state
 // pushes, so an app renders one `conversations` event instead of merging frames itself (decision 79).
 import type { Entry } from './frames.js';
+import { isGroupConversation } from './groups.js';
+import { eventPreview, isMessageEventEntry, parseMessageEvent } from './lifecycle.js';
+import { isMuted } from './privacy.js';
 
 /** Where counts stop: with `unread_capped` a client shows `999+` (the server's kUnreadCap). */
 export const UNREAD_CAP = 999;
@@ -68,6 +71,10 @@ export interface ConversationSummary {
   peer_read_through: string | null;
   /** Direct conversations: the highest message id of the conversation the peer's mailbox holds. */
   peer_delivered_through: string | null;
+  /** Muted (no badge: not in `unreadConversations`, its own `unread` still counted); see isMuted(). */
+  muted?: boolean;
+  /** When the mute ends (ms); null: for ever, or not muted. */
+  muted_until?: number | null;
 }
 
 export interface ConversationsPage {
@@ -140,6 +147,30 @@ export function unreadLabel(s: Pick<ConversationSummary, 'unread' | 'unread_capp
   return s.unread > 0 ? String(s.unread) : '';
 }
 
+/**
+ * What a row shows of its latest entry: "edited: <body>" or "message recalled" for an edit or recall event
+ * (the message-state fold's event entries), a group's system entry's text, else the body ('' for none). A
+ * row's `last` from the server has no client_msg_id: events and system entries are known by their JSON.
+ */
+export function lastPreview(row: Pick<ConversationSummary, 'last'>): string {
+  const last = row.last;
+  if (!last) return '';
+  if (isMessageEventEntry(last)) {
+    const ev = parseMessageEvent(last);
+    return ev ? eventPreview(ev) : '';
+  }
+  const system = typeof last.client_msg_id === 'string' ? last.client_msg_id.startsWith('~group:') : isGroupConversation(last.conversation);
+  if (system) {
+    try {
+      const o = JSON.parse(last.body) as { group_op?: unknown; text?: unknown };
+      if (o && typeof o.group_op === 'string') return typeof o.text === 'string' ? o.text : '';
+    } catch {
+      // not a system entry's JSON: a message
+    }
+  }
+  return last.body;
+}
+
 function big(s: string | null | undefined): bigint {
   return s && /^[0-9]+$/.test(s) ? BigInt(s) : 0n;
 }
@@ -181,11 +212,20 @@ export class ConversationList {
     return this.rows.get(conversation);
   }
 
-  /** Conversations with unread messages, over the rows held. */
-  unreadConversations(): number {
+  /** Conversations with unread messages, over the rows held; a muted one is no badge (not counted). */
+  unreadConversations(now = Date.now()): number {
     let n = 0;
-    for (const r of this.rows.values()) if (r.unread > 0 || r.unread_capped) n++;
+    for (const r of this.rows.values()) if ((r.unread > 0 || r.unread_capped) && !isMuted(r, now)) n++;
     return n;
+  }
+
+  /** MUTE_OK or MUTE_CHANGED. False if there is no row or nothing changed. */
+  applyMute(m: { conversation: string; muted: boolean; muted_until: number | null }): boolean {
+    const row = this.rows.get(m.conversation);
+    if (!row || (row.muted === m.muted && (row.muted_until ?? null) === m.muted_until)) return false;
+    row.muted = m.muted;
+    row.muted_until = m.muted_until;
+    return true;
   }
 
   clear(): void {
@@ -227,7 +267,7 @@ export class ConversationList {
    * 'unchanged' (not tracked).
    */
   applyEntry(e: Entry): 'changed' | 'unchanged' | 'unknown' {
-    if (!this.started) return 'unchanged';
+    if (!this.started || e.deleted_for_me) return 'unchanged'; // a stub: deleted for me, not activity
     const me = this.me() ?? '';
     let row = this.rows.get(e.conversation);
     let result: 'changed' | 'unknown' = 'changed';

@@ -241,8 +241,14 @@ export class InboxFeed {
     this.host.emit('conversations', this.list.list());
   }
 
-  // Reads the first page again (one at a time; asked again while one runs: once more after it).
-  private refresh(): void {
+  /** A MUTE_OK or MUTE_CHANGED onto the list. */
+  onMute(m: { conversation: string; muted: boolean; muted_until: number | null }): void {
+    this.change(() => this.list.applyMute(m));
+  }
+
+  // Reads the first page again (one at a time; asked again while one runs: once more after it). Public
+  // for what changes rows in ways only the server knows (a delete for me replaces a row's latest entry).
+  refresh(): void {
     if (!this.list.started) return;
     if (this.refreshing) {
       this.refreshAgain = true;

@@ -59,3 +59,26 @@ test('the README shows examples/inbox.mjs: it lists the conversations with their
   assert.deepEqual(page.conversations.map((c) => [c.conversation, c.unread]), [[conversation, 0]]);
   phone.close();
 });
+
+test('the README shows examples/changes.mjs: edit, recall, mute, delete for me and block, and the peer sees the message change', async () => {
+  const example = readFileSync(join(root, 'examples', 'changes.mjs'), 'utf8');
+  assert.ok(readme().includes(example), 'README.md must hold examples/changes.mjs');
+  const a = user('alice'), b = user('bob');
+  const bob = new QimClient({ url: qim.url, token: qim.token(b), createSocket: qim.socketFactory() });
+  const states = [];
+  bob.on('messageState', (m) => states.push(m));
+  await bob.start();
+  const { stdout } = await promisify(execFile)(process.execPath, [join(root, 'examples', 'changes.mjs')], {
+    env: { ...process.env, QIM_URL: qim.url, QIM_TOKEN: qim.token(a), QIM_TO: b },
+  });
+  assert.match(stdout, /^edited \d+$/m);
+  assert.match(stdout, /^recalled: body ""$/m);
+  assert.match(stdout, /^no edit: MESSAGE_RECALLED$/m);
+  assert.match(stdout, /^deleted for me through \d+$/m);
+  assert.match(stdout, new RegExp(`^blocked: ${b}$`, 'm'));
+  for (let i = 0; i < 400 && !states.some((s) => s.recalled); i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(states.some((s) => s.body === 'hello' && s.edit_count === 1), JSON.stringify(states));
+  assert.ok(states.some((s) => s.recalled && s.body === ''), JSON.stringify(states));
+  await assert.rejects(bob.send({ to: a, body: 'hi' }), (e) => e.code === 'BLOCKED');
+  bob.close();
+});
