@@ -14,6 +14,6 @@ if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
 echo "build: configuring build/release with every part (CQL, Kafka, tests, benchmarks)"
-cmake --preset release -DQIM_WITH_CQL=ON -DQIM_WITH_KAFKA=ON -DQIM_BUILD_TESTS=ON -DQIM_BUILD_BENCH=ON "${launcher[@]}" >/dev/null
+cmake --preset release -DQIM_WITH_CQL=ON -DQIM_WITH_KAFKA=ON -DQIM_WITH_S3=ON -DQIM_BUILD_TESTS=ON -DQIM_BUILD_BENCH=ON "${launcher[@]}" >/dev/null
 echo "build: compiling with 2 jobs"
 cmake --build --preset release

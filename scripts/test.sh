@@ -14,7 +14,7 @@
 # one), so M > 0 exactly when something failed, and the exit code is non-zero exactly then.
 #
 # Overrides, to run the script beside other copies on one machine or only some phases:
-#   QIM_TEST_PHASES="unit asan model redis kafka pipeline cassandra cluster deploy web"   the groups to run (default: all)
+#   QIM_TEST_PHASES="unit asan model objstore redis kafka pipeline cassandra cluster deploy web"   the groups to run (default: all)
 #   QIM_TEST_REDIS_PORTS="16379 16380 16381"   two mailbox instances and one routing; QIM_TEST_SMOKE_REDIS_PORT
 #   (16382); QIM_RUN_DIR, QIM_CASSANDRA_ADDRESS_PREFIX, QIM_CASSANDRA_JMX_PORT, QIM_KAFKA_PORT,
 #   QIM_KAFKA_CONTROLLER_PORT, QIM_KAFKA_HEAP: as the engine scripts; QIM_TEST_SKIP_BUILD=1 uses the build as
@@ -41,7 +41,7 @@ setup() {
   smoke_redis_port=${QIM_TEST_SMOKE_REDIS_PORT:-16382}
   prefix=${QIM_CASSANDRA_ADDRESS_PREFIX:-127.0.0.}
   # Every phase group, in the order they run.
-  local all="unit asan model redis kafka pipeline cassandra cluster deploy web"
+  local all="unit asan model objstore redis kafka pipeline cassandra cluster deploy web"
   phases=" ${QIM_TEST_PHASES:-$all} "
   [[ ${QIM_TEST_SKIP_CLUSTER:-0} != 1 ]] || phases=${phases/ cluster / }
   local p
@@ -111,9 +111,24 @@ cassandra_start() {
   if [[ $1 == single ]]; then bash $engines/cassandra.sh clean single >/dev/null || return 1; fi
   bash $engines/cassandra.sh start "$1" && bash $engines/cassandra.sh wait "$1"
 }
+# The object store (SeaweedFS, S3 API) for the attachments: from empty data each run, its bucket created by
+# `wait`; its endpoint, bucket and keys exported for the tests (QIM_TEST_S3_*) for the rest of the run. The
+# binary is built once and cached (scripts/engines/objstore.sh), so this costs a few seconds.
+objstore_start() {
+  bash $engines/objstore.sh clean >/dev/null || return 1
+  bash $engines/objstore.sh start && bash $engines/objstore.sh wait || return 1
+  local vars
+  vars=$(bash $engines/objstore.sh env) || return 1
+  export QIM_TEST_S3_ENDPOINT QIM_TEST_S3_BUCKET QIM_TEST_S3_ACCESS_KEY QIM_TEST_S3_SECRET_KEY
+  QIM_TEST_S3_ENDPOINT=$(sed -n 's/^export QIM_S3_ENDPOINT=//p' <<<"$vars")
+  QIM_TEST_S3_BUCKET=$(sed -n 's/^export QIM_S3_BUCKET=//p' <<<"$vars")
+  QIM_TEST_S3_ACCESS_KEY=$(sed -n 's/^export QIM_S3_ACCESS_KEY=//p' <<<"$vars")
+  QIM_TEST_S3_SECRET_KEY=$(sed -n 's/^export QIM_S3_SECRET_KEY=//p' <<<"$vars")
+}
 cleanup_engines() {
   echo
   echo "test: stopping engines"
+  bash $engines/objstore.sh stop >/dev/null 2>&1 || true
   bash $engines/cassandra.sh stop >/dev/null 2>&1 || true
   bash $engines/kafka.sh stop >/dev/null 2>&1 || true
   redis_stop >/dev/null 2>&1 || true
@@ -343,10 +358,19 @@ e2e_phase() {
 #   e2e_distributed_phase NAME ENGINES BACKEND [LABEL]   (LABEL: e2e, or faults / faults-cluster for the
 #   fault tests; matched whole: ctest's -L is a regular expression, and faults would match faults-cluster)
 e2e_distributed_phase() {
-  local name=$1 needed=$2 backend=$3 label=${4:-e2e}
+  local name=$1 needed=$2 backend=$3 label=${4:-e2e} s3=0
+  # With the object store up (phase group objstore), the e2e label's attachment scenarios (A*) run on the
+  # distributed deployment too: every role inherits QIM_S3_* (the gateways serve ATTACH, the archiver deletes
+  # a recalled message's objects); without it they skip, saying why. Exported for this phase only.
+  if [[ $label == e2e && -n ${QIM_TEST_S3_ENDPOINT:-} ]]; then
+    s3=1
+    export QIM_S3_ENDPOINT=$QIM_TEST_S3_ENDPOINT QIM_S3_BUCKET=$QIM_TEST_S3_BUCKET \
+      QIM_S3_ACCESS_KEY=$QIM_TEST_S3_ACCESS_KEY QIM_S3_SECRET_KEY=$QIM_TEST_S3_SECRET_KEY
+  fi
   QIM_KAFKA_WAIT_TIMEOUT=${QIM_KAFKA_WAIT_TIMEOUT:-200} QIM_E2E_DEPLOYMENT=distributed QIM_E2E_BACKEND=$backend \
     QIM_KAFKA_BROKERS=127.0.0.1:${QIM_KAFKA_PORT:-19092} QIM_ROUTING_REDIS=127.0.0.1:${redis_ports[2]} \
     QIM_TEST_ROUTING_REDIS_NAME="$(redis_name "${redis_ports[2]}")" ctest_phase "$name" "$needed" -L "^$label\$"
+  if ((s3)); then unset QIM_S3_ENDPOINT QIM_S3_BUCKET QIM_S3_ACCESS_KEY QIM_S3_SECRET_KEY; fi
 }
 
 # The unit tests (the gateway's among them) built with AddressSanitizer and UndefinedBehaviorSanitizer (the
@@ -425,6 +449,14 @@ run_phases() {
   # The delivery rules, model-checked with Spin (model/README.md): no engine, no build; about 30 s of CPU.
   if wanted model; then smoke_phase "model" "" bash model/check.sh; fi
 
+  # The attachments' object store (SeaweedFS through its S3 API): started once, kept up for the rest of the
+  # run (QIM_TEST_S3_* stay exported); the S3 backend's contract tests (src/attachments/s3, label s3: presigned
+  # PUT/GET checked with libcurl, refusals, a 100 MiB upload; about 10 s).
+  if wanted objstore; then
+    engine_start objstore objstore_start
+    ctest_phase "object store (S3 on SeaweedFS)" objstore -L '^s3$'
+  fi
+
   # Kafka (KRaft, one broker) is started once and stays up through the Redis, Cassandra and cluster blocks,
   # whose distributed e2e and fault phases run on it.
   if wanted kafka || wanted redis || wanted cassandra || wanted cluster || wanted deploy; then
@@ -459,13 +491,28 @@ run_phases() {
     else
       record "webhooks (distributed: Kafka, redis store)" 0 1 0 "engine $missing_engine is not up; its tests did not run"
     fi
+    # Offline push as its own role (`qim push`, beside `qim gateway` and `qim fanout`), against local Web
+    # Push, APNs and FCM servers (clients/js/test/push.test.mjs, docs/push.md; ~10 s).
+    if needs redis kafka; then
+      QIM_PUSH_TEST_KAFKA=127.0.0.1:${QIM_KAFKA_PORT:-19092} QIM_ROUTING_REDIS=127.0.0.1:${redis_ports[2]} \
+        node_phase "push (distributed: Kafka, redis store)" 'test/push.test.mjs'
+    else
+      record "push (distributed: Kafka, redis store)" 0 1 0 "engine $missing_engine is not up; its tests did not run"
+    fi
     unset QIM_TEST_REDIS QIM_TEST_ROUTING_REDIS QIM_MAILBOX_REDIS
   fi
 
   # 3. The pipeline in process and the end-to-end suite against `qim up` (embedded default).
   if wanted pipeline; then
     ctest_phase "pipeline" "" -L pipeline
-    e2e_phase "e2e (embedded)" "" embedded
+    # With the object store up (phase group objstore), `qim up` gets it too: the attachment scenarios (A*)
+    # need it and skip, saying why, without it.
+    if [[ -n ${QIM_TEST_S3_ENDPOINT:-} ]]; then
+      QIM_S3_ENDPOINT=$QIM_TEST_S3_ENDPOINT QIM_S3_BUCKET=$QIM_TEST_S3_BUCKET QIM_S3_ACCESS_KEY=$QIM_TEST_S3_ACCESS_KEY \
+        QIM_S3_SECRET_KEY=$QIM_TEST_S3_SECRET_KEY e2e_phase "e2e (embedded)" "" embedded
+    else
+      e2e_phase "e2e (embedded)" "" embedded
+    fi
     # The embedded deployment's disk filled up and its fsync slowed (tests/e2e/nemesis_disk_test.cc: mounts a
     # tmpfs, needs root).
     QIM_E2E_BACKEND=embedded ctest_phase "nemesis (qim up, embedded)" "" -L '^nemesis$'

@@ -232,6 +232,10 @@ ApiResponse ApiRouter::handle(const ApiRequest& r) {
   };
   if (is({"v1", "messages"})) {
     m = Match{{"POST"}, Scope::kSend};
+  } else if (is({"v1", "users"})) {
+    m = Match{{"GET", "POST"}, Scope::kUsers};
+  } else if (is({"v1", "users", "*"})) {
+    m = Match{{"GET", "PATCH", "DELETE"}, Scope::kUsers};
   } else if (is({"v1", "groups"})) {
     m = Match{{"POST"}, Scope::kGroups};
   } else if (is({"v1", "groups", "*"})) {
@@ -252,6 +256,10 @@ ApiResponse ApiRouter::handle(const ApiRequest& r) {
     m = Match{{"GET"}, Scope::kTokens};
   } else if (is({"v1", "users", "*", "sessions"}) || is({"v1", "users", "*", "devices", "*", "sessions"})) {
     m = Match{{"DELETE"}, Scope::kTokens};
+  } else if (is({"v1", "users", "*", "push-targets"})) {
+    m = Match{{"GET"}, Scope::kTokens};
+  } else if (is({"v1", "users", "*", "push-targets", "*"})) {
+    m = Match{{"PUT", "DELETE"}, Scope::kTokens};
   }
   const std::string path = r.target.substr(0, r.target.find('?'));
   if (!m) return problem(WireCode::kNotFound, "no route " + path + " (docs/api.md lists them)");
@@ -270,8 +278,10 @@ ApiResponse ApiRouter::handle(const ApiRequest& r) {
   if (parts[1] == "messages") return post_message(r, q, parts);
   if (parts[1] == "tokens") return mint(r);
   if (parts[1] == "conversations") return history(q, parts[2]);
+  if (parts[1] == "users" && n <= 3) return users(r, q, parts);
   if (parts[1] == "users") {
     if (parts[3] == "conversations") return conversations(q, parts[2]);
+    if (parts[3] == "push-targets") return push_targets(r, parts);
     if (parts[3] == "devices" && n == 4) return devices(parts[2]);
     if (parts[3] == "sessions") return revoke(parts[2], std::nullopt);
     if (n == 6) return revoke(parts[2], parts[4]);
@@ -334,6 +344,7 @@ ApiResponse ApiRouter::post_message(const ApiRequest& r, const std::map<std::str
   copy_field(in, frame, "to");
   copy_field(in, frame, "conversation");
   copy_field(in, frame, "body");
+  copy_field(in, frame, "reply_to");
   auto parsed = parse_frame(frame, deps_.max_body_bytes);
   if (auto* p = std::get_if<ApiResponse>(&parsed)) {
     if (!r.has_idempotency_key || p->body.find("client_msg_id") == std::string::npos) return std::move(*p);
@@ -344,20 +355,17 @@ ApiResponse ApiRouter::post_message(const ApiRequest& r, const std::map<std::str
   SendFrame send = std::get<SendFrame>(std::get<ClientFrame>(std::move(parsed)).body);
   const UserId& who = std::get<UserId>(sender);
 
-  SendTarget target = resolve_send_target(who, send);
+  SendTarget target = resolve_send_target(who, send, deps_.users);
   if (!target.ok) return problem(target.code, target.message);
   // The frames' block rule (docs/protocol.md "Blocking"): a direct message to a user who blocks the sender
   // is refused and nothing is appended, whichever door it comes through.
+  // The blockers are read only for a direct conversation (a group's SEND has no block rule).
   if (auto c = Conversation::of(target.conversation); c.ok() && c->direct_pair() != nullptr && deps_.inbox) {
-    if (auto peer = c->direct_pair()->peer_of(who); peer && *peer != who) {
-      auto blockers = Privacy(deps_.inbox->backend()).blocked_by(who);
-      if (!blockers.ok())
-        return problem(wire_code_of(blockers.code()),
-                       "the block check failed: " + blockers.error().message());
-      if (blockers->contains(*peer))
-        return problem(WireCode::kBlocked,
-                       "'" + peer->str() + "' does not accept messages from " + who.str());
-    }
+    auto blockers = Privacy(deps_.inbox->backend()).blocked_by(who);
+    if (!blockers.ok())
+      return problem(wire_code_of(blockers.code()), "the block check failed: " + blockers.error().message());
+    if (auto refused = blocked_send(who, target.conversation, *blockers))
+      return problem(refused->code, refused->message);
   }
   if (target.group) {
     if (deps_.groups == nullptr)
@@ -365,16 +373,24 @@ ApiResponse ApiRouter::post_message(const ApiRequest& r, const std::map<std::str
     GroupCheck check = check_group_member(*deps_.groups, *target.group, who);
     if (!check.member) return problem(check.code, check.message);
   }
-  const uint64_t fingerprint = send_fingerprint(target.conversation, send.body);
+  // The frames' reply rule (send_request.h): the same check, nothing appended when refused.
+  const std::optional<MessageId> reply_to = send.reply_to;
+  if (reply_to && deps_.outbox != nullptr) {
+    if (auto refusal = check_reply_target(*deps_.outbox, target.conversation, *reply_to))
+      return problem(refusal->code, refusal->message);
+  }
+  const uint64_t fingerprint = send_fingerprint(target.conversation, send.body, reply_to);
   std::promise<std::pair<Result<SentMessage>, bool>> promise;
   auto future = promise.get_future();
-  SendDoor door{deps_.outbox, deps_.dedup, deps_.clock.get(), nullptr, nullptr};
+  SendDoor door{deps_.outbox, deps_.dedup, deps_.clock.get(), nullptr, nullptr, deps_.before_send};
   auto at_once =
-      submit_send(door, who, *device, send.client_msg_id, target.conversation, std::move(send.body),
+      submit_send(door, who, *device, send.client_msg_id, target.conversation, std::move(send.body), reply_to,
                   [&promise](const Result<SentMessage>& sent, bool duplicate) {
                     promise.set_value({sent, duplicate});
                   });
   auto [sent, duplicate] = at_once ? std::pair<Result<SentMessage>, bool>(*at_once, true) : future.get();
+  if (!sent.ok() && sent.code() == kBeforeSendRejected)
+    return problem(WireCode::kRejected, sent.error().message());
   if (!sent.ok())
     return problem(wire_code_of(sent.code()),
                    "message '" + client_msg_id + "' was not stored: " + sent.error().message());
@@ -420,6 +436,7 @@ ApiResponse ApiRouter::group_change(const ApiRequest& r, const std::vector<std::
 
   GroupRequestDeps gdeps{deps_.groups, deps_.outbox, deps_.clock.get(), deps_.group_max_members,
                          deps_.group_apply_wait_ms};
+  gdeps.users = deps_.users;
   Principal principal{std::get<UserId>(who), DeviceId::unchecked("api"), 0};
   GroupPlan plan = plan_group_frame(gdeps, std::string(kRef), principal, group_frame);
   if (!plan.answer.empty()) return from_frame(plan.answer);
@@ -488,7 +505,8 @@ ApiResponse ApiRouter::conversations(const std::map<std::string, std::string>& q
   if (auto refused = add_paging(q, frame)) return std::move(*refused);
   auto parsed = parse_frame(frame, deps_.max_body_bytes);
   if (auto* p = std::get_if<ApiResponse>(&parsed)) return std::move(*p);
-  InboxRequestDeps ideps{deps_.inbox, deps_.groups, nullptr, deps_.clock.get(), nullptr, nullptr};
+  InboxRequestDeps ideps{deps_.inbox, deps_.groups, nullptr,    deps_.clock.get(),
+                         nullptr,     nullptr,      deps_.users};
   return from_frame(answer_inbox_frame(ideps, std::string(kRef), InboxCaller{std::get<UserId>(who), 0},
                                        std::get<InboxFrame>(std::get<ClientFrame>(std::move(parsed)).body)));
 }

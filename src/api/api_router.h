@@ -29,6 +29,8 @@
 
 namespace qim {
 class SessionService;
+class BeforeSendHook;
+class UserRegistry;
 class MessageStateStore;
 }  // namespace qim
 
@@ -44,6 +46,8 @@ struct ApiDeps {
   Inbox* inbox = nullptr;
   SessionService* sessions = nullptr;     // devices and revocation (null: those routes answer UNAVAILABLE)
   MessageStateStore* messages = nullptr;  // edit and recall marks in history (decision 90; null: none)
+  BeforeSendHook* before_send = nullptr;  // the gateway's before-send hook (null: none); both doors ask it
+  UserRegistry* users = nullptr;  // QIM_USER_REGISTRY=1: the /v1/users routes and UNKNOWN_USER (null: off)
   std::shared_ptr<const Clock> clock;
   std::string auth_secret;              // QIM_AUTH_SECRET: tokens minted here verify at AUTH
   size_t max_body_bytes = 16 * 1024;    // QIM_GATEWAY_MAX_BODY_BYTES, as for SEND frames
@@ -88,6 +92,11 @@ class ApiRouter {
   // session_routes.cc: a user's devices; revoking a user's or one device's sessions (scope tokens).
   ApiResponse devices(const std::string& user);
   ApiResponse revoke(const std::string& user, const std::optional<std::string>& device);
+  // push_routes.cc: a user's push targets: list, register or replace one device's, clear it (scope tokens).
+  ApiResponse push_targets(const ApiRequest& r, const std::vector<std::string>& parts);
+  // user_routes.cc: the user registry (scope users).
+  ApiResponse users(const ApiRequest& r, const std::map<std::string, std::string>& q,
+                    const std::vector<std::string>& parts);
   bool take_token(const std::string& key_id);
 
   const ApiOptions options_;

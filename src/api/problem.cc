@@ -12,19 +12,34 @@ unsigned http_status_of(WireCode code) {
     case WireCode::kNotAMember:
     case WireCode::kNotAllowed:
     case WireCode::kBlocked:
+    case WireCode::kRejected:
       return 403;
     case WireCode::kNotFound:
     case WireCode::kUnknownGroup:
     case WireCode::kUnknownType:
     case WireCode::kUnknownMessage:
+    case WireCode::kUnknownUser:
+    case WireCode::kUnknownAttachment:
       return 404;
+    case WireCode::kAttachmentsDisabled:
+      return 501;
+    case WireCode::kUnsupportedType:
+      return 415;
+    case WireCode::kAttachmentMissing:
+    case WireCode::kAttachmentMismatch:
+      return 422;
     case WireCode::kGroupFull:
+    case WireCode::kTooManyDevices:
     case WireCode::kExpiredCursor:
     case WireCode::kWindowPassed:
     case WireCode::kMessageRecalled:
+    case WireCode::kUserExists:
+    case WireCode::kReactionLimit:
+    case WireCode::kReactionUnchanged:
       return 409;
     case WireCode::kTooLarge:
       return 413;
+    case WireCode::kQuotaExceeded:
     case WireCode::kRateLimited:
       return 429;
     case WireCode::kUnavailable:
@@ -34,6 +49,9 @@ unsigned http_status_of(WireCode code) {
     case WireCode::kBadFrame:
     case WireCode::kUnsupportedVersion:
     case WireCode::kInvalidArgument:
+    case WireCode::kBadReaction:
+    case WireCode::kUnknownProvider:
+    case WireCode::kBadPushToken:
       break;
   }
   return 400;
@@ -81,6 +99,36 @@ std::string_view problem_title(WireCode code) {
       return "The message is past its edit or recall window";
     case WireCode::kMessageRecalled:
       return "The message was recalled";
+    case WireCode::kRejected:
+      return "The before-send hook rejected the message";
+    case WireCode::kUnknownUser:
+      return "No such user in the user registry";
+    case WireCode::kUserExists:
+      return "The user (or a look-alike id) exists";
+    case WireCode::kBadReaction:
+      return "Not one emoji nor a short code";
+    case WireCode::kReactionLimit:
+      return "Too many reactions on the message";
+    case WireCode::kReactionUnchanged:
+      return "The reaction is already as asked";
+    case WireCode::kAttachmentsDisabled:
+      return "Attachments are not configured on this deployment";
+    case WireCode::kUnsupportedType:
+      return "The content type is not allowed";
+    case WireCode::kQuotaExceeded:
+      return "Over the daily upload budget";
+    case WireCode::kAttachmentMissing:
+      return "The attachment was not uploaded by the sender to this conversation";
+    case WireCode::kAttachmentMismatch:
+      return "The uploaded object differs from its declaration";
+    case WireCode::kUnknownAttachment:
+      return "No such attachment visible to the caller";
+    case WireCode::kUnknownProvider:
+      return "Not a push provider (fcm, apns, webpush)";
+    case WireCode::kBadPushToken:
+      return "Not a token of its push provider's form";
+    case WireCode::kTooManyDevices:
+      return "Too many devices registered for push";
   }
   return "Error";
 }

@@ -61,6 +61,23 @@ AdminResponse replay(Pipeline& pipeline, const std::string& query) {
   return {200, out};
 }
 
+// POST /admin/archiver/replay?offset=N&partition=P: the archiver reads partition P again from N (its rows
+// are rewritten as they are: a replay changes nothing in HISTORY, decision 90).
+AdminResponse archiver_replay(Pipeline& pipeline, const std::string& query) {
+  if (pipeline.archiver() == nullptr) return {409, "the archiver is not running in this process\n"};
+  const auto offset = number(query_param(query, "offset"));
+  const auto partition = number(query_param(query, "partition"));
+  if (!offset || !partition) return {400, "expected ?offset=<outbox offset>&partition=<p>\n"};
+  const uint32_t p = static_cast<uint32_t>(*partition);
+  if (p >= pipeline.outbox().partition_count()) return {400, "no such outbox partition\n"};
+  auto end = pipeline.outbox().end_offset(p);
+  if (!end.ok()) return {400, end.error().to_string() + "\n"};
+  const Offset from = std::min(Offset{*offset}, *end);
+  if (Status s = pipeline.archiver()->replay_from(p, from); !s.ok())
+    return {400, s.error().to_string() + "\n"};
+  return {200, fmt::format("outbox partition {}: the archiver replays from offset {}\n", p, from.value)};
+}
+
 // GET /admin/quarantine[?position=N][&json=1]: what `qim quarantine list|show` prints.
 AdminResponse quarantine(Pipeline& pipeline, const std::string& query) {
   auto entries = read_quarantine(pipeline.quarantine_log(), Offset{0}, kQuarantineReadMax);
@@ -130,6 +147,10 @@ std::vector<AdminRoute> pipeline_admin_routes(Pipeline& pipeline) {
       AdminRoute{
           "POST", "/admin/fanout/replay",
           [&pipeline](const std::string& query, const std::string&) { return replay(pipeline, query); }},
+      AdminRoute{"POST", "/admin/archiver/replay",
+                 [&pipeline](const std::string& query, const std::string&) {
+                   return archiver_replay(pipeline, query);
+                 }},
       AdminRoute{
           "GET", "/admin/quarantine",
           [&pipeline](const std::string& query, const std::string&) { return quarantine(pipeline, query); }},

@@ -1,6 +1,7 @@
 #pragma once
 // The pipeline's endpoints on the gateway's admin server (loopback only):
 //   POST /admin/fanout/replay?offset=N[&partition=P]   replay the Outbox from N (one partition or all)
+//   POST /admin/archiver/replay?offset=N&partition=P    archive partition P again from N
 //   GET  /admin/pipeline                                per-shard frontier, pages, lag; fanout; archiver
 //   (JSON)
 //   GET  /admin/quarantine[?position=N][&json=1]        the quarantined records (`qim quarantine`)

@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   CLI::App* dead_letters = nullptr;
   CLI::App* dead_list = nullptr;
   qim::DeadLetterRequest dead_request;
-  for (const char* r : {"gateway", "fanout", "mailbox", "archiver", "webhooks"}) {
+  for (const char* r : {"gateway", "fanout", "mailbox", "archiver", "webhooks", "push"}) {
     auto* cmd =
         app.add_subcommand(r, std::string("run the ") + r + " role alone (needs a shared log: Kafka)");
     instance_flags(cmd, overrides);

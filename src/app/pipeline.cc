@@ -5,6 +5,7 @@
 
 #include "groups/open_group_store.h"
 #include "inbox/open_inbox.h"
+#include "lifecycle/open_message_state_store.h"
 #include "log/embedded/embedded_log.h"
 #include "log/embedded/file.h"
 #include "node/crash_between_chunks.h"
@@ -56,10 +57,15 @@ Result<std::unique_ptr<Pipeline>> Pipeline::open(const AppConfig& config, Pipeli
     p->logger_->info("opening the {} group store", group_store_backend(config.store));
     QIM_ASSIGN_OR_RETURN(p->groups_, open_group_store(config.store, config.data_dir));
   }
-  // Fanout writes it; the archiver and a gateway in the process read it (the gateway: with the groups).
-  if (config.log.backend == "embedded" && (roles.fanout || roles.archiver || roles.groups)) {
-    p->logger_->info("opening the message state store (edits and recalls)");
-    QIM_ASSIGN_OR_RETURN(p->messages_, open_rocks_message_state_store(config.data_dir + "/messages"));
+  // Fanout writes it; the archiver and a gateway in the process read it (the gateway: with the groups). On
+  // the mailbox store's engine (lifecycle/open_message_state_store.h), so every process of a distributed
+  // deployment reaches the same one; the embedded one (RocksDB in the data directory) only when every role
+  // is in this process (embedded logs): separate processes would each have their own.
+  const std::string messages_backend = message_state_backend(config.store);
+  if ((config.log.backend == "embedded" || messages_backend != "embedded") &&
+      (roles.fanout || roles.archiver || roles.groups)) {
+    p->logger_->info("opening the {} message state store (edits and recalls)", messages_backend);
+    QIM_ASSIGN_OR_RETURN(p->messages_, open_message_state_store(config.store, config.data_dir));
   }
   if (p->inbox_backend_) {
     p->inbox_ = std::make_unique<Inbox>(
@@ -120,6 +126,7 @@ Status Pipeline::start() {
     o.consumer.logger = child("archiver");
     o.make_durable = [this] { return history_->sync(); };
     o.messages = messages_.get();
+    o.on_recall = on_recall_;
     archiver_ = std::make_unique<Archiver>(*outbox_, *history_, std::move(o));
     QIM_RETURN_IF_ERROR(archiver_->start());
   }

@@ -13,7 +13,9 @@
 #include <memory>
 #include <string>
 
+#include <functional>
 #include "app/config.h"
+
 #include "archiver/archiver.h"
 #include "archiver/history_store.h"
 #include "delivery/fan_in_notifier.h"
@@ -59,8 +61,9 @@ class Pipeline {
   // Group membership, on the mailbox store's engine (groups/open_group_store.h): RocksDB in
   // QIM_DATA_DIR/groups, Redis or CQL; null when the roles do not open it (PipelineRoles::groups).
   GroupStore* groups() { return groups_.get(); }
-  // The message state store of EDIT and RECALL (docs/adr/0090): RocksDB in QIM_DATA_DIR/messages when the
-  // logs are embedded (every role in this process); null in a distributed deployment, which has none yet.
+  // The message state store of EDIT and RECALL (docs/adr/0090, 0128), on the mailbox store's engine: Redis
+  // or CQL; RocksDB in QIM_DATA_DIR/messages when the logs are embedded (every role in this process). Null
+  // for a distributed deployment on the embedded store (no shared engine) or roles that do not use it.
   MessageStateStore* messages() { return messages_.get(); }
   // The inbox over store() and the inbox backend of its engine; null when the roles do not open it, or
   // when this binary does not have that engine's inbox yet (logged as a warning at open).
@@ -70,6 +73,11 @@ class Pipeline {
   void deliver_to(DeliveryNotifier* notifier) { downstream_.push_back(notifier); }
   // Starts the roles. EpochAhead (fail closed) and the other start errors of the roles; on error nothing
   // keeps running.
+  // Called by the archiver with a recalled message as it was (ArchiverOptions::on_recall): attachments
+  // delete its objects. Before start(); none by default.
+  void set_on_recall(std::function<Status(const Message& original)> on_recall) {
+    on_recall_ = std::move(on_recall);
+  }
   Status start();
   // Drains and stops the roles in order (see above), then flushes and stops notifications (the downstream
   // notifiers may go after this). Timeout if a role could not drain within the config's drain timeout (it
@@ -113,6 +121,7 @@ class Pipeline {
   std::unique_ptr<MailboxStore> crash_store_;  // QIM_TEST_NODE_CRASH_BETWEEN_CHUNKS only
   std::unique_ptr<MailboxNode> node_;
   std::unique_ptr<Archiver> archiver_;
+  std::function<Status(const Message& original)> on_recall_;
   std::unique_ptr<Fanout> fanout_;
 };
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <charconv>
 #include <filesystem>
 
 #include "api/api_server.h"
@@ -13,9 +14,18 @@
 #include "app/engine_hint.h"
 #include "app/instance_files.h"
 #include "app/pipeline.h"
+#include "app/push_role.h"
 #include "app/role_admin.h"
 #include "app/session_admin_routes.h"
 #include "app/webhook_role.h"
+#include "attachments/attachment_options.h"
+#include "attachments/attachment_service.h"
+#include "attachments/object_store.h"
+#include "attachments/orphan_sweeper.h"
+#include "attachments/s3/s3_options.h"
+#if QIM_WITH_S3
+#include "attachments/s3/s3_object_store.h"
+#endif
 #include "core/cpu_placement.h"
 #include "delivery/local_signal_bus.h"
 #include "delivery/redis/gateway_routing.h"
@@ -23,6 +33,7 @@
 #include "delivery/redis/redis_signal_bus.h"
 #include "delivery/redis/routed_notifier.h"
 #include "delivery/redis/routing_options.h"
+#include "gateway/before_send_hook.h"
 #include "gateway/gateway.h"
 #include "gateway/gateway_options.h"
 #include "inbox/delivered_notifier.h"
@@ -35,6 +46,9 @@
 #include "sessions/file_session_store.h"
 #include "sessions/redis/redis_session_store.h"
 #include "tls/dev_cert.h"
+#include "users/redis/redis_user_cells.h"
+#include "users/user_registry.h"
+#include "users/user_registry_follower.h"
 
 namespace qim {
 
@@ -90,6 +104,7 @@ struct Instance {
   std::string name;       // for messages: "qim up", "qim fanout", ...
   bool alone = false;     // one role in its own process: delivery goes through the routing Redis
   bool webhooks = false;  // `qim webhooks`: the event webhook is the role (QIM_WEBHOOK_URL required)
+  bool push = false;      // `qim push`: offline push is the role (docs/push.md)
 };
 
 // The leases of a `qim mailbox` whose shards are not configured (QIM_OWNED_SHARDS unset or auto).
@@ -199,9 +214,44 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
            placement->pipeline.empty() ? "any CPU" : "CPU " + format_cpu_list(placement->pipeline),
            placement->gateway.empty() ? "any CPU" : "CPU " + format_cpu_list(placement->gateway));
 
+  // Attachments (docs/protocol.md "Attachments", docs/operations.md): the object store QIM_S3_* names, for
+  // the gateway (it signs URLs and checks SENDs), the archiver (a recall deletes the message's objects) and
+  // the orphan sweep. None configured: ATTACH is refused with ATTACHMENTS_DISABLED. Declared before the
+  // pipeline, so it outlives the archiver and the gateway that use it.
+  std::unique_ptr<attachments::ObjectStore> object_store;
+  std::unique_ptr<attachments::AttachmentService> attachment_rules;  // deletions and the sweep
+  std::unique_ptr<attachments::OrphanSweeper> orphan_sweeper;
+  {
+    auto s3 = attachments::s3_config_from_env(env);
+    if (!s3.ok()) return refuse(log, instance.name, s3.error());
+    if (s3->has_value()) {
+#if QIM_WITH_S3
+      auto store = attachments::open_s3_object_store(**s3);
+      if (!store.ok()) return refuse(log, instance.name, store.error());
+      object_store = std::move(store).value();
+#else
+      return refuse(log, instance.name,
+                    Error(Errc::kConfig,
+                          "QIM_S3_ENDPOINT is set, but this qim was built without the S3 object "
+                          "store (cmake -DQIM_WITH_S3=ON, as scripts/build.sh does)"));
+#endif
+      auto rules_options = attachments::attachment_options_from_env(env);
+      if (!rules_options.ok()) return refuse(log, instance.name, rules_options.error());
+      // The ids' mac is not used by deletions and the sweep; a role without QIM_AUTH_SECRET still deletes.
+      attachment_rules = std::make_unique<attachments::AttachmentService>(
+          *object_store, env("QIM_AUTH_SECRET").value_or("(deletions only)"), *rules_options,
+          cfg.store.clock);
+    }
+  }
+
   auto opened = Pipeline::open(cfg, instance.roles, spdlog::default_logger());
   if (!opened.ok()) return refuse(log, instance.name, opened.error());
   std::unique_ptr<Pipeline> pipeline = std::move(opened).value();
+  if (attachment_rules) {
+    pipeline->set_on_recall([rules = attachment_rules.get()](const Message& original) {
+      return rules->delete_objects_of(original.sender, original.conversation, original.body);
+    });
+  }
   // The logs are locked now, so a running.json here is left over from a process that did not exit cleanly.
   remove_running_file(cfg.data_dir);
 
@@ -220,6 +270,13 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     }
   }
   WebhookConsumer* hooks = webhooks ? webhooks->consumer.get() : nullptr;
+
+  // Offline push (docs/push.md): its configuration is read by every gateway too (PUSH_CONFIG tells clients
+  // the VAPID key); `qim up` keeps its VAPID key in the data directory.
+  auto push_config = push_config_from_env(
+      env, instance.gateway && !instance.alone ? std::optional<std::string>(cfg.data_dir) : std::nullopt);
+  // (A gateway of a distributed deployment reads no key: it answers what `qim push` published.)
+  if (!push_config.ok()) return refuse(log, instance.name, push_config.error());
 
   // Declared after the pipeline: the loop goes before the node it adds shards to, on every path.
   std::optional<Leases> leases;
@@ -320,6 +377,29 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
       session_store = std::move(s).value();
     }
     sessions = std::make_unique<SessionService>(*session_store, signal_bus.get(), cfg.store.clock);
+  } else if (instance.push) {
+    // Who is online and who was revoked: the gateways record both in the routing Redis.
+    auto ro = routing_options_from_env(env);
+    if (!ro.ok()) return refuse(log, instance.name, ro.error());
+    auto s = RedisSessionStore::create(*ro);
+    if (!s.ok()) return refuse(log, instance.name + ": the session store (QIM_ROUTING_REDIS)", s.error());
+    session_store = std::move(s).value();
+  }
+  // Declared after the session store it reads; stopped before it on every path (its destructor stops it).
+  std::optional<PushRole> push_role;
+  if ((instance.gateway && !instance.alone) || instance.push) {
+    auto p = open_push_role(*push_config, *pipeline, session_store.get(), instance.push, cfg.store.clock,
+                            spdlog::default_logger());
+    if (!p.ok()) return refuse(log, instance.name, p.error());
+    push_role = std::move(p).value();
+  }
+  PushConsumer* pusher = push_role ? push_role->consumer.get() : nullptr;
+  // What PUSH_CONFIG answers on every gateway (push/push_registry.h): this process's push role's providers
+  // and VAPID key, or nothing when `qim up` runs without push.
+  if (((instance.gateway && !instance.alone) || instance.push) && pipeline->inbox() != nullptr) {
+    const PushDoor door = push_role ? push_door_of(*push_config) : PushDoor{};
+    if (Status s = publish_push_door(pipeline->inbox()->backend(), door, cfg.store.clock->now_ms()); !s.ok())
+      return refuse(log, instance.name + ": publishing the push configuration", s.error());
   }
 
   // Gateways of one deployment share the SEND idempotency table in the routing Redis, so a retry through
@@ -327,6 +407,13 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   std::unique_ptr<RedisSendDedup> shared_dedup;
   // `qim up` with the server API: the gateway's in-memory table, owned here so both doors share it.
   std::unique_ptr<MemorySendDedup> own_dedup;
+  // The before-send hook both doors ask (docs/webhooks.md "Before send"): off unless QIM_BEFORE_SEND_URL.
+  // Stopped after the gateway and the API, whose SENDs it answers.
+  std::unique_ptr<BeforeSendHook> before_send;
+  // The user registry (docs/api.md "Users"): off unless QIM_USER_REGISTRY=1; `qim up` keeps it in its data
+  // directory. Outlives the gateway and the API.
+  std::unique_ptr<UserRegistry> users;
+  std::unique_ptr<UserRegistryFollower> users_follower;  // the other gateways' writes (distributed only)
   std::optional<api::ApiOptions> api_options;  // the server API (docs/api.md): off unless QIM_API_LISTEN
   std::unique_ptr<api::ApiServer> api_server;
   std::unique_ptr<Gateway> gateway;
@@ -356,6 +443,54 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
       own_dedup = std::make_unique<MemorySendDedup>(options->dedup_capacity, options->dedup_window_ms);
       deps.send_dedup = own_dedup.get();
     }
+    if (auto v = env("QIM_USER_REGISTRY"); v && *v != "0") {
+      if (*v != "1")
+        return refuse(log, instance.name,
+                      Error(Errc::kConfig, "QIM_USER_REGISTRY='" + *v + "': expected 0 or 1"));
+      // `qim up`: RocksDB in its data directory. A gateway of a distributed deployment: the routing
+      // Redis every gateway shares, followed every QIM_USER_REGISTRY_REFRESH_MS (docs/adr/0149).
+      std::unique_ptr<UserCells> cells;
+      if (routing) {
+        cells = std::make_unique<RedisUserCells>(routing->redis());
+      } else if (routing_options || instance.alone) {
+        auto ro = routing_options ? Result<RoutingOptions>(*routing_options) : routing_options_from_env(env);
+        if (!ro.ok()) return refuse(log, instance.name, ro.error());
+        auto c = RedisUserCells::create(*ro);
+        if (!c.ok()) return refuse(log, instance.name + ": the user registry (QIM_ROUTING_REDIS)", c.error());
+        cells = std::move(c).value();
+      } else {
+        auto c = open_rocks_user_cells(cfg.data_dir + "/users");
+        if (!c.ok()) return refuse(log, instance.name + ": the user registry", c.error());
+        cells = std::move(c).value();
+      }
+      const bool shared_cells = routing_options || instance.alone || routing;
+      auto reg = UserRegistry::open(std::move(cells), cfg.store.clock);
+      if (!reg.ok()) return refuse(log, instance.name + ": the user registry", reg.error());
+      users = std::move(reg).value();
+      deps.users = users.get();
+      if (shared_cells) {
+        int64_t refresh_ms = 1000;
+        if (auto r = env("QIM_USER_REGISTRY_REFRESH_MS")) {
+          auto [end, ec] = std::from_chars(r->data(), r->data() + r->size(), refresh_ms);
+          if (ec != std::errc() || end != r->data() + r->size() || refresh_ms < 10 || refresh_ms > 600'000)
+            return refuse(
+                log, instance.name,
+                Error(Errc::kConfig, "QIM_USER_REGISTRY_REFRESH_MS='" + *r + "': expected 10..600000"));
+        }
+        users_follower =
+            std::make_unique<UserRegistryFollower>(*users, std::chrono::milliseconds(refresh_ms));
+        users_follower->start();
+      }
+    }
+    auto bs = before_send_config_from_env(env);
+    if (!bs.ok()) return refuse(log, instance.name, bs.error());
+    if (*bs) {
+      (*bs)->max_body_bytes = options->max_body_bytes;
+      auto hook = make_http_before_send_hook(**bs);
+      if (!hook.ok()) return refuse(log, instance.name, hook.error());
+      before_send = std::move(hook).value();
+      deps.before_send = before_send.get();
+    }
     deps.outbox = &pipeline->outbox();
     deps.mailbox = &pipeline->store();
     deps.history = &pipeline->history();
@@ -363,14 +498,20 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     deps.messages = pipeline->messages();
     deps.lifecycle = cfg.lifecycle;
     deps.inbox = pipeline->inbox();
+    auto attach_options = attachments::attachment_options_from_env(env);
+    if (!attach_options.ok()) return refuse(log, instance.name, attach_options.error());
+    deps.attachment_options = *attach_options;
+    deps.objects = object_store.get();  // null: attachments are refused ATTACHMENTS_DISABLED
     deps.clock = cfg.store.clock;
     deps.shard_count = cfg.shards;
     deps.signals = signal_bus.get();
     deps.presence = presence.get();
     deps.extra_metrics = [p = pipeline.get(), r = routing.get(), l = local_signals,
                           rs = routing ? static_cast<RedisSignalBus*>(signal_bus.get()) : nullptr,
-                          dn = delivered.get(), hooks] {
+                          dn = delivered.get(), hooks, pusher, sweeper = &orphan_sweeper] {
       return p->prometheus() + (hooks != nullptr ? hooks->prometheus() : std::string()) +
+             (*sweeper != nullptr ? (*sweeper)->prometheus() : std::string()) +
+             (pusher != nullptr ? pusher->prometheus() : std::string()) +
              (r != nullptr ? r->metrics_text() : std::string()) +
              (l != nullptr ? l->metrics_text() : std::string()) +
              (rs != nullptr ? rs->metrics_text() : std::string()) +
@@ -393,11 +534,22 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     (void)pipeline->shutdown();
     return refuse(log, instance.name, s.error());
   }
+  // The orphan sweep runs in gateway processes (every hour; a day-old upload is its quarry).
+  if (attachment_rules && instance.gateway)
+    orphan_sweeper =
+        std::make_unique<attachments::OrphanSweeper>(*attachment_rules, std::chrono::hours(1), log);
   // After fanout started: the consumer follows its committed position.
   if (hooks != nullptr) {
     if (Status s = hooks->start(); !s.ok()) {
       (void)pipeline->shutdown();
       return refuse(log, instance.name + ": the webhook consumer", s.error());
+    }
+  }
+  if (pusher != nullptr) {
+    if (Status s = pusher->start(); !s.ok()) {
+      if (hooks != nullptr) hooks->stop();
+      (void)pipeline->shutdown();
+      return refuse(log, instance.name + ": the push consumer", s.error());
     }
   }
   if (leases) {
@@ -436,6 +588,8 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
       ad.inbox = pipeline->inbox();
       ad.sessions = sessions.get();
       ad.messages = pipeline->messages();
+      ad.before_send = before_send.get();
+      ad.users = users.get();
       ad.clock = cfg.store.clock;
       ad.auth_secret = gateway_options.auth_secret;
       ad.max_body_bytes = gateway_options.max_body_bytes;
@@ -452,8 +606,9 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   } else {
     admin = std::make_unique<RoleAdmin>(
         [p = pipeline.get(), n = routed_notifier.get(), l = leases ? leases->loop.get() : nullptr,
-         ns = node_signals.get(), dn = delivered.get(), hooks] {
+         ns = node_signals.get(), dn = delivered.get(), hooks, pusher] {
           return p->prometheus() + (hooks != nullptr ? hooks->prometheus() : std::string()) +
+                 (pusher != nullptr ? pusher->prometheus() : std::string()) +
                  (n != nullptr ? n->metrics_text() : std::string()) +
                  (ns != nullptr ? ns->metrics_text() : std::string()) +
                  (dn != nullptr ? dn->metrics_text() : std::string()) +
@@ -487,6 +642,11 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
                api_options->keys_file);
     std::fflush(stdout);
   }
+  if (before_send) {
+    fmt::print("  before-send hook    {}   (docs/webhooks.md \"Before send\")\n",
+               env("QIM_BEFORE_SEND_URL").value_or(""));
+    std::fflush(stdout);
+  }
 
   int signal_number = 0;
   std::string last_summary;
@@ -515,7 +675,8 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   }
   if (api_server) api_server->stop();  // no new API requests; those in flight are answered
   if (gateway) gateway->stop();
-  if (routing) routing->stop();  // its routes go with it (a killed gateway's expire)
+  if (before_send) before_send->stop();  // after both doors: their SENDs waiting on it were answered
+  if (routing) routing->stop();          // its routes go with it (a killed gateway's expire)
   // Leased shards are given up gracefully (drained, committed, released) so the other nodes take them on
   // their next scan rather than after the lease ttl.
   if (leases && leases->loop) leases->loop->stop();
@@ -523,6 +684,7 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   // Stopped after fanout's drain (its last commit lets the consumer see the last records) without waiting for
   // the hook: what it did not acknowledge is sent after the next start.
   if (hooks != nullptr) hooks->stop();
+  if (pusher != nullptr) pusher->stop();  // sends the bursts still open
   delivered.reset();        // reported to last by the shutdown's flush; before the buses it sends on
   routed_notifier.reset();  // publishes what the node reported last, then stops
   node_signals.reset();
@@ -564,11 +726,15 @@ int run_role(const std::string& role, const EnvLookup& env) {
                         "tokens with the same secret, so set QIM_AUTH_SECRET (the same value) for each"));
   }
   const bool leased = role == "mailbox" && shard_leases_enabled(env);
-  Instance instance{role == "gateway",
-                    PipelineRoles{role == "fanout", role == "mailbox", role == "archiver", leased,
-                                  /*groups=*/role == "gateway" || role == "fanout" || role == "webhooks",
-                                  /*inbox=*/role == "gateway" || role == "mailbox"},
-                    "qim " + role, true, role == "webhooks"};
+  Instance instance{
+      role == "gateway",
+      PipelineRoles{role == "fanout", role == "mailbox", role == "archiver", leased,
+                    /*groups=*/role == "gateway" || role == "fanout" || role == "webhooks" || role == "push",
+                    /*inbox=*/role == "gateway" || role == "mailbox" || role == "push"},
+      "qim " + role,
+      true,
+      role == "webhooks",
+      role == "push"};
   return run_instance(env, instance);
 }
 

@@ -26,6 +26,7 @@ Result<std::optional<WebhookRole>> open_webhook_role(const EnvLookup& env, const
   o.commit_interval = hook->commit_interval;
   o.start_at_end = hook->start_at_end;
   o.follow = kFanoutGroup;
+  o.messages = pipeline.messages();  // null in the distributed deployments (no EDIT or RECALL there yet)
   o.clock = config.store.clock;
   o.logger = std::move(logger);
   o.logger->info("webhooks: events to http://{}:{}{}, retried for {} s before dead-lettering", hook->url.host,

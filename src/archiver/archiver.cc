@@ -19,7 +19,8 @@ ConsumerOptions consumer_options(const ArchiverOptions& options) {
 }  // namespace
 
 Archiver::Archiver(Log& outbox, HistoryStore& history, ArchiverOptions options)
-    : history_(history),
+    : outbox_(outbox),
+      history_(history),
       options_(std::move(options)),
       repeats_(outbox, options_.repeats),
       consumer_(outbox, consumer_options(options_),
@@ -41,9 +42,26 @@ void Archiver::stop() {
   consumer_.stop();
 }
 
+Status Archiver::replay_from(uint32_t partition, Offset next) {
+  consumer_.logger().info("archiver: replay of outbox partition {} from offset {} requested", partition,
+                          next.value);
+  return consumer_.seek(partition, next);
+}
+
 ArchiverMetrics Archiver::metrics() const {
   return ArchiverMetrics{messages_.load(), skipped_.load(), repeated_.load(), events_.load(),
                          consumer_.positions()};
+}
+
+Result<std::optional<MessageId>> Archiver::reply_to_of(MessageId id) {
+  const auto partition = static_cast<uint32_t>(id.value >> kOffsetBits);
+  const Offset offset{id.value & ((uint64_t{1} << kOffsetBits) - 1)};
+  QIM_ASSIGN_OR_RETURN(Offset start, outbox_.start_offset(partition));
+  if (offset.value < start.value) return std::optional<MessageId>();  // removed by retention: no reference
+  QIM_ASSIGN_OR_RETURN(auto records, outbox_.read(partition, offset, 1, std::chrono::milliseconds(0)));
+  if (records.empty() || records.front().offset != offset) return std::optional<MessageId>();
+  auto rec = decode_outbox_record(records.front().value);
+  return rec.ok() ? rec->reply_to : std::optional<MessageId>();
 }
 
 Result<uint64_t> Archiver::watermark(uint32_t partition, uint64_t offset, bool refresh) {
@@ -88,8 +106,11 @@ Status Archiver::handle(uint32_t partition, std::span<const LogRecord> batch) {
     // A membership change is no chat message: its system entry is in the members' mailboxes (fanout
     // decides whether it applied), not in HISTORY.
     if (outbox.ok() && outbox->group_op) continue;
+    if (outbox.ok() && is_read_receipt(*outbox)) continue;  // a read receipt is no chat message either
     if (outbox.ok() && outbox->event) {
       if (options_.messages == nullptr) continue;  // fanout does not dispatch them either
+      // A reaction changes no history row: HISTORY folds it from the message state (docs/adr/0124).
+      if (is_reaction(outbox->event->kind)) continue;
       // Fanout decides; until it has (its watermark is past this offset), the batch waits and is retried.
       QIM_ASSIGN_OR_RETURN(uint64_t w, watermark(partition, rec.offset.value, true));
       if (w <= rec.offset.value) {
@@ -108,7 +129,26 @@ Status Archiver::handle(uint32_t partition, std::span<const LogRecord> batch) {
                 state->client_msg_id,
                 state->sent_at_ms,
                 {}};
+      // The row keeps its reference: from the SEND in this batch, else from its Outbox record.
+      if (auto it = slot.find(state->id.value); it != slot.end()) {
+        m.reply_to = messages[it->second].reply_to;
+      } else {
+        QIM_ASSIGN_OR_RETURN(m.reply_to, reply_to_of(state->id));
+      }
       if (outbox->event->kind == MessageEventKind::kRecall) {
+        if (options_.on_recall) {
+          // The message as it was: in this batch (its SEND came with the recall), else in the history.
+          std::optional<Message> original;
+          if (auto it = slot.find(state->id.value); it != slot.end()) {
+            original = messages[it->second];
+          } else {
+            QIM_ASSIGN_OR_RETURN(auto page, history_.read(HistoryQuery{state->conversation,
+                                                                       MessageId{state->id.value + 1}, 1}));
+            if (!page.messages.empty() && page.messages.front().id == state->id)
+              original = page.messages.front();
+          }
+          if (original && !original->body.empty()) QIM_RETURN_IF_ERROR(options_.on_recall(*original));
+        }
         put(std::move(m));  // the tombstone: the row without its body
       } else if (!state->recalled() && state->last_edit_offset() == rec.offset.value) {
         m.body = outbox->body;  // the current body (an earlier edit, replayed, is not written)
@@ -131,6 +171,9 @@ Status Archiver::handle(uint32_t partition, std::span<const LogRecord> batch) {
         if (rec.offset.value < w) {
           QIM_ASSIGN_OR_RETURN(auto state, options_.messages->load(m.id));
           if (state && state->recalled()) {
+            // Recalled before the archiver got here (it lags fanout, or a replay): the body is here, in
+            // the Outbox record, not in the history: hand it over first (idempotent on a replay).
+            if (options_.on_recall && !m.body.empty()) QIM_RETURN_IF_ERROR(options_.on_recall(m));
             m.body.clear();  // a replay never brings a recalled body back
           } else if (state && state->edit_count() > 0) {
             write = false;  // its last edit writes it, with the current body

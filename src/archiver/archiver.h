@@ -32,6 +32,12 @@ struct ArchiverOptions {
   // partition's watermark (an event may be about it: a replay) is written in its current state: a recalled
   // one as its tombstone, an edited one not at all (its last edit writes it). Null: events are skipped.
   MessageStateStore* messages = nullptr;
+  // Optional: called with a message as it was (its body) when the archiver finds it recalled: at the
+  // applied recall, or at the SEND itself when the recall was decided before the archiver read it (it
+  // lags fanout; a replay). Its attachments' objects are deleted there (attachments/attachment_service.h
+  // delete_objects_of). Must be idempotent: a replay or a retried batch calls it again. An error fails the
+  // batch, which is retried.
+  std::function<Status(const Message& original)> on_recall;
 };
 
 struct ArchiverMetrics {
@@ -51,12 +57,20 @@ class Archiver {
   Status drain(std::chrono::milliseconds limit, const std::function<void(uint64_t remaining)>& progress = {});
   void stop();
   ArchiverMetrics metrics() const;
+  // Archives `partition` again from `next` (an operator's replay; the rows it writes are the ones already
+  // there: decision 90). InvalidArgument for a partition this archiver does not read.
+  Status replay_from(uint32_t partition, Offset next);
 
  private:
   Status handle(uint32_t partition, std::span<const LogRecord> batch);
   // The watermark of `partition` as last read, read again from the store if it is not above `offset`.
   Result<uint64_t> watermark(uint32_t partition, uint64_t offset, bool refresh);
 
+  // The reply_to of the message `id` (docs/adr/0125): the SEND's record's, read from the Outbox (none when
+  // it is no reply or no longer kept). An edit or recall rewrites the row from the state, which holds none.
+  Result<std::optional<MessageId>> reply_to_of(MessageId id);
+
+  Log& outbox_;
   HistoryStore& history_;
   ArchiverOptions options_;
   OutboxRepeatFilter repeats_;

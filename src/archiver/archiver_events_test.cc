@@ -73,8 +73,9 @@ class ArchiverEventsTest : public ::testing::Test {
                      last_.sender, last_.server_time_ms};
     ASSERT_TRUE(messages_->put(state, 0, offset).ok());
   }
-  std::unique_ptr<Archiver> run() {
+  std::unique_ptr<Archiver> run(std::function<Status(const Message&)> on_recall = {}) {
     ArchiverOptions o;
+    o.on_recall = std::move(on_recall);
     o.consumer.poll_wait = 10ms;
     o.consumer.batch_max = 1;  // one record at a time: each write is seen as a replay makes it
     o.messages = messages_.get();
@@ -157,6 +158,30 @@ TEST_F(ArchiverEventsTest, RecallRemovesTheBodyAndAReplayFromBeforeTheSendNeverW
   EXPECT_EQ(bodies(), std::vector<std::string>{""});
   rocks_->raw_db().CompactRange(rocksdb::CompactRangeOptions(), nullptr, nullptr);
   EXPECT_FALSE(store_holds("secret-body-2"));
+}
+
+// A recall hands the message as it was to on_recall (where its attachments' objects are deleted), also
+// when fanout decided the recall before the archiver read the SEND; a replay may call it again (idempotent),
+// never for another message.
+TEST_F(ArchiverEventsTest, RecallHandsTheOriginalMessageToOnRecall) {
+  const uint64_t t = append("alice", "c1", kT0, "with-attachments");
+  const uint64_t r =
+      append("alice", "c2", kT0 + 20, "", MessageEvent{MessageEventKind::kRecall, MessageId{t}});
+  decided(t, r, true);
+  append("alice", "c3", kT0 + 30, "kept");
+  std::vector<std::string> recalled;
+  auto hook = [&](const Message& m) {
+    recalled.push_back(m.body);
+    return Status();
+  };
+  run(hook);
+  EXPECT_EQ(recalled, std::vector<std::string>{"with-attachments"});
+  // A replay from before the SEND: the SEND is written as its tombstone; the hook again, for it only.
+  ASSERT_TRUE(outbox_->commit(kArchiverGroup, 0, Offset{0}).ok());
+  recalled.clear();
+  run(hook);
+  for (const auto& b : recalled) EXPECT_EQ(b, "with-attachments");
+  EXPECT_EQ(bodies(), (std::vector<std::string>{"kept", ""}));
 }
 
 }  // namespace

@@ -29,11 +29,34 @@ struct HistoryQuery {
 
 // What HISTORY says of a message an EDIT or RECALL changed (docs/adr/0090): filled by the gateway from the
 // message state store, not by the backends.
+// One reaction of a message as a reader sees it (docs/protocol.md "Reactions").
+struct ReactionCount {
+  std::string emoji;
+  uint32_t count = 0;
+  bool mine = false;  // the reader holds it
+  bool operator==(const ReactionCount&) const = default;
+};
+
 struct MessageLife {
   bool recalled = false;     // the row is the tombstone: no body
   int64_t edited_at_ms = 0;  // the last applied edit's server time; 0 if never edited
   uint32_t edit_count = 0;
+  std::vector<ReactionCount> reactions;  // in the order first added; none once recalled
   bool operator==(const MessageLife&) const = default;
+};
+
+// The short quote a reply shows of the message it replies to (docs/adr/0125), computed at read in its
+// current state: filled by the gateway (gateway/reply_quotes.h), not by the backends.
+struct ReplyQuote {
+  MessageId message_id;
+  UserId sender;             // empty when unavailable
+  std::string body;          // the current body, cut to kQuoteCharacters on a grapheme boundary; empty if
+                             // recalled or unavailable
+  bool truncated = false;    // the body was cut
+  uint32_t attachments = 0;  // a message with attachments: how many (the body is then its caption)
+  bool recalled = false;     // the replied message was recalled: no body
+  bool unavailable = false;  // no longer kept (retention), or not archived yet
+  bool operator==(const ReplyQuote&) const = default;
 };
 
 struct HistoryPage {
@@ -44,6 +67,8 @@ struct HistoryPage {
   std::optional<MessageId> next_before;
   // By message id, for the messages of the page that were edited or recalled.
   std::map<uint64_t, MessageLife> life;
+  // By message id, for the replies of the page: the quote of the message each replies to.
+  std::map<uint64_t, ReplyQuote> quotes;
 };
 
 // What every backend refuses with InvalidArgument before writing anything: a message out of bounds

@@ -298,6 +298,12 @@ Result<ServerFrame> Client::send_to_conversation(std::string_view conversation,
   return request(send_to_conversation_frame(conversation, client_msg_id, body, ref), ref);
 }
 
+Result<ServerFrame> Client::reply(std::string_view conversation, std::string_view client_msg_id,
+                                  std::string_view body, uint64_t reply_to) {
+  auto ref = ref_of(impl_->next_ref);
+  return request(reply_frame(conversation, client_msg_id, body, reply_to, ref), ref);
+}
+
 Result<ServerFrame> Client::edit(std::string_view conversation, uint64_t message_id,
                                  std::string_view client_msg_id, std::string_view body) {
   auto ref = ref_of(impl_->next_ref);
@@ -308,6 +314,12 @@ Result<ServerFrame> Client::recall(std::string_view conversation, uint64_t messa
                                    std::string_view client_msg_id) {
   auto ref = ref_of(impl_->next_ref);
   return request(recall_frame(conversation, message_id, client_msg_id, ref), ref);
+}
+
+Result<ServerFrame> Client::react(std::string_view conversation, uint64_t message_id,
+                                  std::string_view client_msg_id, std::string_view emoji, bool remove) {
+  auto ref = ref_of(impl_->next_ref);
+  return request(react_frame(conversation, message_id, client_msg_id, emoji, remove, ref), ref);
 }
 
 Result<ServerFrame> Client::sync(uint64_t after, uint32_t limit) {

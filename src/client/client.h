@@ -87,12 +87,19 @@ class Client {
   Result<ServerFrame> send(std::string_view to, std::string_view client_msg_id, std::string_view body);
   Result<ServerFrame> send_to_conversation(std::string_view conversation, std::string_view client_msg_id,
                                            std::string_view body);
+  // A SEND replying to `reply_to` (SEND_ACK, or the ERROR UNKNOWN_MESSAGE, ...).
+  Result<ServerFrame> reply(std::string_view conversation, std::string_view client_msg_id,
+                            std::string_view body, uint64_t reply_to);
   Result<ServerFrame> sync(uint64_t after, uint32_t limit = 100);
   // EDIT_ACK / RECALL_ACK (or the ERROR: UNKNOWN_MESSAGE, WINDOW_PASSED, NOT_ALLOWED, MESSAGE_RECALLED, ...).
   Result<ServerFrame> edit(std::string_view conversation, uint64_t message_id, std::string_view client_msg_id,
                            std::string_view body);
   Result<ServerFrame> recall(std::string_view conversation, uint64_t message_id,
                              std::string_view client_msg_id);
+  // REACT_ACK / UNREACT_ACK (or the ERROR: UNKNOWN_MESSAGE, BAD_REACTION, REACTION_LIMIT,
+  // REACTION_UNCHANGED, MESSAGE_RECALLED, NOT_A_MEMBER, ...).
+  Result<ServerFrame> react(std::string_view conversation, uint64_t message_id,
+                            std::string_view client_msg_id, std::string_view emoji, bool remove = false);
   Result<ServerFrame> history(std::string_view conversation, std::optional<uint64_t> before,
                               uint32_t limit = 50);
   // A group frame (frames.h group_frame): GROUP_OK, GROUPS_LIST or GROUP_MEMBERS_LIST; an ERROR as above

@@ -50,6 +50,22 @@ void read_entries(const object& o, std::string_view key, std::vector<Entry>& out
     entry.recalled = boolean(e, "recalled");
     entry.edited_at = i64(e, "edited_at");
     entry.edit_count = static_cast<uint32_t>(u64(e, "edit_count").value_or(0));
+    simdjson::dom::array reactions;
+    if (e.at_key("reactions").get_array().get(reactions) == simdjson::SUCCESS) {
+      for (element r : reactions) {
+        object ro;
+        if (r.get_object().get(ro) != simdjson::SUCCESS) continue;
+        entry.reactions.push_back(Entry::Reaction{
+            str(ro, "emoji"), static_cast<uint32_t>(u64(ro, "count").value_or(0)), boolean(ro, "mine")});
+      }
+    }
+    entry.reply_to = u64(e, "reply_to");
+    object quote;
+    if (e.at_key("quote").get_object().get(quote) == simdjson::SUCCESS) {
+      entry.quote = Entry::Quote{
+          u64(quote, "message_id").value_or(0), str(quote, "sender"),       str(quote, "body"),
+          boolean(quote, "truncated"),          boolean(quote, "recalled"), boolean(quote, "unavailable")};
+    }
     out.push_back(std::move(entry));
   }
 }
@@ -80,6 +96,14 @@ std::string send_to_conversation_frame(std::string_view conversation, std::strin
       .take();
 }
 
+std::string reply_frame(std::string_view conversation, std::string_view client_msg_id, std::string_view body,
+                        uint64_t reply_to, std::string_view ref) {
+  auto w = start("SEND", ref);
+  w.field("client_msg_id", client_msg_id).field("conversation", conversation).field("body", body);
+  w.key("reply_to").uint64_as_string(reply_to);
+  return w.end_object().take();
+}
+
 std::string edit_frame(std::string_view conversation, uint64_t message_id, std::string_view client_msg_id,
                        std::string_view body, std::string_view ref) {
   auto w = start("EDIT", ref);
@@ -94,6 +118,15 @@ std::string recall_frame(std::string_view conversation, uint64_t message_id, std
   auto w = start("RECALL", ref);
   w.field("client_msg_id", client_msg_id).field("conversation", conversation);
   w.key("message_id").uint64_as_string(message_id);
+  return w.end_object().take();
+}
+
+std::string react_frame(std::string_view conversation, uint64_t message_id, std::string_view client_msg_id,
+                        std::string_view emoji, bool remove, std::string_view ref) {
+  auto w = start(remove ? "UNREACT" : "REACT", ref);
+  w.field("client_msg_id", client_msg_id).field("conversation", conversation);
+  w.key("message_id").uint64_as_string(message_id);
+  w.field("emoji", emoji);
   return w.end_object().take();
 }
 

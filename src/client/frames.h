@@ -18,6 +18,9 @@ std::string auth_frame(std::string_view token, std::string_view ref = {});
 // `to` names a user; use send_to_conversation_frame for a conversation id.
 std::string send_frame(std::string_view to, std::string_view client_msg_id, std::string_view body,
                        std::string_view ref = {});
+// A SEND to `conversation` replying to `reply_to` (docs/protocol.md "Replies").
+std::string reply_frame(std::string_view conversation, std::string_view client_msg_id, std::string_view body,
+                        uint64_t reply_to, std::string_view ref);
 std::string send_to_conversation_frame(std::string_view conversation, std::string_view client_msg_id,
                                        std::string_view body, std::string_view ref = {});
 std::string sync_frame(uint64_t after, uint32_t limit, std::string_view ref = {});
@@ -26,6 +29,10 @@ std::string edit_frame(std::string_view conversation, uint64_t message_id, std::
                        std::string_view body, std::string_view ref = {});
 std::string recall_frame(std::string_view conversation, uint64_t message_id, std::string_view client_msg_id,
                          std::string_view ref = {});
+// REACT (add) or UNREACT (remove) the reaction `emoji` (one emoji or a short code such as ":thumbs_up:") on
+// the message `message_id` of `conversation` (docs/protocol.md "Reactions").
+std::string react_frame(std::string_view conversation, uint64_t message_id, std::string_view client_msg_id,
+                        std::string_view emoji, bool remove = false, std::string_view ref = {});
 std::string history_frame(std::string_view conversation, std::optional<uint64_t> before, uint32_t limit,
                           std::string_view ref = {});
 std::string ping_frame(std::string_view ref = {});
@@ -72,6 +79,24 @@ struct Entry {
   bool recalled = false;
   int64_t edited_at = 0;
   uint32_t edit_count = 0;
+  // HISTORY_PAGE (docs/protocol.md "Reactions"): counts per reaction, `mine` when the reader holds it.
+  struct Reaction {
+    std::string emoji;
+    uint32_t count = 0;
+    bool mine = false;
+  };
+  std::vector<Reaction> reactions;
+  // A reply (docs/protocol.md "Replies"): the message it replies to, and in HISTORY_PAGE its quote.
+  std::optional<uint64_t> reply_to;
+  struct Quote {
+    uint64_t message_id = 0;
+    std::string sender;
+    std::string body;
+    bool truncated = false;
+    bool recalled = false;
+    bool unavailable = false;
+  };
+  std::optional<Quote> quote;
 };
 
 // One conversation of a CONVERSATIONS_PAGE.
@@ -134,14 +159,15 @@ struct ServerFrame {
   std::vector<Item> items;
   // Inbox: READ_OK and READ_STATE (conversation, read_seq, unread, unread_capped); RECEIPT (conversation,
   // user, read_through); DELIVERED (conversation, user, message_id); CONVERSATIONS_PAGE (conversations,
-  // next_before, unread_conversations); RECEIPTS_PAGE (conversation, message_id, read_count, readers:
-  // none when the group is too large to list); SETTINGS_OK (settings).
+  // next_before, unread_conversations, unread_conversations_capped); RECEIPTS_PAGE (conversation, message_id,
+  // read_count, readers: none when the group is too large to list); SETTINGS_OK (settings).
   uint64_t read_seq = 0;
   uint32_t unread = 0;
   bool unread_capped = false;
   std::optional<uint64_t> read_through;
   std::vector<ConversationItem> conversations;
   uint32_t unread_conversations = 0;
+  bool unread_conversations_capped = false;
   uint32_t read_count = 0;
   std::optional<std::vector<std::string>> readers;
   std::map<std::string, std::string> settings;

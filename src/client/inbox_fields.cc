@@ -77,6 +77,7 @@ void read_inbox_fields(const object& o, ServerFrame& f) {
   f.unread_capped = boolean(o, "unread_capped");
   f.read_through = u64(o, "read_through");
   f.unread_conversations = u32(o, "unread_conversations");
+  f.unread_conversations_capped = boolean(o, "unread_conversations_capped");
   f.read_count = u32(o, "read_count");
   simdjson::dom::array list;
   if (o.at_key("conversations").get_array().get(list) == simdjson::SUCCESS) {

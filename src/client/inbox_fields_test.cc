@@ -25,7 +25,7 @@ TEST(InboxFields, ReadsAConversationsPage) {
       R"({"conversation":"g:t","kind":"group","name":"team","last":{"seq":"5","message_id":"60",)"
       R"("conversation":"g:t","sender":"carol","server_time":7,"body":"x"},"read_seq":"0","unread":999,)"
       R"("unread_capped":true,"peer_read_through":null,"peer_delivered_through":null}],)"
-      R"("next_before":"5","unread_conversations":2})");
+      R"("next_before":"5","unread_conversations":99,"unread_conversations_capped":true})");
   ASSERT_TRUE(f.ok()) << f.error().to_string();
   ASSERT_EQ(f->conversations.size(), 2u);
   const auto& d = f->conversations[0];
@@ -43,7 +43,8 @@ TEST(InboxFields, ReadsAConversationsPage) {
   EXPECT_EQ(f->conversations[1].name, "team");
   EXPECT_TRUE(f->conversations[1].unread_capped);
   EXPECT_EQ(f->next_before, 5u);
-  EXPECT_EQ(f->unread_conversations, 2u);
+  EXPECT_EQ(f->unread_conversations, 99u);
+  EXPECT_TRUE(f->unread_conversations_capped);
 }
 
 TEST(InboxFields, ReadsTheOtherAnswersAndSignals) {

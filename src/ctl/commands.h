@@ -21,21 +21,41 @@ struct SendRequest {
   std::string conversation;   // a conversation id (exactly one of the two is set)
   std::string client_msg_id;  // the idempotency key; qimctl picks a fresh one when empty
   std::string body;
+  std::string file;          // --file: attach this file (the body is then its caption)
+  std::string content_type;  // --type: the declared type (default: from the file name's extension)
 };
-// Prints the SEND_ACK as ack_line().
+// Prints the SEND_ACK as ack_line(). With `file`: run_send_file.
 int run_send(const SendRequest& r, std::ostream& out, std::ostream& err);
+// ATTACH, the PUT of the file to the presigned URL, then a SEND referencing it (docs/protocol.md
+// "Attachments"); prints ack_line() with " attachment=<id> size=<bytes>". A refusal as "<CODE>: ..."
+// (ATTACHMENTS_DISABLED, UNSUPPORTED_TYPE, TOO_LARGE, ...), the store's refusal as its HTTP status.
+int run_send_file(const SendRequest& r, std::ostream& out, std::ostream& err);
+
+struct DownloadRequest {
+  Connection connection;
+  std::string conversation;
+  uint64_t message_id = 0;
+  std::string attachment;
+  std::string output;  // empty or "-": the bytes go to `out`
+  bool thumbnail = false;
+};
+// ATTACHMENT_URL, then the GET of the object: to `output` (then prints "saved=<path> size=<n>
+// sha256=<hex>") or to `out`. UNKNOWN_ATTACHMENT for anything the user may not have.
+int run_download(const DownloadRequest& r, std::ostream& out, std::ostream& err);
 
 struct EventRequest {
   Connection connection;
   std::string conversation;   // the message's conversation id
   uint64_t message_id = 0;    // the message to change (its SEND_ACK's message_id)
   std::string client_msg_id;  // the idempotency key; qimctl picks a fresh one when empty
-  std::string body;           // edit: the new body
+  std::string body;           // edit: the new body; react: the emoji or short code
 };
 // EDIT / RECALL (docs/protocol.md "Editing and recalling"): prints "message_id=<event id> target=<id>
 // conversation=<c> server_time=<ms>".
 int run_edit(const EventRequest& r, std::ostream& out, std::ostream& err);
 int run_recall(const EventRequest& r, std::ostream& out, std::ostream& err);
+// REACT, or UNREACT with `remove` (docs/protocol.md "Reactions"): prints the ACK as run_edit does.
+int run_react(const EventRequest& r, bool remove, std::ostream& out, std::ostream& err);
 
 struct ListenRequest {
   Connection connection;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <optional>
+
 #include "core/ids.h"
 
 namespace qim::ctl {
@@ -37,10 +39,62 @@ std::string escape_body(std::string_view body) {
 
 namespace {
 
+// An edit or recall event entry (docs/protocol.md "Editing and recalling") as "edit=<target> edits=<n>
+// body=<new body>" or "recall=<target>"; nullopt when its body is not the documented JSON.
+std::optional<std::string> event_field(const client::Entry& e) {
+  simdjson::dom::parser parser;
+  simdjson::dom::object o;
+  std::string_view target;
+  if (parser.parse(e.body).get(o) != simdjson::SUCCESS ||
+      o["message_id"].get_string().get(target) != simdjson::SUCCESS)
+    return std::nullopt;
+  if (e.client_msg_id == "~recall") return fmt::format("recall={}", target);
+  std::string_view body;
+  int64_t count = 0;
+  if (o["body"].get_string().get(body) != simdjson::SUCCESS ||
+      o["edit_count"].get_int64().get(count) != simdjson::SUCCESS)
+    return std::nullopt;
+  return fmt::format("edit={} edits={} body={}", target, count, escape_body(body));
+}
+
+// A body the server wrote for a message with attachments (docs/protocol.md "Attachments") as "body=<caption>"
+// then "attachment=<id> kind=<kind> name=<name> size=<bytes>" per attachment: the id is what `qimctl
+// download --attachment` takes. nullopt for any other body, and for one that does not parse.
+std::optional<std::string> attachments_field(const std::string& body) {
+  if (!body.starts_with(R"({"qim":"attachments")")) return std::nullopt;
+  simdjson::dom::parser parser;
+  simdjson::dom::object o;
+  simdjson::dom::array list;
+  if (parser.parse(body).get(o) != simdjson::SUCCESS || o["attachments"].get(list) != simdjson::SUCCESS)
+    return std::nullopt;
+  std::string_view text;
+  if (o["text"].get(text) != simdjson::SUCCESS) text = "";
+  std::string out = "body=" + escape_body(text);
+  for (auto a : list) {
+    std::string_view id, kind, name;
+    uint64_t size = 0;
+    if (a["attachment"].get(id) != simdjson::SUCCESS || a["name"].get(name) != simdjson::SUCCESS ||
+        a["size"].get(size) != simdjson::SUCCESS)
+      continue;
+    if (a["kind"].get(kind) != simdjson::SUCCESS) kind = "file";
+    out += fmt::format(" attachment={} kind={} name={} size={}", id, kind, escape_body(name), size);
+  }
+  return out;
+}
+
 // "body=<escaped body>", or for a group's system entry (client_msg_id "~group:<op>", docs/protocol.md
-// "Groups") "system=<its text>": the JSON body is for programs, its `text` for people.
+// "Groups") "system=<its text>": the JSON body is for programs, its `text` for people. An edit or recall
+// says what changed; another system entry (a kind this qimctl does not know) is "system=<its body>".
 std::string body_field(const client::Entry& e) {
-  if (!e.client_msg_id.starts_with("~group:")) return "body=" + escape_body(e.body);
+  if (e.client_msg_id == "~edit" || e.client_msg_id == "~recall") {
+    if (auto field = event_field(e)) return *field;
+    return "system=" + escape_body(e.body);
+  }
+  if (!e.client_msg_id.starts_with("~")) {
+    if (auto field = attachments_field(e.body)) return *field;
+    return "body=" + escape_body(e.body);
+  }
+  if (!e.client_msg_id.starts_with("~group:")) return "system=" + escape_body(e.body);
   simdjson::dom::parser parser;
   std::string_view text;
   if (parser.parse(e.body).get_object()["text"].get_string().get(text) != simdjson::SUCCESS) text = e.body;
@@ -50,7 +104,10 @@ std::string body_field(const client::Entry& e) {
 }  // namespace
 
 std::string entry_line(const client::Entry& e) {
-  return fmt::format("seq={} from={} conversation={} {}", e.seq, e.sender, e.conversation, body_field(e));
+  std::string line =
+      fmt::format("seq={} from={} conversation={} {}", e.seq, e.sender, e.conversation, body_field(e));
+  if (e.from_blocked) line += " from_blocked";  // in a group both are in: the reader blocks the sender
+  return line;
 }
 
 std::string history_line(const client::Entry& m) {
@@ -60,6 +117,11 @@ std::string history_line(const client::Entry& m) {
   std::string line =
       fmt::format("message_id={} from={} time={} {}", m.message_id, m.sender, m.server_time, body_field(m));
   if (m.edit_count > 0) line += fmt::format(" edited_at={} edits={}", m.edited_at, m.edit_count);
+  // "reactions=👍:2*,:tada::1": count per reaction, '*' where the reader holds it.
+  for (size_t i = 0; i < m.reactions.size(); ++i) {
+    const auto& r = m.reactions[i];
+    line += fmt::format("{}{}:{}{}", i == 0 ? " reactions=" : ",", r.emoji, r.count, r.mine ? "*" : "");
+  }
   return line;
 }
 
@@ -80,6 +142,8 @@ std::string conversation_line(const client::ConversationItem& c) {
   if (c.peer_read_through) line += fmt::format(" peer_read={}", *c.peer_read_through);
   if (c.peer_delivered_through) line += fmt::format(" delivered={}", *c.peer_delivered_through);
   if (c.muted) line += c.muted_until ? fmt::format(" muted_until={}", *c.muted_until) : " muted=forever";
+  // A message with attachments: its caption and attachments, as entry lines print them.
+  if (auto field = attachments_field(c.last.body)) return line + " " + *field;
   return line + " body=" + escape_body(c.last.body);
 }
 

@@ -16,7 +16,9 @@ namespace qim::ctl {
 std::string escape_body(std::string_view body);
 
 // A mailbox entry (SYNC or DELIVER): "seq=<seq> from=<sender> conversation=<c> body=<body>"; a group's
-// system entry (client_msg_id "~group:<op>") ends "system=<its text>" instead, e.g. "system=bob added carol".
+// system entry (client_msg_id "~group:<op>") ends "system=<its text>" instead, e.g. "system=bob added carol";
+// an edit "edit=<target> edits=<n> body=<new body>", a recall "recall=<target>" (another system entry:
+// "system=<its body>"); an entry from a user the reader blocks (in a group) ends " from_blocked".
 std::string entry_line(const client::Entry& e);
 // A history message: "message_id=<id> from=<sender> time=<server_time> body=<body>" (or system=<text>).
 std::string history_line(const client::Entry& m);

@@ -63,6 +63,24 @@ TEST(Lines, SystemEntriesPrintTheirText) {
   EXPECT_EQ(entry_line(e), R"(seq=5 from=bob conversation=g:00ff body={"text":"x"})");
 }
 
+TEST(Lines, AttachmentsPrintTheirIds) {
+  client::Entry e;
+  e.seq = 3;
+  e.message_id = 40;
+  e.sender = "alice";
+  e.conversation = "d:alice:bob";
+  e.client_msg_id = "c9";
+  e.body =
+      R"({"qim":"attachments","text":"look here","attachments":[{"attachment":"a1.x.y","kind":"image",)"
+      R"("name":"cat 1.png","content_type":"image/png","size":48213},{"attachment":"a1.p.q","kind":"file",)"
+      R"("name":"n.txt","content_type":"text/plain","size":3}]})";
+  EXPECT_EQ(entry_line(e),
+            "seq=3 from=alice conversation=d:alice:bob body=look here attachment=a1.x.y kind=image "
+            "name=cat 1.png size=48213 attachment=a1.p.q kind=file name=n.txt size=3");
+  e.body = R"({"qim":"attachments", broken)";  // never an exception: the body as it is
+  EXPECT_EQ(entry_line(e), R"(seq=3 from=alice conversation=d:alice:bob body={"qim":"attachments", broken)");
+}
+
 }  // namespace
 }  // namespace qim::ctl
 
@@ -98,11 +116,50 @@ TEST(Lines, ConversationsAndRead) {
       conversation_line(g),
       "conversation=g:00ff group=the team unread=999+ read_seq=0 last_seq=5 from=carol time=0 delivered=3 "
       "body=");
+  g.last.body = R"({"qim":"attachments","text":"","attachments":[{"attachment":"a1.x.y","kind":"image",)"
+                R"("name":"c.png","content_type":"image/png","size":9}]})";
+  EXPECT_EQ(
+      conversation_line(g),
+      "conversation=g:00ff group=the team unread=999+ read_seq=0 last_seq=5 from=carol time=0 delivered=3 "
+      "body= attachment=a1.x.y kind=image name=c.png size=9");
   client::ServerFrame ok;
   ok.conversation = "d:alice:bob";
   ok.read_seq = 12;
   ok.unread = 0;
   EXPECT_EQ(read_line(ok), "conversation=d:alice:bob read_seq=12 unread=0");
+}
+
+}  // namespace
+}  // namespace qim::ctl
+
+namespace qim::ctl {
+namespace {
+
+// An edit or recall event entry (client_msg_id ~edit / ~recall, docs/protocol.md "Editing and recalling")
+// prints what changed for people, not its JSON; an entry from a user the reader blocks says so.
+TEST(Lines, EditAndRecallEventsPrintTheChange) {
+  client::Entry e;
+  e.seq = 12;
+  e.message_id = 30;
+  e.sender = "alice";
+  e.conversation = "d:alice:bob";
+  e.client_msg_id = "~edit";
+  e.server_time = 7;
+  e.body = R"({"event":"edit","message_id":"21","body":"hello\nworld","edited_at":7,"edit_count":2})";
+  EXPECT_EQ(entry_line(e), "seq=12 from=alice conversation=d:alice:bob edit=21 edits=2 body=hello\\nworld");
+  e.client_msg_id = "~recall";
+  e.body = R"({"event":"recall","message_id":"21","by":"alice"})";
+  EXPECT_EQ(entry_line(e), "seq=12 from=alice conversation=d:alice:bob recall=21");
+  e.body = "not json";  // never an exception: the body as it is
+  EXPECT_EQ(entry_line(e), "seq=12 from=alice conversation=d:alice:bob system=not json");
+  e.client_msg_id = "~react";  // a kind this qimctl does not know: its body, as a system entry
+  e.body = R"({"event":"react","message_id":"21"})";
+  EXPECT_EQ(entry_line(e),
+            R"(seq=12 from=alice conversation=d:alice:bob system={"event":"react","message_id":"21"})");
+  e.client_msg_id = "c1";
+  e.body = "hi";
+  e.from_blocked = true;
+  EXPECT_EQ(entry_line(e), "seq=12 from=alice conversation=d:alice:bob body=hi from_blocked");
 }
 
 }  // namespace

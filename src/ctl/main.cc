@@ -45,9 +45,14 @@ int main(int argc, char** argv) {
                            "a conversation id, d:<a>:<b> with a before b bytewise, e.g. d:alice:bob");
   to->excludes(conv);
   send_cmd->add_option("--client-id", send.client_msg_id, "idempotency key (default: a fresh one)");
-  send_cmd->add_option("text", send.body, "the message body")->required();
+  send_cmd
+      ->add_option("--file", send.file, "attach this file (uploaded to the object store); text: its caption")
+      ->check(CLI::ExistingFile);
+  send_cmd->add_option("--type", send.content_type, "--file's content type (default: from its extension)");
+  send_cmd->add_option("text", send.body, "the message body (with --file: an optional caption)");
   send_cmd->callback([&] {
     if (send.to.empty() && send.conversation.empty()) throw CLI::RequiredError("--to or --conversation");
+    if (send.file.empty() && send_cmd->get_option("text")->count() == 0) throw CLI::RequiredError("text");
   });
 
   qim::ctl::EventRequest edit;
@@ -66,6 +71,29 @@ int main(int argc, char** argv) {
   recall_cmd->add_option("--message", recall.message_id, "the message id (its SEND_ACK's message_id)")
       ->required();
   recall_cmd->add_option("--client-id", recall.client_msg_id, "idempotency key (default: a fresh one)");
+  qim::ctl::EventRequest react;
+  bool unreact = false;
+  auto* react_cmd = app.add_subcommand(
+      "react", "add (or with --remove take back) a reaction to a message; prints REACT_ACK / UNREACT_ACK");
+  connection_flags(react_cmd, react.connection);
+  react_cmd->add_option("--conversation", react.conversation, "the message's conversation id")->required();
+  react_cmd->add_option("--message", react.message_id, "the message id (its SEND_ACK's message_id)")
+      ->required();
+  react_cmd->add_option("--client-id", react.client_msg_id, "idempotency key (default: a fresh one)");
+  react_cmd->add_flag("--remove", unreact, "take the reaction back (UNREACT)");
+  react_cmd->add_option("emoji", react.body, "one emoji, or a short code such as :thumbs_up:")->required();
+
+  qim::ctl::DownloadRequest download;
+  auto* download_cmd =
+      app.add_subcommand("download", "download one attachment of a message (to -o PATH, or to stdout)");
+  connection_flags(download_cmd, download.connection);
+  download_cmd->add_option("--conversation", download.conversation, "the message's conversation id")
+      ->required();
+  download_cmd->add_option("--message", download.message_id, "the message id")->required();
+  download_cmd->add_option("--attachment", download.attachment, "the attachment id (from the message's body)")
+      ->required();
+  download_cmd->add_option("-o,--output", download.output, "write the file here (default: stdout)");
+  download_cmd->add_flag("--thumbnail", download.thumbnail, "the image's thumbnail instead");
 
   qim::ctl::ListenRequest listen;
   uint64_t count = 0;
@@ -216,6 +244,8 @@ int main(int argc, char** argv) {
   if (send_cmd->parsed()) return qim::ctl::run_send(send, std::cout, std::cerr);
   if (edit_cmd->parsed()) return qim::ctl::run_edit(edit, std::cout, std::cerr);
   if (recall_cmd->parsed()) return qim::ctl::run_recall(recall, std::cout, std::cerr);
+  if (react_cmd->parsed()) return qim::ctl::run_react(react, unreact, std::cout, std::cerr);
+  if (download_cmd->parsed()) return qim::ctl::run_download(download, std::cout, std::cerr);
   if (listen_cmd->parsed()) {
     if (count_opt->count() > 0) listen.count = count;
     if (timeout_opt->count() > 0) listen.timeout = std::chrono::seconds(timeout_s);

@@ -24,6 +24,7 @@ int run_send(const SendRequest& r, std::ostream& out, std::ostream& err) {
   } else if (auto c = ConversationId::parse(r.conversation); !c.ok()) {
     return fail(err, "send --conversation", c.error());
   }
+  if (!r.file.empty()) return run_send_file(r, out, err);
   auto session = open_session(r.connection);
   if (!session.ok()) return fail(err, session.error());
   const std::string id = r.client_msg_id.empty() ? fresh_client_msg_id() : r.client_msg_id;
@@ -57,6 +58,20 @@ int run_edit(const EventRequest& r, std::ostream& out, std::ostream& err) {
 
 int run_recall(const EventRequest& r, std::ostream& out, std::ostream& err) {
   return run_event(r, false, out, err);
+}
+
+int run_react(const EventRequest& r, bool remove, std::ostream& out, std::ostream& err) {
+  const char* what = remove ? "react --remove" : "react";
+  if (auto c = ConversationId::parse(r.conversation); !c.ok())
+    return fail(err, std::string(what) + " --conversation", c.error());
+  auto session = open_session(r.connection);
+  if (!session.ok()) return fail(err, session.error());
+  const std::string id = r.client_msg_id.empty() ? fresh_client_msg_id() : r.client_msg_id;
+  auto ack = session->client->react(r.conversation, r.message_id, id, r.body, remove);
+  if (!ack.ok()) return fail(err, what, ack.error());
+  out << "message_id=" << ack->message_id << " target=" << ack->target
+      << " conversation=" << ack->conversation << " server_time=" << ack->server_time << '\n';
+  return 0;
 }
 
 }  // namespace qim::ctl

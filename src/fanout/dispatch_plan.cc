@@ -4,14 +4,12 @@
 #include <map>
 
 #include "fanout/recipients.h"
+#include "mailbox/redaction.h"
 
 namespace qim {
 
 DispatchId dispatch_id_for(MessageId message, ShardId shard, uint32_t part) {
-  // At most 1 + 20 + 2 + 4 (+ 2 + 10) characters: always a valid name.
-  std::string id = "m" + std::to_string(message.value) + "-s" + std::to_string(shard.value);
-  if (part > 0) id += "-p" + std::to_string(part);
-  return DispatchId::unchecked(std::move(id));
+  return message_dispatch_id(message, shard, part);  // one naming rule: the store finds a recalled SEND by it
 }
 
 Result<std::vector<ShardDispatch>> plan_dispatches(const OutboxRecord& record, uint32_t partition,

@@ -136,6 +136,18 @@ Status Fanout::quarantine(uint32_t partition, const LogRecord& rec, const Error&
   return {};
 }
 
+Result<bool> Fanout::recalled_send(uint32_t partition, Offset offset, std::optional<uint64_t>& watermark) {
+  // Only below the watermark can an event about this message have been decided: on the live path a SEND
+  // costs one watermark read per batch and no state read.
+  if (!watermark) {
+    QIM_ASSIGN_OR_RETURN(uint64_t w, options_.messages->watermark(partition));
+    watermark = w;
+  }
+  if (offset.value >= *watermark) return false;
+  QIM_ASSIGN_OR_RETURN(auto state, options_.messages->load(message_id_of(partition, offset)));
+  return state.has_value() && state->recalled();
+}
+
 Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
   struct Append {
     uint32_t shard;
@@ -146,6 +158,7 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
   std::vector<Append> appends;
   uint64_t used = 0, skipped = 0, repeated = 0, group_ops = 0, group_refused = 0, events = 0,
            events_refused = 0;
+  std::optional<uint64_t> watermark;  // the message state's, read once per batch and only if needed
   for (size_t index = 0; index < batch.size(); ++index) {
     const LogRecord& rec = batch[index];
     auto outbox = decode_outbox_record(rec.value);
@@ -157,6 +170,8 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
       ++repeated;
       continue;
     }
+    // A read receipt (docs/adr/0147) is for the event webhook alone: no mailbox holds it.
+    if (outbox.ok() && is_read_receipt(*outbox)) continue;
     const GroupId* group = nullptr;
     std::optional<Conversation> conversation;
     if (outbox.ok()) {
@@ -181,7 +196,8 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
     }
     Result<std::vector<ShardDispatch>> plan = Result<std::vector<ShardDispatch>>(
         outbox.ok() ? Error(Errc::kInvalidArgument, "no group store configured") : outbox.error());
-    std::optional<OutboxRecord> entry;  // what an applied event materialises as
+    std::optional<OutboxRecord> entry;    // what an applied event materialises as
+    std::optional<MessageState> decided;  // the target's state after an applied event
     auto decide_event = [&](bool moderates) -> Result<bool> {
       QIM_ASSIGN_OR_RETURN(EventDecision ed,
                            events_->decide(*outbox, partition, rec.offset.value, moderates));
@@ -191,9 +207,11 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
                       outbox->sender.str(), event_refusal_name(ed.outcome.refusal));
         return false;
       }
+      decided = ed.state;
       entry = *outbox;
       entry->client_msg_id = event_entry_client_id(outbox->event->kind);
-      entry->body = event_entry_body(*ed.state, outbox->event->kind, outbox->sender, outbox->body);
+      entry->body =
+          event_entry_body(*ed.state, outbox->event->kind, outbox->sender, outbox->body, rec.offset.value);
       entry->event.reset();
       return true;
     };
@@ -243,6 +261,22 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
           plan_dispatches(entry ? *entry : *outbox, partition, rec.offset, shards_, options_.chunk_entries);
     } else if (is_event) {
       QIM_RETURN_IF_ERROR(events_->settle(partition, rec.offset.value));  // quarantined or skipped below
+    }
+    // A SEND, or an edit of it, read again after its recall (a replay from before it): its records keep
+    // the original identity, digest included, so the store sees the same dispatch (no DispatchConflict),
+    // but carry no body (an edit entry's "body" is empty), so no entry they write (a new epoch's, or one
+    // whose identity was lost) brings it back (docs/adr/0129).
+    if (plan.ok() && events_) {
+      std::optional<std::string> redacted;
+      if (!is_event) {
+        QIM_ASSIGN_OR_RETURN(bool recalled, recalled_send(partition, rec.offset, watermark));
+        if (recalled) redacted = std::string();
+      } else if (entry && outbox->event->kind == MessageEventKind::kEdit && decided && decided->recalled()) {
+        redacted = event_entry_body(*decided, MessageEventKind::kEdit, outbox->sender, "", rec.offset.value);
+      }
+      if (redacted) {
+        for (auto& d : *plan) d.record.message.body = *redacted;
+      }
     }
     std::vector<Append> mine;
     if (plan.ok()) {

@@ -87,6 +87,9 @@ class Fanout {
 
  private:
   Status handle(uint32_t partition, std::span<const LogRecord> batch);
+  // Whether the SEND at `offset` was recalled (the message state says so); `watermark` caches the state's
+  // watermark of `partition` for the batch. The store's errors.
+  Result<bool> recalled_send(uint32_t partition, Offset offset, std::optional<uint64_t>& watermark);
   // Appends the Outbox record to the quarantine (durably) and logs it; the quarantine's error otherwise.
   Status quarantine(uint32_t partition, const LogRecord& rec, const Error& why);
   spdlog::logger& logger() const { return consumer_.logger(); }

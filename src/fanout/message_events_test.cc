@@ -111,7 +111,8 @@ TEST_F(MessageEventsFanoutTest, EditAndRecallAreDispatchedAsEntriesRefusalsAppen
 
 TEST_F(MessageEventsFanoutTest, ReplayFromBeforeTheSendDecidesTheSame) {
   const uint64_t hello = append("alice", "c1", kT0, "hello");
-  append("alice", "c2", kT0 + 1000, "hello!", MessageEvent{MessageEventKind::kEdit, MessageId{hello}});
+  const uint64_t edit =
+      append("alice", "c2", kT0 + 1000, "hello!", MessageEvent{MessageEventKind::kEdit, MessageId{hello}});
   append("alice", "c3", kT0 + 2000, "", MessageEvent{MessageEventKind::kRecall, MessageId{hello}});
   auto f = start();
   const auto before = dispatched();
@@ -127,7 +128,104 @@ TEST_F(MessageEventsFanoutTest, ReplayFromBeforeTheSendDecidesTheSame) {
   // The same records appended again (the store sees repeated observations), nothing else: the edit at
   // offset 1 was applied before the recall and still is; the recall still applies.
   EXPECT_EQ(dispatch_count(), 2 * records);
-  EXPECT_EQ(dispatched(), before);
+  // Decision 129: the recalled SEND and its edit come again without the body (the replayed SEND's with
+  // none, the edit entry's "body" empty), under their original identities.
+  auto expected = before;
+  expected.at(hello).body.clear();
+  const std::string edited_body = R"("body":"hello!")";
+  std::string& edit_entry = expected.at(edit).body;
+  ASSERT_NE(edit_entry.find(edited_body), std::string::npos) << edit_entry;
+  edit_entry.replace(edit_entry.find(edited_body), edited_body.size(), R"("body":"")");
+  EXPECT_EQ(dispatched(), expected);
+  EXPECT_EQ(*messages_->load(MessageId{hello}).value(), state);
+  for (uint32_t s = 0; s < kShards; ++s) {  // the replayed records keep the first observations' identities
+    const std::vector<LogRecord> records = mailbox_log_->read(s, Offset{0}, 1000, 0ms).value();
+    ASSERT_EQ(records.size() % 2, 0u);
+    for (size_t i = 0; i < records.size() / 2; ++i) {
+      const DispatchRecord first = decode_dispatch_record(records[i].value).value();
+      const DispatchRecord again = decode_dispatch_record(records[i + records.size() / 2].value).value();
+      EXPECT_EQ(again.identity, first.identity);
+    }
+  }
+}
+
+// A store that writes the state and the watermark one after the other, as the CQL store does, and stops
+// between them on its first put (a crash there: the state written, the watermark not, Io returned).
+class TwoStepStore final : public MessageStateStore {
+ public:
+  Result<std::optional<MessageState>> load(MessageId id) override { return inner_->load(id); }
+  Result<std::vector<std::optional<MessageState>>> load_many(std::span<const MessageId> ids) override {
+    return inner_->load_many(ids);
+  }
+  Status put(const MessageState& state, uint32_t partition, uint64_t event_offset) override {
+    // The inner store's own watermark is of another partition: only ours counts.
+    QIM_RETURN_IF_ERROR(inner_->put(state, partition + 1000, event_offset));
+    if (crash_once_) {
+      crash_once_ = false;
+      return Error(Errc::kIo, "stopped between the state and the watermark");
+    }
+    return raise_watermark(partition, event_offset);
+  }
+  Status raise_watermark(uint32_t partition, uint64_t event_offset) override {
+    return inner_->raise_watermark(partition, event_offset);
+  }
+  Result<uint64_t> watermark(uint32_t partition) override { return inner_->watermark(partition); }
+
+ private:
+  std::unique_ptr<MessageStateStore> inner_ = make_memory_message_state_store();
+  bool crash_once_ = true;
+};
+
+// The retry of an event whose state was written but whose watermark was not (decision 128) raises the
+// watermark: the archiver, which waits for it, is not left waiting.
+TEST_F(MessageEventsFanoutTest, AStopBetweenTheStateAndTheWatermarkIsCompletedByTheRetry) {
+  messages_ = std::make_unique<TwoStepStore>();
+  const uint64_t hello = append("alice", "c1", kT0, "hello");
+  const uint64_t recall =
+      append("alice", "c2", kT0 + 1000, "", MessageEvent{MessageEventKind::kRecall, MessageId{hello}});
+  auto f = start();
+  ASSERT_TRUE(messages_->load(MessageId{hello}).value()->recalled());
+  EXPECT_EQ(messages_->watermark(0).value(), (recall & kMaxOffset) + 1);
+  EXPECT_EQ(dispatched().at(recall).client_msg_id, "~recall");
+}
+
+TEST_F(MessageEventsFanoutTest, ReactionsAreDispatchedWithTheirCountAndAReplayWritesTheSame) {
+  const uint64_t hello = append("alice", "c1", kT0, "hello");
+  const MessageEvent react{MessageEventKind::kReact, MessageId{hello}};
+  const MessageEvent unreact{MessageEventKind::kUnreact, MessageId{hello}};
+  const uint64_t bob = append("bob", "c2", kT0 + 10, ":+1:", react);
+  const uint64_t alice = append("alice", "c3", kT0 + 20, ":+1:", react);
+  const uint64_t bad = append("bob", "c4", kT0 + 30, "plain text", react);
+  const uint64_t again = append("bob", "c5", kT0 + 40, ":+1:", react);
+  const uint64_t back = append("bob", "c6", kT0 + 50, ":+1:", unreact);
+  auto f = start();
+  EXPECT_EQ(f->metrics().events, 5u);
+  EXPECT_EQ(f->metrics().events_refused, 2u);
+  auto d = dispatched();
+  const std::string id = std::to_string(hello);
+  EXPECT_EQ(d.at(bob).client_msg_id, "~react");
+  EXPECT_EQ(d.at(bob).body, "{\"event\":\"react\",\"message_id\":\"" + id +
+                                "\",\"by\":\"bob\",\"emoji\":\":+1:\",\"count\":1}");
+  EXPECT_EQ(d.at(alice).body, "{\"event\":\"react\",\"message_id\":\"" + id +
+                                  "\",\"by\":\"alice\",\"emoji\":\":+1:\",\"count\":2}");
+  EXPECT_EQ(d.at(back).client_msg_id, "~unreact");
+  EXPECT_EQ(d.at(back).body, "{\"event\":\"unreact\",\"message_id\":\"" + id +
+                                 "\",\"by\":\"bob\",\"emoji\":\":+1:\",\"count\":1}");
+  EXPECT_EQ(d.count(bad), 0u);
+  EXPECT_EQ(d.count(again), 0u);
+  const MessageState state = *messages_->load(MessageId{hello}).value();
+  EXPECT_EQ(state.events.at(bad & kMaxOffset).refusal, EventRefusal::kBadReaction);
+  EXPECT_EQ(state.events.at(again & kMaxOffset).refusal, EventRefusal::kReactionUnchanged);
+  ASSERT_EQ(state.reactions().size(), 1u);
+  EXPECT_EQ(state.reactions()[0].users, std::vector<UserId>{UserId::parse("alice").value()});
+  // A replay from before the SEND: the state holds every later event, yet each entry is written as it was
+  // (its count as of its own offset), so the store sees repeated observations only.
+  const size_t records = dispatch_count();
+  f.reset();
+  ASSERT_TRUE(rewind_fanout(*outbox_, {}, Offset{0}).ok());
+  f = start();
+  EXPECT_EQ(dispatch_count(), 2 * records);
+  EXPECT_EQ(dispatched(), d);
   EXPECT_EQ(*messages_->load(MessageId{hello}).value(), state);
 }
 

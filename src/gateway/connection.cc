@@ -13,6 +13,8 @@
 #include "gateway/plain_http.h"
 #include "gateway/privacy_requests.h"
 #include "gateway/protocol/server_frame.h"
+#include "gateway/push_requests.h"
+#include "gateway/reply_quotes.h"
 #include "gateway/send_request.h"
 #include "outbox/outbox_record.h"
 
@@ -236,6 +238,18 @@ void Connection::handle_frame(std::string_view text) {
       refuse_before_auth(err->ref, "a refused frame (" + err->message + ")");
       return;
     }
+    // The push frames have a parser and a door of their own (push_requests.h), on the inbox's lane.
+    if (principal_ && err->code == WireCode::kUnknownType && ctx_.deps.inbox != nullptr) {
+      if (auto push = parse_push_request(text)) {
+        run_pooled(ctx_.blocking, err->ref,
+                   [backend = &ctx_.deps.inbox->backend(), clock = ctx_.deps.clock, user = principal_->user,
+                    device = principal_->device, ref = err->ref, request = std::move(*push),
+                    metrics = &ctx_.metrics] {
+                     return answer_push_request(*backend, *clock, user, device, ref, request, metrics);
+                   });
+        return;
+      }
+    }
     send_error(err->ref, err->code, err->message);
     if (!principal_) close_after_flush(websocket::close_code::policy_error, "the first frame must be AUTH");
     return;
@@ -272,6 +286,8 @@ void Connection::handle_frame(std::string_view text) {
           handle_inbox(frame.ref, f);
         } else if constexpr (std::is_same_v<F, MessageEventFrame>) {
           handle_message_event(frame.ref, std::move(f));
+        } else if constexpr (std::is_same_v<F, AttachmentFrame>) {
+          handle_attachment(frame.ref, f);
         } else if constexpr (std::is_same_v<F, PingFrame>) {
           enqueue(std::make_shared<const std::string>(encode_pong(frame.ref)));
         }
@@ -307,17 +323,25 @@ void Connection::handle_auth(const std::string& ref, const AuthFrame& f) {
 }
 
 void Connection::handle_send(const std::string& ref, SendFrame f) {
-  SendTarget target = resolve_send_target(principal_->user, f);
+  SendTarget target = resolve_send_target(principal_->user, f, ctx_.deps.users);
   if (!target.ok) {
     send_error(ref, target.code, target.message);
     return;
   }
+  if (target.group && ctx_.deps.groups == nullptr) {
+    send_error(ref, WireCode::kUnavailable, "groups are not served by this gateway");
+    return;
+  }
+  // A SEND with attachments or reply_to waits for their check (attachment_requests.h, send_request.h) in
+  // its place in the order.
+  std::shared_ptr<AttachmentCheck> attach;
+  if (!f.attachments.empty() || f.reply_to) {
+    if (writes_full(ref)) return;
+    attach = start_attachment_check(ref, f, target.conversation);
+    if (!attach) return;
+  }
   if (target.group) {
-    if (ctx_.deps.groups == nullptr) {
-      send_error(ref, WireCode::kUnavailable, "groups are not served by this gateway");
-      return;
-    }
-    queue_group_send(ref, std::move(f), std::move(target.conversation), *target.group);
+    queue_group_send(ref, std::move(f), std::move(target.conversation), *target.group, std::move(attach));
     return;
   }
   if (privacy_backend() != nullptr) {
@@ -325,21 +349,25 @@ void Connection::handle_send(const std::string& ref, SendFrame f) {
     auto c = Conversation::of(target.conversation);
     const DirectPair* pair = c.ok() ? c->direct_pair() : nullptr;
     if (pair != nullptr && pair->low != pair->high) {
-      queue_direct_send(ref, std::move(f), std::move(target.conversation));
+      queue_direct_send(ref, std::move(f), std::move(target.conversation), std::move(attach));
       return;
     }
   }
-  if (!writes_.empty()) {
-    // Behind a SEND or group change still being checked: appended after it (connection.h, "Order").
-    if (writes_full(ref)) return;
-    writes_.push_back(OutboxWrite{ref, std::move(f), std::move(target.conversation), nullptr, nullptr});
+  if (!writes_.empty() || attach) {
+    // Behind a SEND or group change still being checked, or its own attachment check: appended after it
+    // (connection.h, "Order").
+    if (!attach && writes_full(ref)) return;
+    writes_.push_back(
+        OutboxWrite{ref, std::move(f), std::move(target.conversation), nullptr, nullptr, std::move(attach)});
+    drain_writes();
     return;
   }
   append_send(ref, std::move(f), std::move(target.conversation));
 }
 
 void Connection::append_send(const std::string& ref, SendFrame f, ConversationId conversation) {
-  const uint64_t fingerprint = send_fingerprint(conversation, f.body);
+  const std::optional<MessageId> reply_to = f.reply_to;
+  const uint64_t fingerprint = send_fingerprint(conversation, f.body, reply_to);
   const auto started = Clock::now();
   auto answer = std::make_shared<SendAnswer>();  // decided once: the outcome or the deadline (decision 105)
   auto reply = [self = shared_from_this(), ref, id = f.client_msg_id, fingerprint, started, answer](
@@ -350,10 +378,14 @@ void Connection::append_send(const std::string& ref, SendFrame f, ConversationId
     });
   };
   GatewayContext* ctx = &ctx_;
-  SendDoor door{ctx_.deps.outbox, ctx_.dedup, ctx_.deps.clock.get(), [ctx] { ctx->send_started(); },
-                [ctx] { ctx->send_answered(); }};
+  SendDoor door{ctx_.deps.outbox,
+                ctx_.dedup,
+                ctx_.deps.clock.get(),
+                [ctx] { ctx->send_started(); },
+                [ctx] { ctx->send_answered(); },
+                ctx_.deps.before_send};
   auto done = submit_send(door, principal_->user, principal_->device, f.client_msg_id, conversation,
-                          std::move(f.body), reply);
+                          std::move(f.body), reply_to, reply);
   if (done) {
     answer_send(ref, f.client_msg_id, fingerprint, started, *done, true);
     return;
@@ -364,6 +396,10 @@ void Connection::append_send(const std::string& ref, SendFrame f, ConversationId
 
 void Connection::answer_send(const std::string& ref, const std::string& client_msg_id, uint64_t fingerprint,
                              Clock::time_point started, const Result<SentMessage>& sent, bool duplicate) {
+  if (!sent.ok() && sent.code() == kBeforeSendRejected) {  // the hook's verdict: its reason, as it gave it
+    send_error(ref, WireCode::kRejected, sent.error().message());
+    return;
+  }
   if (!sent.ok()) {
     ctx_.metrics.sends_failed.Increment();
     spdlog::warn("gateway: SEND {} of {} failed: {}", client_msg_id, principal_->user.str(),
@@ -395,16 +431,29 @@ void Connection::handle_sync(const std::string& ref, const SyncFrame& f) {
   MailboxQuery query{principal_->user, f.after, f.limit};  // the authenticated user's mailbox only
   MailboxStore* store = ctx_.deps.mailbox;
   GatewayMetrics* metrics = &ctx_.metrics;
-  run_pooled(ctx_.blocking, ref, [store, metrics, query, ref, privacy = privacy_backend()] {
-    auto page = store->read_mailbox(query);
-    if (!page.ok()) return read_error_frame(metrics, ref, "SYNC of " + query.user.str(), page.error());
-    if (privacy == nullptr || page->entries.empty()) return encode_sync_page(ref, *page);
-    // The reader's deletions and blocks (privacy_requests.h), read after the page: never a deleted body.
-    auto mine = reader_privacy(*privacy, query.user);
-    if (!mine.ok()) return read_error_frame(metrics, ref, "privacy of " + query.user.str(), mine.error());
-    const ReaderMarks marks = reader_marks(*mine);
-    return encode_sync_page(ref, *page, kMaxMessageFrameBytes, &marks);
-  });
+  run_pooled(ctx_.blocking, ref,
+             [store, metrics, query, ref, privacy = privacy_backend(), history = ctx_.deps.history,
+              messages = ctx_.deps.messages] {
+               auto page = store->read_mailbox(query);
+               if (!page.ok())
+                 return read_error_frame(metrics, ref, "SYNC of " + query.user.str(), page.error());
+               // The replies' quotes (reply_quotes.h): none read for a page without replies.
+               auto quotes = quote_entries(history, messages, page->entries);
+               if (!quotes.ok())
+                 return read_error_frame(metrics, ref, "SYNC of " + query.user.str(), quotes.error());
+               ReaderMarks marks;
+               if (!quotes->empty()) marks.quotes = &*quotes;
+               if (privacy == nullptr || page->entries.empty())
+                 return encode_sync_page(ref, *page, kMaxMessageFrameBytes, marks.quotes ? &marks : nullptr);
+               // The reader's deletions and blocks (privacy_requests.h), read after the page: never a deleted
+               // body.
+               auto mine = reader_privacy(*privacy, query.user);
+               if (!mine.ok())
+                 return read_error_frame(metrics, ref, "privacy of " + query.user.str(), mine.error());
+               marks = reader_marks(*mine);
+               if (!quotes->empty()) marks.quotes = &*quotes;
+               return encode_sync_page(ref, *page, kMaxMessageFrameBytes, &marks);
+             });
 }
 
 void Connection::handle_history(const std::string& ref, const HistoryFrame& f) {

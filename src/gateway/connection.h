@@ -111,7 +111,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void handle_message_event(const std::string& ref, MessageEventFrame f);
   // READ, CONVERSATIONS, RECEIPTS, SETTINGS (inbox_requests.cc).
   void handle_inbox(const std::string& ref, const InboxFrame& f);
-  // A SEND_ACK only within the SEND's deadline (send_ack_deadline_ms; past it, refuse_late_send).
+  // send_ack_deadline_ms, plus the before-send hook's bound when there is one (0: no deadline).
+  int64_t send_deadline_ms() const;
+  // A SEND_ACK only within the SEND's deadline (send_deadline_ms; past it, refuse_late_send).
   void answer_send(const std::string& ref, const std::string& client_msg_id, uint64_t fingerprint,
                    Clock::time_point started, const Result<SentMessage>& sent, bool duplicate);
   // A SEND's deadline (connection_send_deadline.cc, decision 105). The answer of one SEND waiting for its
@@ -147,25 +149,33 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Ordered Outbox writes (connection_work.cc).
   struct SendCheck;
   struct GroupChangeWork;
+  struct AttachmentCheck;
   struct OutboxWrite {
     std::string ref;
     std::optional<SendFrame> send;  // a SEND to `conversation`, after `check` when it is a group's
     ConversationId conversation;
     std::shared_ptr<SendCheck> check;
     std::shared_ptr<GroupChangeWork> change;  // or a group change
+    // A SEND with attachments or reply_to: their check (attachment_requests.h, send_request.h)
+    std::shared_ptr<AttachmentCheck> attach;
   };
+  // ATTACH and ATTACHMENT_URL (connection_attachments.cc).
+  void handle_attachment(const std::string& ref, const AttachmentFrame& f);
+  // Starts the check of a SEND's attachments and reply_to on the blocking pool; null (and `ref` answered)
+  // when refused at once (attachments without an object store, over the pending bound).
+  std::shared_ptr<AttachmentCheck> start_attachment_check(const std::string& ref, const SendFrame& f,
+                                                          const ConversationId& conversation);
   // Queues a SEND to a group behind its membership check (shared with the SENDs to that group that come
   // before the check starts).
   void queue_group_send(const std::string& ref, SendFrame f, ConversationId conversation,
-                        const GroupId& group);
+                        const GroupId& group, std::shared_ptr<AttachmentCheck> attach = nullptr);
   // Queues a direct SEND behind a block check (inbox/privacy.h: who blocks the caller), shared with the
   // direct SENDs that come before it starts; refused BLOCKED when the peer is among them.
-  void queue_direct_send(const std::string& ref, SendFrame f, ConversationId conversation);
+  void queue_direct_send(const std::string& ref, SendFrame f, ConversationId conversation,
+                         std::shared_ptr<AttachmentCheck> attach = nullptr);
   // The inbox backend holding privacy cells; null without an inbox (nothing is checked).
   InboxBackend* privacy_backend() const;
   void check_done(const std::shared_ptr<SendCheck>& check);
-  // The peer of direct `conversation` when it is among the blockers a block check read.
-  std::optional<UserId> blocked_by_peer(const SendCheck& check, const ConversationId& conversation) const;
 
  public:
   // A BLOCK_CHANGED signal reached this connection (any thread): the presence hub re-reads its user's block
@@ -175,6 +185,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
  private:
   // Appends the writes at the front whose checks are done, in order.
   void drain_writes();
+  // Whether a write's attachment check (if any) has answered; appends a SEND whose check passed with its
+  // checked body, or answers its refusal.
+  static bool attachment_check_done(const OutboxWrite& w);
+  void append_checked_send(OutboxWrite& w);
   bool writes_full(const std::string& ref);
   void start_next_group_change();
   void append_group_change(const std::shared_ptr<GroupChangeWork>& change);

@@ -1,5 +1,7 @@
 #include "gateway/connection_registry.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <map>
 
@@ -7,6 +9,7 @@
 #include "gateway/connection.h"
 #include "gateway/gateway_metrics.h"
 #include "gateway/protocol/server_frame.h"
+#include "gateway/reply_quotes.h"
 
 namespace qim {
 
@@ -118,6 +121,13 @@ void ConnectionRegistry::entries_visible(ShardId shard, MailboxSeq from, Mailbox
   // Direct peers met in the pushed entries, per user's connections (presence's contacts, after the lock).
   std::vector<std::pair<std::vector<UserId>, std::vector<std::shared_ptr<Connection>>>> peers_seen;
   std::string reason;
+  // The replies' quotes, read before the lock (store reads); a failed read pushes them without (logged).
+  std::map<uint64_t, ReplyQuote> quotes;
+  if (auto read = quote_entries(quote_history_, quote_messages_, entries); read.ok()) {
+    quotes = std::move(read).value();
+  } else {
+    spdlog::warn("gateway: quotes of pushed replies not read: {}", read.error().to_string());
+  }
   {
     std::lock_guard lock(mu_);
     Chain& chain = chains_[shard.value];
@@ -150,9 +160,10 @@ void ConnectionRegistry::entries_visible(ShardId shard, MailboxSeq from, Mailbox
       ReaderMarks marks;
       if (u.blocks && !u.blocks->empty())
         marks.from_blocked = [blocks = u.blocks](const Message& m) { return blocks->contains(m.sender); };
+      if (!quotes.empty()) marks.quotes = &quotes;
       // A large push goes as several DELIVERs of bounded size, which chain like the reports do.
-      for (std::string& frame :
-           encode_delivers(list, sent_from, to, kMaxMessageFrameBytes, marks.from_blocked ? &marks : nullptr))
+      for (std::string& frame : encode_delivers(list, sent_from, to, kMaxMessageFrameBytes,
+                                                marks.from_blocked || marks.quotes ? &marks : nullptr))
         sends.emplace_back(std::make_shared<const std::string>(std::move(frame)), targets);
       if (auto peers = direct_peers_in(list); !peers.empty())
         peers_seen.emplace_back(std::move(peers), targets);

@@ -24,9 +24,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "archiver/history_store.h"
 #include "core/sharding.h"
 #include "delivery/notifier.h"
 #include "delivery/signal_bus.h"
+#include "lifecycle/message_state_store.h"
 #include "sessions/revocation.h"
 
 namespace qim {
@@ -50,10 +52,18 @@ class ConnectionRegistry final : public DeliveryNotifier, public SignalSink {
   // user's list changes (BLOCK on this gateway, or a BLOCK_CHANGED signal): advisory, a DELIVER encoded
   // before a reload lands goes unflagged (SYNC and HISTORY read the store). No-op for a user not here.
   void set_blocks(const UserId& user, std::shared_ptr<const std::set<UserId>> blocks);
+  // Where a DELIVER's replies are quoted from (reply_quotes.h; docs/adr/0125): set once, before pushes.
+  // Without a history store, replies are pushed with reply_to and no quote.
+  void set_quote_sources(HistoryStore* history, MessageStateStore* messages) {
+    quote_history_ = history;
+    quote_messages_ = messages;
+  }
 
   // Called on the delivery thread: groups entries by user, encodes one DELIVER per user, queues it to
   // each of that user's connections (their strands do the writing). Never blocks on a connection. A
-  // report that does not continue the shard's chain first sends SYNC_NEEDED (see above).
+  // report that does not continue the shard's chain first sends SYNC_NEEDED (see above). A report with
+  // replies reads their quotes first (on this thread: one state read and a history read per replied message;
+  // a report without replies reads nothing).
   void entries_visible(ShardId shard, MailboxSeq from, MailboxSeq to,
                        std::span<const MailboxEntry> entries) override;
   // Sends SYNC_NEEDED to every live connection of the shard's users and restarts the shard's chain at `to`.
@@ -69,6 +79,9 @@ class ConnectionRegistry final : public DeliveryNotifier, public SignalSink {
   std::vector<UserId> users() const;
 
  private:
+  HistoryStore* quote_history_ = nullptr;
+  MessageStateStore* quote_messages_ = nullptr;
+
   struct Chain {
     std::optional<MailboxSeq> end;  // the last reported `to`; none before the first report
     MailboxSeq start;               // every move of the shard since this point was reported here

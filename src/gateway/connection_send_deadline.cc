@@ -5,6 +5,7 @@
 // its key is a known duplicate, so the client's retry with the same client_msg_id gets the same message id.
 #include <boost/asio/steady_timer.hpp>
 
+#include "gateway/before_send_hook.h"
 #include "gateway/connection.h"
 #include "gateway/gateway_context.h"
 
@@ -12,7 +13,7 @@ namespace qim {
 
 void Connection::arm_send_deadline(const std::string& ref, const std::string& client_msg_id,
                                    Clock::time_point started, const std::shared_ptr<SendAnswer>& answer) {
-  const int64_t deadline_ms = ctx_.options.send_ack_deadline_ms;
+  const int64_t deadline_ms = send_deadline_ms();
   if (deadline_ms <= 0) return;
   answer->deadline = std::make_unique<boost::asio::steady_timer>(ws_.get_executor());
   answer->deadline->expires_at(started + std::chrono::milliseconds(deadline_ms));
@@ -24,8 +25,16 @@ void Connection::arm_send_deadline(const std::string& ref, const std::string& cl
       });
 }
 
+// The deadline covers the durable append; the before-send hook's wait comes on top of it (its bound:
+// a worker within the timeout, then the call's timeout), so a slow hook is not mistaken for a slow disk.
+int64_t Connection::send_deadline_ms() const {
+  const int64_t base = ctx_.options.send_ack_deadline_ms;
+  if (base <= 0 || ctx_.deps.before_send == nullptr) return base;
+  return base + ctx_.deps.before_send->bound().count();
+}
+
 bool Connection::past_send_deadline(Clock::duration took) const {
-  const int64_t deadline_ms = ctx_.options.send_ack_deadline_ms;
+  const int64_t deadline_ms = send_deadline_ms();
   return deadline_ms > 0 && took > std::chrono::milliseconds(deadline_ms);
 }
 
@@ -33,7 +42,7 @@ void Connection::refuse_late_send(const std::string& ref, const std::string& cli
   ctx_.metrics.sends_late.Increment();
   send_error(ref, WireCode::kUnavailable,
              "SEND '" + client_msg_id + "': deadline exceeded: not durable within " +
-                 std::to_string(ctx_.options.send_ack_deadline_ms) +
+                 std::to_string(send_deadline_ms()) +
                  " ms (QIM_SEND_ACK_DEADLINE_MS); it may still be stored: retry with the same client_msg_id "
                  "(a duplicate is answered with the first's message id)");
 }

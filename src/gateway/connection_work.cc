@@ -9,6 +9,7 @@
 #include "gateway/connection.h"
 #include "gateway/gateway_context.h"
 #include "gateway/protocol/server_frame.h"
+#include "gateway/send_request.h"
 #include "inbox/inbox.h"
 #include "inbox/privacy.h"
 #include "outbox/outbox_record.h"
@@ -107,7 +108,7 @@ void Connection::run_pooled(FairPool& pool, const std::string& ref, std::functio
 }
 
 void Connection::queue_group_send(const std::string& ref, SendFrame f, ConversationId conversation,
-                                  const GroupId& group) {
+                                  const GroupId& group, std::shared_ptr<AttachmentCheck> attach) {
   if (writes_full(ref)) return;
   std::shared_ptr<SendCheck> check;
   if (auto it = open_checks_.find(group); it != open_checks_.end() && !it->second->started.load())
@@ -150,7 +151,8 @@ void Connection::queue_group_send(const std::string& ref, SendFrame f, Conversat
       --pending_;
     }
   }
-  writes_.push_back(OutboxWrite{ref, std::move(f), std::move(conversation), std::move(check), nullptr});
+  writes_.push_back(
+      OutboxWrite{ref, std::move(f), std::move(conversation), std::move(check), nullptr, std::move(attach)});
   drain_writes();
 }
 
@@ -158,7 +160,8 @@ InboxBackend* Connection::privacy_backend() const {
   return ctx_.deps.inbox != nullptr ? &ctx_.deps.inbox->backend() : nullptr;
 }
 
-void Connection::queue_direct_send(const std::string& ref, SendFrame f, ConversationId conversation) {
+void Connection::queue_direct_send(const std::string& ref, SendFrame f, ConversationId conversation,
+                                   std::shared_ptr<AttachmentCheck> attach) {
   if (writes_full(ref)) return;
   // One read of who blocks the sender serves every direct SEND queued before it starts, whatever its
   // peer (as a group's membership check does); read at the time of the SENDs, no cache (docs/adr/0096).
@@ -213,7 +216,8 @@ void Connection::queue_direct_send(const std::string& ref, SendFrame f, Conversa
       if (open_direct_check_ == check) open_direct_check_.reset();
     }
   }
-  writes_.push_back(OutboxWrite{ref, std::move(f), std::move(conversation), std::move(check), nullptr});
+  writes_.push_back(
+      OutboxWrite{ref, std::move(f), std::move(conversation), std::move(check), nullptr, std::move(attach)});
   drain_writes();
 }
 
@@ -226,20 +230,10 @@ void Connection::check_done(const std::shared_ptr<SendCheck>& check) {
   drain_writes();
 }
 
-std::optional<UserId> Connection::blocked_by_peer(const SendCheck& check,
-                                                  const ConversationId& conversation) const {
-  auto c = Conversation::of(conversation);
-  const DirectPair* pair = c.ok() ? c->direct_pair() : nullptr;
-  if (pair == nullptr) return std::nullopt;
-  auto peer = pair->peer_of(principal_->user);
-  if (!peer || !check.blockers.contains(*peer)) return std::nullopt;
-  return peer;
-}
-
 void Connection::drain_writes() {
   while (!writes_.empty()) {
     OutboxWrite& w = writes_.front();
-    if (w.change ? !w.change->planned : (w.check && !w.check->done)) return;
+    if (w.change ? !w.change->planned : ((w.check && !w.check->done) || !attachment_check_done(w))) return;
     OutboxWrite next = std::move(w);
     writes_.pop_front();
     if (close_) continue;  // closing: nothing more is appended (the client retries what it has no ack for)
@@ -251,10 +245,12 @@ void Connection::drain_writes() {
       }
     } else if (next.check && !next.check->result.member) {
       send_error(next.ref, next.check->result.code, next.check->result.message);
-    } else if (auto blocker = next.check && next.check->group.empty()
-                                  ? blocked_by_peer(*next.check, next.conversation)
+    } else if (auto blocked = next.check && next.check->group.empty()
+                                  ? blocked_send(principal_->user, next.conversation, next.check->blockers)
                                   : std::nullopt) {
-      send_error(next.ref, WireCode::kBlocked, "'" + blocker->str() + "' does not accept your messages");
+      send_error(next.ref, blocked->code, blocked->message);  // the rule both doors share (send_request.h)
+    } else if (next.attach) {
+      append_checked_send(next);
     } else {
       append_send(next.ref, std::move(*next.send), std::move(next.conversation));
     }
@@ -271,7 +267,8 @@ void Connection::handle_group(const std::string& ref, const GroupFrame& f) {
                         ctx_.deps.clock.get(),
                         ctx_.options.group_max_members,
                         ctx_.options.group_apply_wait_ms,
-                        privacy_backend()};
+                        privacy_backend(),
+                        ctx_.deps.users};
   if (f.request == GroupRequest::kList || f.request == GroupRequest::kMembers) {
     run_pooled(ctx_.group_ops, ref,
                [deps, ref, f, who = *principal_] { return plan_group_frame(deps, ref, who, f).answer; });
@@ -282,7 +279,7 @@ void Connection::handle_group(const std::string& ref, const GroupFrame& f) {
   auto change = std::make_shared<GroupChangeWork>();
   change->ref = ref;
   change->frame = f;
-  writes_.push_back(OutboxWrite{ref, std::nullopt, ConversationId{}, nullptr, change});
+  writes_.push_back(OutboxWrite{ref, std::nullopt, ConversationId{}, nullptr, change, nullptr});
   group_changes_.push_back(std::move(change));
   start_next_group_change();
 }
@@ -299,7 +296,8 @@ void Connection::start_next_group_change() {
                         ctx_.deps.clock.get(),
                         ctx_.options.group_max_members,
                         ctx_.options.group_apply_wait_ms,
-                        privacy_backend()};
+                        privacy_backend(),
+                        ctx_.deps.users};
   std::weak_ptr<Connection> weak = weak_from_this();
   FairPool::Task task;
   task.deadline = work_deadline();

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "archiver/history_store.h"
+#include "attachments/attachment_options.h"
+#include "attachments/object_store.h"
 #include "core/clock.h"
 #include "core/status.h"
 #include "delivery/notifier.h"
@@ -26,7 +28,9 @@ namespace qim {
 
 class Inbox;  // inbox/inbox.h
 class PresenceHub;
-class SessionStore;  // sessions/session_store.h
+class SessionStore;    // sessions/session_store.h
+class BeforeSendHook;  // gateway/before_send_hook.h
+class UserRegistry;    // users/user_registry.h
 
 // The SLO's latency bound (docs/benchmarks.md: end-to-end P99 <= 250 ms): a SEND_ACK later than this cannot
 // be within it, so `qim up` refuses such a SEND instead (GatewayOptions::send_ack_deadline_ms, decision 105).
@@ -135,6 +139,17 @@ struct GatewayDeps {
   // HISTORY carries no edit or recall marks. Must outlive the gateway.
   MessageStateStore* messages = nullptr;
   LifecyclePolicy lifecycle;
+  // Optional: the before-send hook every SEND is shown to before its append (before_send_hook.h,
+  // docs/webhooks.md "Before send"). Null: none. Must outlive the gateway (stop it after the gateway).
+  BeforeSendHook* before_send = nullptr;
+  // Optional: the user registry (QIM_USER_REGISTRY=1, users/user_registry.h): a direct SEND or a group add
+  // naming a user it does not hold is refused UNKNOWN_USER. Null: any name. Must outlive the gateway.
+  const UserRegistry* users = nullptr;
+  // Optional: where attachments live (attachments/object_store.h; docs/protocol.md "Attachments"), and the
+  // rules' settings. Null: ATTACH, ATTACHMENT_URL and a SEND with attachments are refused with
+  // ATTACHMENTS_DISABLED; everything else works the same. Must outlive the gateway.
+  attachments::ObjectStore* objects = nullptr;
+  attachments::AttachmentOptions attachment_options;
 };
 
 class Gateway {

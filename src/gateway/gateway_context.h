@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "attachments/attachment_service.h"
 #include "delivery/local_signal_bus.h"
 #include "gateway/connection_registry.h"
 #include "gateway/fair_pool.h"
@@ -35,6 +36,7 @@ struct GatewayContext {
         unauthenticated(options.max_unauthenticated, options.max_unauthenticated_per_peer),
         blocking("gateway-read", options.blocking_threads),
         group_ops("gateway-group", 2) {
+    registry.set_quote_sources(deps.history, deps.messages);
     if (deps.signals == nullptr) {
       own_signals = std::make_unique<LocalSignalBus>();
       own_signals->attach(&registry);
@@ -45,6 +47,11 @@ struct GatewayContext {
       own_presence = std::make_unique<PresenceHub>(*own_presence_exchange, nullptr, deps.clock);
     }
     presence = deps.presence != nullptr ? deps.presence : own_presence.get();
+    if (deps.objects != nullptr) {
+      // Attachment ids are keyed by the auth secret: every gateway of a deployment shares it.
+      attachments = std::make_unique<attachments::AttachmentService>(*deps.objects, options.auth_secret,
+                                                                     deps.attachment_options, deps.clock);
+    }
   }
   ~GatewayContext() {
     if (own_signals) own_signals->attach(nullptr);
@@ -71,6 +78,8 @@ struct GatewayContext {
   std::unique_ptr<MemoryPresenceExchange> own_presence_exchange;
   std::unique_ptr<PresenceHub> own_presence;
   PresenceHub* presence = nullptr;
+  // The attachment rules over deps.objects; null without an object store (ATTACHMENTS_DISABLED).
+  std::unique_ptr<attachments::AttachmentService> attachments;
   // Set by start() before the first accept when TLS is configured; null: plain ws://.
   std::shared_ptr<boost::asio::ssl::context> tls;
 

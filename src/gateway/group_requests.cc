@@ -186,6 +186,15 @@ GroupPlan plan_group_frame(const GroupRequestDeps& deps, const std::string& ref,
   }
 
   GroupOp op{op_kind_of(f.request), f.members, f.name, f.role};
+  if (deps.users != nullptr && (f.request == GroupRequest::kCreate || f.request == GroupRequest::kAdd)) {
+    for (const UserId& u : f.members) {
+      if (!deps.users->exists(u)) {
+        plan.answer =
+            encode_error(ref, WireCode::kUnknownUser, "no user '" + u.str() + "' in the user registry");
+        return plan;
+      }
+    }
+  }
   if (deps.privacy != nullptr && !f.members.empty() &&
       (f.request == GroupRequest::kCreate || f.request == GroupRequest::kAdd)) {
     // Nobody is put in a group by a user they block (docs/adr/0096).

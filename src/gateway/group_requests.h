@@ -22,6 +22,7 @@
 #include "inbox/inbox_backend.h"
 #include "log/log.h"
 #include "outbox/outbox_record.h"
+#include "users/user_registry.h"
 
 namespace qim {
 
@@ -34,6 +35,9 @@ struct GroupRequestDeps {
   // Optional: blocking (inbox/privacy.h). A GROUP_CREATE or GROUP_ADD naming a user who blocks the caller
   // is refused BLOCKED (one read of who blocks the caller); null: not checked.
   InboxBackend* privacy = nullptr;
+  // Optional: the user registry (users/user_registry.h, QIM_USER_REGISTRY=1). A GROUP_CREATE or GROUP_ADD
+  // naming a user it does not hold is refused UNKNOWN_USER; null: any name.
+  const UserRegistry* users = nullptr;
 };
 
 // The wire code of a refusal (UNKNOWN_GROUP, NOT_A_MEMBER, NOT_ALLOWED, GROUP_FULL, INVALID_ARGUMENT).

@@ -8,6 +8,7 @@
 #include "gateway/message_event_requests.h"
 #include "gateway/privacy_requests.h"
 #include "gateway/protocol/server_frame.h"
+#include "gateway/reply_quotes.h"
 
 namespace qim {
 
@@ -27,9 +28,12 @@ namespace {
 // Without a message state store or an inbox, the page without those.
 std::string page_for(GatewayMetrics* metrics, const std::string& ref, const ConversationId& c,
                      HistoryPage page, InboxBackend* privacy, MessageStateStore* messages,
-                     const std::optional<UserId>& reader) {
+                     const std::optional<UserId>& reader, HistoryStore& history) {
+  // The replies' quotes (reply_quotes.h): before the page's own recalls clear their bodies.
+  if (Status s = quote_replies(history, messages, page); !s.ok())
+    return read_error_frame(metrics, ref, "HISTORY of " + c.str(), s.error());
   if (messages != nullptr && !page.messages.empty()) {
-    if (Status s = annotate_history_page(*messages, page); !s.ok())
+    if (Status s = annotate_history_page(*messages, page, reader); !s.ok())
       return read_error_frame(metrics, ref, "HISTORY of " + c.str(), s.error());
   }
   if (privacy == nullptr || !reader || page.messages.empty()) return encode_history_page(ref, c, page);
@@ -68,7 +72,7 @@ std::string answer_history(HistoryStore* history, GroupStore* groups, GatewayMet
     auto page = read_group_history(*history, *groups, group, query, joined);
     if (!page.ok())
       return read_error_frame(metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
-    return page_for(metrics, ref, query.conversation, std::move(*page), privacy, messages, reader);
+    return page_for(metrics, ref, query.conversation, std::move(*page), privacy, messages, reader, *history);
   }
   if (reader && !is_member(*reader, query.conversation))
     return refuse(WireCode::kForbidden,
@@ -77,7 +81,7 @@ std::string answer_history(HistoryStore* history, GroupStore* groups, GatewayMet
   if (history == nullptr) return refuse(WireCode::kUnavailable, "history is not served by this gateway");
   auto page = history->read(query);
   if (page.ok())
-    return page_for(metrics, ref, query.conversation, std::move(*page), privacy, messages, reader);
+    return page_for(metrics, ref, query.conversation, std::move(*page), privacy, messages, reader, *history);
   return read_error_frame(metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
 }
 

@@ -12,6 +12,7 @@
 #include "gateway/history_requests.h"
 #include "gateway/privacy_requests.h"
 #include "gateway/protocol/server_frame.h"
+#include "outbox/outbox_record.h"
 
 namespace qim {
 
@@ -94,6 +95,23 @@ std::vector<UserId> receipt_audience(const InboxRequestDeps& deps, const Convers
   return out;
 }
 
+// Appends the read receipt of `caller` through `read_through` to the conversation's Outbox partition (the
+// event webhook's message.read). A failure is logged: the READ itself is done (the mark is written).
+void append_read_receipt(Log& outbox, const Clock& clock, const InboxCaller& caller, const ConversationId& c,
+                         MessageId read_through) {
+  OutboxRecord record;
+  record.conversation = c;
+  record.sender = caller.user;
+  record.sender_device = caller.device;
+  record.server_time_ms = clock.now_ms();
+  record.read_through = read_through;
+  const uint32_t partition = outbox_partition_of(c, outbox.partition_count());
+  if (auto appended = outbox.append_sync(partition, c.str(), encode_outbox_record(record)); !appended.ok()) {
+    spdlog::warn("gateway: read receipt of {} in {} through {} not appended to the Outbox: {}",
+                 caller.user.str(), c.str(), read_through.value, appended.error().to_string());
+  }
+}
+
 std::string answer_read(const InboxRequestDeps& deps, const std::string& ref, const InboxCaller& caller,
                         const ReadFrame& f) {
   auto conversation = Conversation::of(f.conversation);
@@ -107,7 +125,13 @@ std::string answer_read(const InboxRequestDeps& deps, const std::string& ref, co
   if (outcome->moved && deps.signals != nullptr) {
     const UserId me[] = {caller.user};
     deps.signals->send(me, encode_read_state(state), caller.connection);
-    if (outcome->read_through && receipts_on(*deps.inbox, caller.user)) {
+  }
+  if (outcome->moved && outcome->read_through && (deps.signals != nullptr || deps.outbox != nullptr) &&
+      receipts_on(*deps.inbox, caller.user)) {
+    // The Outbox record first: the hook's receipt does not depend on who is online.
+    if (deps.outbox != nullptr)
+      append_read_receipt(*deps.outbox, *deps.clock, caller, f.conversation, *outcome->read_through);
+    if (deps.signals != nullptr) {
       auto audience = receipt_audience(deps, *conversation, caller.user);
       if (!audience.empty())
         deps.signals->send(audience, encode_receipt(f.conversation, caller.user, *outcome->read_through));
@@ -129,7 +153,11 @@ std::string answer_conversations(const InboxRequestDeps& deps, const std::string
     auto c = Conversation::of(s.conversation);
     if (c.ok() && c->direct_pair() != nullptr) {
       label.kind = "direct";
-      label.peer = c->direct_pair()->peer_of(caller.user).value_or(caller.user).str();
+      const UserId peer = c->direct_pair()->peer_of(caller.user).value_or(caller.user);
+      label.peer = peer.str();
+      if (deps.users != nullptr) {
+        if (auto u = deps.users->get(peer); u && !u->display_name.empty()) label.peer_name = u->display_name;
+      }
     } else if (c.ok() && c->group_id() != nullptr) {
       label.kind = "group";
       const GroupId& g = *c->group_id();
@@ -229,14 +257,15 @@ void Connection::handle_inbox(const std::string& ref, const InboxFrame& f) {
     send_error(ref, WireCode::kUnavailable, "the inbox is not served by this gateway");
     return;
   }
-  InboxRequestDeps deps{ctx_.deps.inbox,       ctx_.deps.groups, ctx_.signals,
-                        ctx_.deps.clock.get(), &ctx_.metrics,    ctx_.presence};
+  InboxRequestDeps deps{ctx_.deps.inbox, ctx_.deps.groups, ctx_.signals,    ctx_.deps.clock.get(),
+                        &ctx_.metrics,   ctx_.presence,    ctx_.deps.users, ctx_.deps.outbox};
   // A BLOCK/UNBLOCK also reloads the list this gateway flags the user's DELIVERs with (the signal to the
   // user's other connections skips this one).
   const auto* privacy = std::get_if<PrivacyFrame>(&f);
   const bool blocks = privacy != nullptr && std::holds_alternative<BlockFrame>(*privacy);
   run_pooled(ctx_.blocking, ref,
-             [deps, ref, caller = InboxCaller{principal_->user, id_}, f, blocks, registry = &ctx_.registry] {
+             [deps, ref, caller = InboxCaller{principal_->user, id_, principal_->device}, f, blocks,
+              registry = &ctx_.registry] {
                std::string answer = answer_inbox_frame(deps, ref, caller, f);
                if (blocks) load_blocks(&deps.inbox->backend(), *registry, caller.user);
                return answer;

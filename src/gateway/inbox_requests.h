@@ -12,6 +12,11 @@
 //    a direct conversation, the current members of a group of at most kReceiptPushMaxMembers (a larger
 //    group's receipts are asked for with RECEIPTS; pushing each read to thousands would cost more than
 //    the message did).
+//  - a read receipt record (outbox/outbox_record.h, docs/adr/0147) appended to the Outbox partition of the
+//    conversation, under the same condition as RECEIPT (the mark moved to a message, receipts on) but for
+//    any group size: the event webhook's `message.read`, in Outbox order with the conversation's messages.
+//    Its append failing is logged and does not fail the READ (the mark is the truth; the hook's receipts
+//    are at most once on that path).
 
 #include <cstdint>
 #include <string>
@@ -22,7 +27,9 @@
 #include "gateway/protocol/inbox_frames.h"
 #include "groups/group_store.h"
 #include "inbox/inbox.h"
+#include "log/log.h"
 #include "presence/presence_hub.h"
+#include "users/user_registry.h"
 
 namespace qim {
 
@@ -30,18 +37,21 @@ namespace qim {
 inline constexpr uint32_t kReceiptPushMaxMembers = 100;
 
 struct InboxRequestDeps {
-  Inbox* inbox = nullptr;             // required
-  GroupStore* groups = nullptr;       // group names and membership; null: group RECEIPTS are UNAVAILABLE
-  SignalBus* signals = nullptr;       // null: READ sends no signal
-  const Clock* clock = nullptr;       // required: the version of a SETTINGS write
-  GatewayMetrics* metrics = nullptr;  // optional: refusals counted by code
-  PresenceHub* presence = nullptr;    // optional: told when a SETTINGS changed the presence privacy
+  Inbox* inbox = nullptr;               // required
+  GroupStore* groups = nullptr;         // group names and membership; null: group RECEIPTS are UNAVAILABLE
+  SignalBus* signals = nullptr;         // null: READ sends no signal
+  const Clock* clock = nullptr;         // required: the version of a SETTINGS write
+  GatewayMetrics* metrics = nullptr;    // optional: refusals counted by code
+  PresenceHub* presence = nullptr;      // optional: told when a SETTINGS changed the presence privacy
+  const UserRegistry* users = nullptr;  // optional (QIM_USER_REGISTRY=1): direct rows carry `peer_name`
+  Log* outbox = nullptr;                // optional: where a READ appends its read receipt (none when null)
 };
 
 // Who asks: the authenticated user and the connection the frame came on (left out of READ_STATE).
 struct InboxCaller {
   UserId user;
   uint64_t connection = 0;
+  DeviceId device;  // the read receipt's reader_device (may be empty)
 };
 
 // The whole answer to one inbox frame: its reply frame (READ_OK, CONVERSATIONS_PAGE, RECEIPTS_PAGE,

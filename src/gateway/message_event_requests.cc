@@ -2,10 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
+#include <cctype>
 #include <chrono>
 #include <thread>
 
+#include "attachments/message_body.h"
 #include "core/conversation.h"
 #include "gateway/connection.h"
 #include "gateway/gateway_context.h"
@@ -32,11 +35,18 @@ WireCode wire_code_of(EventRefusal refusal) {
       return WireCode::kNotAllowed;
     case EventRefusal::kRecalled:
       return WireCode::kMessageRecalled;
+    case EventRefusal::kBadReaction:
+      return WireCode::kBadReaction;
+    case EventRefusal::kReactionLimit:
+      return WireCode::kReactionLimit;
+    case EventRefusal::kReactionUnchanged:
+      return WireCode::kReactionUnchanged;
   }
   return WireCode::kInternal;
 }
 
-Status annotate_history_page(MessageStateStore& messages, HistoryPage& page) {
+Status annotate_history_page(MessageStateStore& messages, HistoryPage& page,
+                             const std::optional<UserId>& reader) {
   if (page.messages.empty()) return {};
   std::vector<MessageId> ids;
   ids.reserve(page.messages.size());
@@ -44,8 +54,16 @@ Status annotate_history_page(MessageStateStore& messages, HistoryPage& page) {
   QIM_ASSIGN_OR_RETURN(auto states, messages.load_many(ids));
   for (size_t i = 0; i < states.size() && i < ids.size(); ++i) {
     if (!states[i]) continue;
-    MessageLife life{states[i]->recalled(), states[i]->edited_at_ms(), states[i]->edit_count()};
-    if (life.recalled || life.edit_count > 0) page.life[ids[i].value] = life;
+    MessageLife life{states[i]->recalled(), states[i]->edited_at_ms(), states[i]->edit_count(), {}};
+    // A recalled message's reactions are no longer served (its events stay in the state, for replays).
+    if (!life.recalled) {
+      for (Reaction& r : states[i]->reactions()) {
+        const bool mine = reader && std::find(r.users.begin(), r.users.end(), *reader) != r.users.end();
+        life.reactions.push_back(
+            ReactionCount{std::move(r.reaction), static_cast<uint32_t>(r.users.size()), mine});
+      }
+    }
+    if (life.recalled || life.edit_count > 0 || !life.reactions.empty()) page.life[ids[i].value] = life;
     // Fanout decided the recall; the archiver may not have written the tombstone yet: never serve the body.
     if (life.recalled) page.messages[i].body.clear();
   }
@@ -64,7 +82,8 @@ uint64_t event_fingerprint(const MessageEventFrame& f) {
 }  // namespace
 
 void Connection::handle_message_event(const std::string& ref, MessageEventFrame f) {
-  const std::string what(f.kind == MessageEventKind::kEdit ? "EDIT" : "RECALL");
+  std::string what(message_event_name(f.kind));
+  std::transform(what.begin(), what.end(), what.begin(), [](unsigned char c) { return std::toupper(c); });
   MessageStateStore* messages = ctx_.deps.messages;
   if (messages == nullptr || ctx_.deps.outbox == nullptr) {
     send_error(ref, WireCode::kUnavailable, what + " is not served by this deployment");
@@ -139,14 +158,39 @@ void Connection::handle_message_event(const std::string& ref, MessageEventFrame 
                               what + " could not be checked: " + state.error().message());
         }
         const MessageEvent event{f.kind, f.target};
-        const EventRequest request{event, f.conversation, me, now, UINT64_MAX, moderates};
+        const EventRequest request{event,
+                                   f.conversation,
+                                   me,
+                                   now,
+                                   UINT64_MAX,
+                                   moderates,
+                                   is_reaction(f.kind) ? f.body : std::string()};
         const EventOutcome outcome = decide_event(*state ? &**state : nullptr, request, ctx->deps.lifecycle);
         if (!outcome.applied) {
           return refuse(wire_code_of(outcome.refusal),
                         what + " of message " + std::to_string(f.target.value) +
                             " refused: " + std::string(event_refusal_name(outcome.refusal)));
         }
-        OutboxRecord record{f.conversation, me, device, f.client_msg_id, now, f.body, std::nullopt, event};
+        // An EDIT replaces the caption of a message with attachments and keeps them (they live in its body,
+        // docs/adr/0113): the record carries the whole new body, so fanout, the archiver and replays need no
+        // change. The SEND is read back from the Outbox (the edit window is within its retention; a SEND
+        // already deleted by it is edited as text).
+        std::string body = f.body;
+        if (f.kind == MessageEventKind::kEdit) {
+          auto original = read_event_target_body(outbox, f.target, partition);
+          if (!original.ok()) {
+            ctx->dedup->complete(key, original.error());
+            return encode_error(ref, wire_code_of(original.code()),
+                                what + " could not be checked: " + original.error().message());
+          }
+          if (*original) body = attachments::edited_body(**original, f.body);
+          if (body.size() > ctx->options.max_body_bytes) {
+            return refuse(WireCode::kTooLarge,
+                          "the edited body with the message's attachments is " + std::to_string(body.size()) +
+                              " bytes, over the limit of " + std::to_string(ctx->options.max_body_bytes));
+          }
+        }
+        OutboxRecord record{f.conversation, me, device, f.client_msg_id, now, body, std::nullopt, event};
         auto offset = outbox.append_sync(partition, f.conversation.str(), encode_outbox_record(record));
         const Result<SentMessage> sent =
             offset.ok() ? Result<SentMessage>(SentMessage{message_id_of(partition, *offset), f.conversation,

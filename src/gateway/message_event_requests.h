@@ -1,8 +1,9 @@
 #pragma once
-// EDIT and RECALL at the gateway (docs/protocol.md "Editing and recalling", docs/adr/0090): the same rules
-// fanout decides by (lifecycle/message_state.h), checked before the append so that a refusal appends
-// nothing; fanout decides again at the event's offset (a race with another event is settled there).
+// EDIT, RECALL, REACT and UNREACT at the gateway (docs/protocol.md "Editing and recalling", docs/adr/0090):
+// the same rules fanout decides by (lifecycle/message_state.h), checked before the append so that a refusal
+// appends nothing; fanout decides again at the event's offset (a race with another event is settled there).
 
+#include <optional>
 #include <string>
 
 #include "archiver/history_store.h"
@@ -16,8 +17,10 @@ namespace qim {
 // NOT_ALLOWED, MESSAGE_RECALLED.
 WireCode wire_code_of(EventRefusal refusal);
 
-// Fills page.life from `messages` for the page's messages that were edited or recalled. The store's
-// errors.
-Status annotate_history_page(MessageStateStore& messages, HistoryPage& page);
+// Fills page.life from `messages` for the page's messages that were edited, recalled or reacted to: the
+// reactions as counts per reaction, `mine` when `reader` holds it (none without a reader: the server
+// API's reads). The store's errors.
+Status annotate_history_page(MessageStateStore& messages, HistoryPage& page,
+                             const std::optional<UserId>& reader = std::nullopt);
 
 }  // namespace qim

@@ -4,10 +4,16 @@
 
 namespace qim {
 
-uint64_t send_fingerprint(const ConversationId& conversation, std::string_view body) {
+uint64_t send_fingerprint(const ConversationId& conversation, std::string_view body,
+                          std::optional<MessageId> reply_to) {
   std::string bytes = conversation.str();
   bytes.push_back('\0');
   bytes.append(body);
+  if (reply_to) {
+    bytes.push_back('\0');
+    bytes.push_back('r');
+    bytes.append(std::to_string(reply_to->value));
+  }
   return XXH3_64bits(bytes.data(), bytes.size());
 }
 

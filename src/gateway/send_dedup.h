@@ -26,11 +26,14 @@ struct SentMessage {
   MessageId id;
   ConversationId conversation;
   int64_t server_time_ms = 0;
-  uint64_t fingerprint = 0;  // hash of (conversation, body): the same key with other content is refused
+  uint64_t fingerprint =
+      0;  // hash of (conversation, body[, reply_to]): the same key with other content is refused
 };
 
-// The fingerprint of a SEND's content: XXH3-64 over conversation, NUL, body.
-uint64_t send_fingerprint(const ConversationId& conversation, std::string_view body);
+// The fingerprint of a SEND's content: XXH3-64 over conversation, NUL, body; for a reply, then NUL, 'r' and
+// reply_to's decimal digits (a plain SEND's fingerprint is what it was before replies).
+uint64_t send_fingerprint(const ConversationId& conversation, std::string_view body,
+                          std::optional<MessageId> reply_to = std::nullopt);
 
 // The table as the gateway uses it. Implementations: MemorySendDedup (one gateway, `qim up`, the
 // default) and RedisSendDedup (delivery/redis/redis_send_dedup.h: shared by the gateways of a

@@ -4,6 +4,7 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <tuple>
 
 namespace qim {
 
@@ -13,43 +14,42 @@ Error invalid(std::string msg) {
   return Error(Errc::kInvalidArgument, std::move(msg));
 }
 
-// The seq just below epoch e's first seq: each epoch's visible range is (floor, F_e].
-MailboxSeq below_epoch(Epoch e) {
-  const uint64_t first = compose(e, Offset{0})->raw();
-  return MailboxSeq::from_raw(first == 0 ? 0 : first - 1);
-}
-
 // Receipts are read at most this many per conversation: a group's current and former members.
 constexpr uint32_t kReceiptsReadMax = 100'000;
+// A direct conversation's receipts read for its peer's (the pair's two at most).
+constexpr uint32_t kPeerReceiptsRead = 16;
+
+// The ranges (lo, hi] of (user, c) whose counting rows are unread above `read`, newest epoch first.
+std::vector<std::pair<MailboxSeq, MailboxSeq>> unread_ranges(const MailboxVisibility& vis, MailboxSeq read) {
+  std::vector<std::pair<MailboxSeq, MailboxSeq>> out;
+  for (auto f = vis.frontiers.rbegin(); f != vis.frontiers.rend(); ++f) {
+    const MailboxSeq lo = std::max({read, vis.trim, below_epoch(f->epoch())});
+    if (*f > lo) out.emplace_back(lo, *f);
+  }
+  return out;
+}
+
+// The peer of a direct conversation (none for a group, a note to self, or a user not of the pair).
+std::optional<UserId> direct_peer(const UserId& user, const ConversationId& c) {
+  auto parsed = Conversation::of(c);
+  if (!parsed.ok() || parsed->direct_pair() == nullptr) return std::nullopt;
+  std::optional<UserId> peer = parsed->direct_pair()->peer_of(user);
+  if (!peer || *peer == user) return std::nullopt;
+  return peer;
+}
 
 }  // namespace
 
 Inbox::Inbox(MailboxStore& mailbox, InboxBackend& backend, InboxOptions options)
     : mailbox_(mailbox), backend_(backend), options_(options) {}
 
-// The highest visible index row of (user, c), looking at each epoch's own range, newest epoch first: the
-// first hit is the answer (seqs of a higher epoch are higher). `upto` bounds it further (a read mark).
-static Result<std::optional<InboxEntryRef>> last_visible(InboxBackend& backend, const UserId& user,
-                                                         const ConversationId& c,
-                                                         const MailboxVisibility& vis, MailboxSeq upto) {
-  for (auto f = vis.frontiers.rbegin(); f != vis.frontiers.rend(); ++f) {
-    const MailboxSeq lo = std::max(vis.trim, below_epoch(f->epoch()));
-    const MailboxSeq hi = std::min(*f, upto);
-    if (hi <= lo) continue;
-    QIM_ASSIGN_OR_RETURN(auto rows, backend.index_rows_desc(user, c, lo, hi, 1));
-    if (!rows.empty()) return std::optional(std::move(rows.front()));
-  }
-  return std::optional<InboxEntryRef>();
-}
-
 // The visible counting rows of (user, c) above `read`, summed over each epoch's range, stopping at `cap`.
 static Result<uint32_t> count_visible(InboxBackend& backend, const UserId& user, const ConversationId& c,
                                       const MailboxVisibility& vis, MailboxSeq read, uint32_t cap) {
   uint32_t n = 0;
-  for (auto f = vis.frontiers.rbegin(); f != vis.frontiers.rend() && n < cap; ++f) {
-    const MailboxSeq lo = std::max({read, vis.trim, below_epoch(f->epoch())});
-    if (*f <= lo) continue;
-    QIM_ASSIGN_OR_RETURN(uint32_t part, backend.count_unread(user, c, lo, *f, cap - n));
+  for (const auto& [lo, hi] : unread_ranges(vis, read)) {
+    if (n >= cap) break;
+    QIM_ASSIGN_OR_RETURN(uint32_t part, backend.count_unread(user, c, lo, hi, cap - n));
     n += part;
   }
   return n;
@@ -74,35 +74,93 @@ Result<ConversationSummary> Inbox::conversation(const UserId& user, const Conver
   s.conversation = c;
   s.last = std::move(*last);
   QIM_ASSIGN_OR_RETURN(s.read_seq, backend_.read_mark(user, c));
-  QIM_RETURN_IF_ERROR(fill_unread(user, vis, s));
-  QIM_RETURN_IF_ERROR(fill_peer(user, s));
+  QIM_RETURN_IF_ERROR(summarise(user, vis, std::span(&s, 1)));
   return s;
 }
 
-Status Inbox::fill_unread(const UserId& user, const MailboxVisibility& vis, ConversationSummary& s) {
-  s.unread = 0;
-  s.unread_capped = false;
-  if (s.last.seq <= s.read_seq) return {};  // nothing visible above the mark
-  QIM_ASSIGN_OR_RETURN(uint32_t n,
-                       count_visible(backend_, user, s.conversation, vis, s.read_seq, kUnreadCap + 1));
-  s.unread = std::min(n, kUnreadCap);
-  s.unread_capped = n > kUnreadCap;
-  return {};
-}
-
-Status Inbox::fill_peer(const UserId& user, ConversationSummary& s) {
-  auto parsed = Conversation::of(s.conversation);
-  if (!parsed.ok() || parsed->direct_pair() == nullptr) return {};  // a group, or not a direct id
-  const std::optional<UserId> peer = parsed->direct_pair()->peer_of(user);
-  if (!peer || *peer == user) return {};  // not a party, or a note to self
-  QIM_ASSIGN_OR_RETURN(MailboxVisibility peer_vis, mailbox_.visibility(*peer));
-  QIM_ASSIGN_OR_RETURN(auto delivered, last_visible(backend_, *peer, s.conversation, peer_vis, kNoBound));
-  if (delivered) s.peer_delivered_through = delivered->message;
-  QIM_ASSIGN_OR_RETURN(auto peer_settings, backend_.settings(*peer));
-  if (auto r = peer_settings.find("receipts"); r != peer_settings.end() && r->second == "off") return {};
-  QIM_ASSIGN_OR_RETURN(auto marks, backend_.receipts(s.conversation, 16));
-  for (const ReceiptMark& m : marks) {
-    if (m.user == *peer) s.peer_read_through = m.read_through;
+Status Inbox::summarise(const UserId& user, const MailboxVisibility& vis,
+                        std::span<ConversationSummary> items) {
+  // Every item's reads in one batch (docs/adr/0153): the rules below are the single calls' (unread: the
+  // counts over unread_ranges summed, each capped; the peer's delivered: the first index row of its
+  // visible_ranges, newest epoch first, as last_visible; its receipt unless its receipts are off).
+  struct Slots {
+    size_t count_from = 0, count_to = 0;
+    size_t index_from = 0, index_to = 0;
+    std::optional<size_t> peer;  // the settings and receipts slot of a direct conversation's peer
+  };
+  std::vector<Slots> slots(items.size());
+  std::vector<std::optional<UserId>> peers(items.size());
+  for (size_t i = 0; i < items.size(); ++i) peers[i] = direct_peer(user, items[i].conversation);
+  // The peers' visibility comes from the mailbox store (two reads each): from up to page_parallelism
+  // threads, as the page's summaries were before the batch.
+  std::vector<MailboxVisibility> peer_vis(items.size());
+  const size_t parallel = std::max<size_t>(1, options_.page_parallelism);
+  for (size_t from = 0; from < items.size(); from += parallel) {
+    const size_t to = std::min(items.size(), from + parallel);
+    std::vector<std::pair<size_t, std::future<Result<MailboxVisibility>>>> running;
+    for (size_t i = from; i < to; ++i) {
+      if (!peers[i]) continue;
+      if (to - from == 1) {
+        QIM_ASSIGN_OR_RETURN(peer_vis[i], mailbox_.visibility(*peers[i]));
+        continue;
+      }
+      running.emplace_back(
+          i, std::async(std::launch::async, [this, &peers, i] { return mailbox_.visibility(*peers[i]); }));
+    }
+    std::optional<Error> first;
+    for (auto& [i, f] : running) {  // every one is waited for before what they read goes
+      auto v = f.get();
+      if (!v.ok()) {
+        if (!first) first = v.error();
+        continue;
+      }
+      peer_vis[i] = std::move(v).value();
+    }
+    if (first) return *first;
+  }
+  BatchReads reads;
+  reads.receipts_limit = kPeerReceiptsRead;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const ConversationSummary& s = items[i];
+    Slots& slot = slots[i];
+    slot.count_from = reads.counts.size();
+    if (s.last.seq > s.read_seq) {  // else nothing visible above the mark
+      for (const auto& [lo, hi] : unread_ranges(vis, s.read_seq)) {
+        reads.counts.push_back(CountQuery{user, s.conversation, lo, hi, kUnreadCap + 1});
+      }
+    }
+    slot.count_to = reads.counts.size();
+    if (!peers[i]) continue;
+    slot.index_from = reads.index.size();
+    for (const auto& [lo, hi] : visible_ranges(peer_vis[i], kNoBound)) {
+      reads.index.push_back(IndexQuery{*peers[i], s.conversation, lo, hi, 1});
+    }
+    slot.index_to = reads.index.size();
+    slot.peer = reads.settings.size();
+    reads.settings.push_back(*peers[i]);
+    reads.receipts.push_back(s.conversation);
+  }
+  QIM_ASSIGN_OR_RETURN(BatchAnswers answers, backend_.read_batch(reads, options_.page_parallelism));
+  for (size_t i = 0; i < items.size(); ++i) {
+    ConversationSummary& s = items[i];
+    const Slots& slot = slots[i];
+    uint32_t n = 0;
+    for (size_t k = slot.count_from; k < slot.count_to; ++k) {
+      n = std::min(n + std::min(answers.counts[k], kUnreadCap + 1), kUnreadCap + 1);
+    }
+    s.unread = std::min(n, kUnreadCap);
+    s.unread_capped = n > kUnreadCap;
+    if (!slot.peer) continue;
+    for (size_t k = slot.index_from; k < slot.index_to; ++k) {
+      if (answers.index[k].empty()) continue;
+      s.peer_delivered_through = answers.index[k].front().message;
+      break;
+    }
+    const auto& peer_settings = answers.settings[*slot.peer];
+    if (auto r = peer_settings.find("receipts"); r != peer_settings.end() && r->second == "off") continue;
+    for (const ReceiptMark& m : answers.receipts[*slot.peer]) {
+      if (m.user == *peers[i]) s.peer_read_through = m.read_through;
+    }
   }
   return {};
 }
@@ -116,115 +174,92 @@ Result<ConversationPage> Inbox::conversations(const UserId& user, std::optional<
                                               uint32_t limit, int64_t now_ms) {
   if (user.empty()) return invalid("conversations without a user");
   Privacy privacy(backend_);
-  PrivacyView view;
+  ListPrivacy view;
   view.now_ms = now_ms;
   QIM_ASSIGN_OR_RETURN(view.mutes, privacy.mutes(user));
   QIM_ASSIGN_OR_RETURN(view.hidden, privacy.hidden(user));
   return list(user, before, limit, &view);
 }
 
+// unread_conversations: the walk from the newest conversation, stopping past the cap (docs/adr/0089).
+static Result<std::pair<uint32_t, bool>> count_unread_conversations(InboxBackend& backend, const UserId& user,
+                                                                    const MailboxVisibility& vis,
+                                                                    const ListPrivacy* privacy,
+                                                                    uint32_t parallelism) {
+  ActivityWalk walk(backend, user, vis, privacy, std::nullopt);
+  uint32_t n = 0;
+  bool done = false;
+  while (!done && n <= kUnreadConversationsCap) {
+    std::vector<ListedConversation> chunk;
+    while (chunk.size() < ActivityWalk::kChunk) {
+      QIM_ASSIGN_OR_RETURN(auto next, walk.next());
+      if (!next) {
+        done = true;
+        break;
+      }
+      if (!next->muted) chunk.push_back(std::move(*next));  // a muted conversation shows no badge
+    }
+    std::vector<ConversationId> cs;
+    for (const ListedConversation& l : chunk) cs.push_back(l.conversation);
+    QIM_ASSIGN_OR_RETURN(auto marks, backend.read_marks_of(user, cs));
+    // A listed conversation has unread entries when its last entry is above the mark and counts, or else
+    // when one count capped at 1 over its visible range above the mark finds one: those counts in one
+    // batch (docs/adr/0153).
+    BatchReads reads;
+    std::vector<std::pair<size_t, size_t>> counted(chunk.size());  // the chunk's slots in reads.counts
+    std::vector<bool> has(chunk.size(), false);
+    for (size_t i = 0; i < chunk.size(); ++i) {
+      const ListedConversation& l = chunk[i];
+      counted[i].first = reads.counts.size();
+      if (l.last.seq > marks[i] && l.last.counts) has[i] = true;
+      if (l.last.seq > marks[i] && !l.last.counts) {
+        for (const auto& [lo, hi] : unread_ranges(vis, marks[i])) {
+          reads.counts.push_back(CountQuery{user, l.conversation, lo, hi, 1});
+        }
+      }
+      counted[i].second = reads.counts.size();
+    }
+    QIM_ASSIGN_OR_RETURN(BatchAnswers answers, backend.read_batch(reads, parallelism));
+    for (size_t i = 0; i < chunk.size() && n <= kUnreadConversationsCap; ++i) {
+      for (size_t k = counted[i].first; k < counted[i].second && !has[i]; ++k) has[i] = answers.counts[k] > 0;
+      if (has[i]) ++n;
+    }
+  }
+  QIM_RETURN_IF_ERROR(walk.finish());
+  return std::pair(std::min(n, kUnreadConversationsCap), n > kUnreadConversationsCap);
+}
+
 Result<ConversationPage> Inbox::list(const UserId& user, std::optional<MailboxSeq> before, uint32_t limit,
-                                     const PrivacyView* privacy) {
+                                     const ListPrivacy* privacy) {
   if (user.empty()) return invalid("conversations without a user");
   if (limit == 0 || limit > 200) return invalid("conversation page limit must be 1..200");
   QIM_ASSIGN_OR_RETURN(MailboxVisibility vis, mailbox_.visibility(user));
-  QIM_ASSIGN_OR_RETURN(std::vector<ConversationRow> rows, backend_.conversation_rows(user));
-  if (rows.size() > options_.max_conversations) {
-    return Error(Errc::kResourceExhausted, user.str() + " has " + std::to_string(rows.size()) +
-                                               " conversation rows, above the bound of " +
-                                               std::to_string(options_.max_conversations));
-  }
-  // Per conversation its highest row (a backend may keep several, e.g. one per epoch). Visible, it is the
-  // last visible entry: no visible entry lies above the highest written. Not visible (written above its
-  // epoch's frontier, or at or below the trim), the conversation's highest visible index row is: a lower
-  // row, even a visible one, could be older than an entry the index holds below the highest row.
-  std::map<ConversationId, InboxEntryRef> highest;
-  for (ConversationRow& row : rows) {
-    auto [it, fresh] = highest.try_emplace(row.conversation, row.last);
-    if (!fresh && it->second.seq < row.last.seq) it->second = std::move(row.last);
-  }
-  std::vector<ConversationSummary> all;
-  all.reserve(highest.size());
-  for (auto& [c, top] : highest) {
-    ConversationSummary s;
-    s.conversation = c;
-    if (vis.visible(top.seq)) {
-      s.last = std::move(top);
-    } else {
-      QIM_ASSIGN_OR_RETURN(auto fallback, last_visible(backend_, user, c, vis, kNoBound));
-      if (!fallback) continue;
-      s.last = std::move(*fallback);
-    }
-    if (privacy != nullptr && !privacy->hidden.empty()) {
-      // Deleted for me: the latest entry not deleted, a bounded look back (privacy.h).
-      if (auto through = privacy->hidden.through(c); through && s.last.message <= *through) continue;
-      uint32_t looked = 0;
-      while (privacy->hidden.hides(c, s.last.message) && looked++ < kHiddenLookback) {
-        if (s.last.seq.raw() == 0) break;
-        QIM_ASSIGN_OR_RETURN(
-            auto earlier, last_visible(backend_, user, c, vis, MailboxSeq::from_raw(s.last.seq.raw() - 1)));
-        if (!earlier) break;
-        s.last = std::move(*earlier);
-      }
-      if (privacy->hidden.hides(c, s.last.message)) continue;
-    }
-    if (privacy != nullptr) {
-      if (auto m = privacy->mutes.find(c); m != privacy->mutes.end() && m->second.active(privacy->now_ms))
-        s.muted = m->second;
-    }
-    all.push_back(std::move(s));
-  }
-  QIM_ASSIGN_OR_RETURN(std::vector<ReadMark> marks, backend_.read_marks(user));
-  std::map<ConversationId, MailboxSeq> mark_of;
-  for (const ReadMark& m : marks) {
-    MailboxSeq& kept = mark_of[m.conversation];
-    kept = std::max(kept, m.seq);
-  }
-  std::sort(all.begin(), all.end(), [](const ConversationSummary& a, const ConversationSummary& b) {
-    return a.last.seq != b.last.seq ? a.last.seq > b.last.seq : a.conversation < b.conversation;
-  });
-
+  // The page: the activity index read from `before` down, one more than the page to learn whether more
+  // follow (activity_walk.h: the order of a full sort of every row, at about `limit` reads).
+  ActivityWalk walk(backend_, user, vis, privacy, before);
   ConversationPage page;
-  for (ConversationSummary& s : all) {
-    if (auto m = mark_of.find(s.conversation); m != mark_of.end()) s.read_seq = m->second;
-    // Whether it has any unread: the last entry counts, or else one count capped at 1 over its range.
-    if (s.last.seq > s.read_seq) {
-      bool has = s.last.counts;
-      if (!has) {
-        QIM_ASSIGN_OR_RETURN(uint32_t n, count_visible(backend_, user, s.conversation, vis, s.read_seq, 1));
-        has = n > 0;
-      }
-      if (has && !s.muted) page.unread_conversations++;  // a muted conversation shows no badge
-    }
-    if (before && s.last.seq >= *before) continue;
+  while (page.items.size() <= limit) {
+    QIM_ASSIGN_OR_RETURN(auto next, walk.next());
+    if (!next) break;
     if (page.items.size() == limit) {
       page.next_before = page.items.back().last.seq;
-      continue;
+      break;
     }
-    page.items.push_back(s);
+    ConversationSummary s;
+    s.conversation = std::move(next->conversation);
+    s.last = std::move(next->last);
+    s.muted = std::move(next->muted);
+    page.items.push_back(std::move(s));
   }
-  auto summarise = [&](ConversationSummary& s) -> Status {
-    QIM_RETURN_IF_ERROR(fill_unread(user, vis, s));
-    return fill_peer(user, s);
-  };
-  const size_t parallel = std::max<size_t>(1, options_.page_parallelism);
-  for (size_t from = 0; from < page.items.size(); from += parallel) {
-    const size_t to = std::min(page.items.size(), from + parallel);
-    if (to - from == 1) {
-      QIM_RETURN_IF_ERROR(summarise(page.items[from]));
-      continue;
-    }
-    std::vector<std::future<Status>> running;
-    for (size_t i = from; i < to; ++i) {
-      running.push_back(std::async(std::launch::async, summarise, std::ref(page.items[i])));
-    }
-    std::optional<Error> first;
-    for (auto& f : running) {  // every one is waited for before the page (they write into it) goes
-      Status s = f.get();
-      if (!s.ok() && !first) first = s.error();
-    }
-    if (first) return *first;
-  }
+  QIM_RETURN_IF_ERROR(walk.finish());
+  QIM_ASSIGN_OR_RETURN(std::tie(page.unread_conversations, page.unread_conversations_capped),
+                       count_unread_conversations(backend_, user, vis, privacy, options_.page_parallelism));
+  std::vector<ConversationId> cs;
+  for (const ConversationSummary& s : page.items) cs.push_back(s.conversation);
+  QIM_ASSIGN_OR_RETURN(auto marks, backend_.read_marks_of(user, cs));
+  for (size_t i = 0; i < page.items.size(); ++i) page.items[i].read_seq = marks[i];
+
+  QIM_RETURN_IF_ERROR(summarise(user, vis, page.items));
   return page;
 }
 

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "inbox/activity_walk.h"
 #include "inbox/inbox_backend.h"
 #include "inbox/privacy.h"
 #include "mailbox/store.h"
@@ -28,6 +29,9 @@ namespace qim {
 
 // Counts stop here: a client shows "999+" when `unread_capped`.
 inline constexpr uint32_t kUnreadCap = 999;
+// unread_conversations stops here: a client shows "99+" when `unread_conversations_capped` (the count
+// walks the activity index newest first and stops past the cap: docs/adr/0089).
+inline constexpr uint32_t kUnreadConversationsCap = 99;
 
 struct ConversationSummary {
   ConversationId conversation;
@@ -47,7 +51,9 @@ struct ConversationSummary {
 struct ConversationPage {
   std::vector<ConversationSummary> items;  // descending by last.seq
   std::optional<MailboxSeq> next_before;   // set when more: pass as `before` for the next page
-  uint32_t unread_conversations = 0;       // conversations with unread > 0 in the whole list, not muted
+  // Conversations with unread > 0 in the whole list, not muted, exact up to kUnreadConversationsCap.
+  uint32_t unread_conversations = 0;
+  bool unread_conversations_capped = false;  // more than kUnreadConversationsCap
 };
 
 struct ReadOutcome {
@@ -63,11 +69,10 @@ struct MessageReceipts {
 };
 
 struct InboxOptions {
-  uint32_t readers_max = 100;           // QIM_RECEIPT_READERS_MAX
-  uint32_t max_conversations = 100000;  // rows read for one list; above: ResourceExhausted
-  // How many of a page's conversations are summarised at once (their unread count and peer reads issued
-  // from that many threads): 1 for an engine in the process (embedded, memory), more for one answering
-  // over the network (a page of 50 is ~6 round trips per conversation).
+  uint32_t readers_max = 100;  // QIM_RECEIPT_READERS_MAX
+  // How many of a page's reads are issued at once by a backend that does not batch them (read_batch's
+  // default: that many threads), and how many peers' visibilities are read at once: 1 for an engine in the
+  // process (embedded, memory), more for one answering over the network.
   uint32_t page_parallelism = 1;
 };
 
@@ -103,20 +108,14 @@ class Inbox {
   InboxBackend& backend() { return backend_; }
 
   // How many entries back a list looks for a last entry the user did not delete.
-  static constexpr uint32_t kHiddenLookback = 50;
+  static constexpr uint32_t kHiddenLookback = qim::kHiddenLookback;
 
  private:
-  struct PrivacyView {
-    std::map<ConversationId, Mute> mutes;
-    HiddenSet hidden;
-    int64_t now_ms = 0;
-  };
   Result<ConversationPage> list(const UserId& user, std::optional<MailboxSeq> before, uint32_t limit,
-                                const PrivacyView* privacy);
-  // s.unread / s.unread_capped from s.last and s.read_seq.
-  Status fill_unread(const UserId& user, const MailboxVisibility& vis, ConversationSummary& s);
-  // The peer fields of a direct conversation (nothing for a group or a note to self).
-  Status fill_peer(const UserId& user, ConversationSummary& s);
+                                const ListPrivacy* privacy);
+  // Each item's unread / unread_capped (from its last and read_seq) and, for a direct conversation, its
+  // peer fields (nothing for a group or a note to self): one batch of backend reads for all the items.
+  Status summarise(const UserId& user, const MailboxVisibility& vis, std::span<ConversationSummary> items);
 
   MailboxStore& mailbox_;
   InboxBackend& backend_;

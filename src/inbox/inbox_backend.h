@@ -49,6 +49,15 @@ struct ConversationRow {
   InboxEntryRef last;
 };
 
+// A conversation's place in its user's activity index (docs/adr/0089): the seq of its row when written.
+// A backend that writes positions blind (embedded, CQL) may still hold lower, stale positions of a
+// conversation whose row has risen since; its current position is the one equal to its row's seq.
+struct ActivityPosition {
+  MailboxSeq seq;
+  ConversationId conversation;
+  bool operator==(const ActivityPosition&) const = default;
+};
+
 struct ReadMark {
   ConversationId conversation;
   MailboxSeq seq;  // read up to and including this seq of the user's own mailbox
@@ -57,6 +66,37 @@ struct ReadMark {
 struct ReceiptMark {
   UserId user;
   MessageId read_through;  // the highest message of the conversation this user has read
+};
+
+// The reads that summarise a page of conversations (Inbox::conversations: unread counts, a direct peer's
+// last entry, settings and receipts), handed to the backend at once so an engine over the network answers
+// them in a constant number of round trips, not several per conversation (docs/adr/0153). Each query
+// means what the single call of the same name means.
+struct CountQuery {  // count_unread
+  UserId user;
+  ConversationId conversation;
+  MailboxSeq after, upto;
+  uint32_t cap = 0;
+};
+struct IndexQuery {  // index_rows_desc
+  UserId user;
+  ConversationId conversation;
+  MailboxSeq after, upto;
+  uint32_t limit = 0;
+};
+struct BatchReads {
+  std::vector<CountQuery> counts;
+  std::vector<IndexQuery> index;
+  std::vector<UserId> settings;          // settings(user)
+  std::vector<ConversationId> receipts;  // receipts(c, receipts_limit)
+  uint32_t receipts_limit = 0;
+};
+// The answers, each list in the order of its queries.
+struct BatchAnswers {
+  std::vector<uint32_t> counts;
+  std::vector<std::vector<InboxEntryRef>> index;
+  std::vector<std::map<std::string, std::string>> settings;
+  std::vector<std::vector<ReceiptMark>> receipts;
 };
 
 class InboxBackend : public EntrySink {
@@ -73,6 +113,27 @@ class InboxBackend : public EntrySink {
   // visible while the highest epoch holds visible entries below its own row (a page not finished yet), so
   // it is never the answer; when the row returned is not visible the caller looks in the index.
   virtual Result<std::vector<ConversationRow>> conversation_rows(const UserId& user) = 0;
+  // --- The activity index (docs/adr/0089) ---
+  // (EntrySink, continued) Each row raised also has its position (seq, conversation) written, in the same
+  // write as the row (a script, a batch) or acknowledged before it (CQL: decision 143), with the row's
+  // expiry: a reader never sees a row without its position. The defaults below derive all three from
+  // conversation_rows (every row of the user: O(conversations)) for a backend without an index.
+  //
+  // The positions of `user` with after < seq < before, descending by seq, at most `limit`. Every live
+  // row's position is among them when its seq is in range; stale positions may be too (the caller skips a
+  // position whose row's seq differs).
+  virtual Result<std::vector<ActivityPosition>> activity_desc(const UserId& user, MailboxSeq after,
+                                                              MailboxSeq before, uint32_t limit);
+  // The live rows of `conversations` (nullopt: none, or expired), in the order given.
+  virtual Result<std::vector<std::optional<InboxEntryRef>>> rows_of(
+      const UserId& user, std::span<const ConversationId> conversations);
+  // The read marks of `conversations` (zero: none), in the order given.
+  virtual Result<std::vector<MailboxSeq>> read_marks_of(const UserId& user,
+                                                        std::span<const ConversationId> conversations);
+  // Forgets positions a reader found stale (below their row): blind deletes, so a replay writing one again
+  // is only skipped again. Best effort; the default has nothing to forget.
+  virtual Status drop_stale_activity(const UserId& user, std::span<const ActivityPosition> stale);
+
   // The index rows of (user, conversation) with after < seq <= upto, descending by seq, at most `limit`.
   virtual Result<std::vector<InboxEntryRef>> index_rows_desc(const UserId& user, const ConversationId& c,
                                                              MailboxSeq after, MailboxSeq upto,
@@ -100,7 +161,16 @@ class InboxBackend : public EntrySink {
                              int64_t version) = 0;
   virtual Result<std::map<std::string, std::string>> settings(const UserId& user) = 0;
 
+  // Answers every query of `reads` (docs/adr/0153); the first error fails the whole batch. The default
+  // issues the single calls, from up to `parallelism` threads at once (for an engine answering each call
+  // over the network without batching); a backend that can pipeline overrides it (redis: one pipeline of
+  // scripts and one of commands per instance).
+  virtual Result<BatchAnswers> read_batch(const BatchReads& reads, uint32_t parallelism);
+
   virtual OpCounters& counters() = 0;
+  // Requests sent to the engine, a pipeline counting once (so tests and benchmarks see round trips, not
+  // commands); 0 for an engine in the process.
+  virtual uint64_t round_trips() const { return 0; }
 };
 
 }  // namespace qim

@@ -41,6 +41,13 @@ std::optional<MessageId> HiddenSet::through(const ConversationId& c) const {
   return std::nullopt;
 }
 
+std::set<ConversationId> HiddenSet::conversations() const {
+  std::set<ConversationId> out;
+  for (const auto& [c, through] : through_) out.insert(c);
+  for (const auto& [c, message] : messages_) out.insert(c);
+  return out;
+}
+
 Status Privacy::block(const UserId& blocker, const UserId& target, int64_t version) {
   if (blocker.empty() || target.empty()) return Error(Errc::kInvalidArgument, "block without a user");
   if (blocker == target) return Error(Errc::kInvalidArgument, "a user cannot block themself");

@@ -59,6 +59,9 @@ class HiddenSet {
   // The message through which the whole of `c` is hidden (none: no deletion of the conversation).
   std::optional<MessageId> through(const ConversationId& c) const;
   bool empty() const { return through_.empty() && messages_.empty(); }
+  // Every conversation with something hidden (a list reads their rows whatever `before`: hiding moves a
+  // conversation's last entry down).
+  std::set<ConversationId> conversations() const;
 
  private:
   friend class Privacy;

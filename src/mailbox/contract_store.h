@@ -55,6 +55,9 @@ class ContractStore final : public MailboxStore {
   Result<DispatchProgress> dispatch_progress(ShardId shard, Epoch epoch,
                                              const DispatchId& dispatch_id) override;
   Result<uint64_t> gc_completed_dispatches() override { return backend_->gc_completed_dispatches(); }
+  // As store.h says; contract_redact.cc. One identity read per epoch of the shard and part of the SEND,
+  // then one backend redaction of users x those entries.
+  Status redact_message(ShardId shard, Epoch epoch, MessageId target, std::span<const UserId> users) override;
   // As store.h says, and the trim never passes an entry whose day bucket has not expired (seqs follow
   // the log, buckets the server time): it stops just below the lowest one, and an expired bucket whose
   // proof it does not cover stays in the ledger (buckets_expired counts only the buckets removed).

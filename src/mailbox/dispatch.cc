@@ -49,6 +49,8 @@ DispatchIdentity make_identity(DispatchId id, const Message& message,
   hash_str(st, message.client_msg_id);
   hash_u64(st, static_cast<uint64_t>(message.server_time_ms));
   hash_str(st, message.body);
+  // Only a reply's: a plain message's digest is what it was before replies (docs/adr/0125).
+  if (message.reply_to) hash_u64(st, message.reply_to->value);
   Manifest manifest;
   for (const auto& chunk : chunks) {
     manifest.entry_counts.push_back(static_cast<uint32_t>(chunk.size()));

@@ -42,6 +42,10 @@ class ForwardingStore : public MailboxStore {
     return inner_.dispatch_progress(shard, epoch, id);
   }
   Result<uint64_t> gc_completed_dispatches() override { return inner_.gc_completed_dispatches(); }
+  Status redact_message(ShardId shard, Epoch epoch, MessageId target,
+                        std::span<const UserId> users) override {
+    return inner_.redact_message(shard, epoch, target, users);
+  }
   Result<SweepOutcome> sweep_retention(const UserId& user) override { return inner_.sweep_retention(user); }
   Result<std::vector<UserId>> list_retention_users(ShardId shard, const std::string& after,
                                                    uint32_t limit) override {

@@ -2,6 +2,7 @@
 // What a mailbox entry holds (ADR-0011): everything a client needs to render a message.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/ids.h"
@@ -19,6 +20,10 @@ struct Message {
   std::string client_msg_id;  // the sender's idempotency key, echoed so the sending device can match it
   int64_t server_time_ms = 0;
   std::string body;
+  // The message this one replies to, of the same conversation (checked by the gateway against the Outbox,
+  // docs/adr/0125); none: not a reply (message id 0 is a message). Its quote is computed at read, never
+  // stored.
+  std::optional<MessageId> reply_to;
 
   bool operator==(const Message&) const = default;
 };

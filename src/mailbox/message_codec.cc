@@ -7,10 +7,12 @@ namespace qim {
 namespace {
 
 constexpr uint8_t kMessageVersion = 1;
+constexpr uint8_t kReplyVersion = 2;  // version 1's fields, then reply_to: written for a reply only
 constexpr uint8_t kDispatchVersion = 1;
 
 void put_message(ByteWriter& w, const Message& m) {
-  w.u8(kMessageVersion);
+  const bool reply = m.reply_to.has_value();
+  w.u8(reply ? kReplyVersion : kMessageVersion);
   w.u64(m.id.value);
   w.str(m.conversation.str());
   w.str(m.sender.str());
@@ -18,11 +20,13 @@ void put_message(ByteWriter& w, const Message& m) {
   w.str(m.client_msg_id);
   w.i64(m.server_time_ms);
   w.str(m.body);
+  if (reply) w.u64(m.reply_to->value);
 }
 
 Result<Message> get_message(ByteReader& r) {
   QIM_ASSIGN_OR_RETURN(uint8_t version, r.u8("version"));
-  if (version != kMessageVersion) return r.corrupt("version", "unknown version " + std::to_string(version));
+  if (version != kMessageVersion && version != kReplyVersion)
+    return r.corrupt("version", "unknown version " + std::to_string(version));
   Message m;
   QIM_ASSIGN_OR_RETURN(m.id.value, r.u64("id"));
   QIM_ASSIGN_OR_RETURN(m.conversation, r.name<ConversationId>("conversation"));
@@ -31,6 +35,10 @@ Result<Message> get_message(ByteReader& r) {
   QIM_ASSIGN_OR_RETURN(m.client_msg_id, r.str("client_msg_id", 64));
   QIM_ASSIGN_OR_RETURN(m.server_time_ms, r.i64("server_time_ms"));
   QIM_ASSIGN_OR_RETURN(m.body, r.str("body", kMaxBodyBytes));
+  if (version == kReplyVersion) {
+    QIM_ASSIGN_OR_RETURN(uint64_t reply_to, r.u64("reply_to"));
+    m.reply_to = MessageId{reply_to};
+  }
   return m;
 }
 

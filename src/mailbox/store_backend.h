@@ -41,6 +41,12 @@ struct ClaimAnswer {
   std::shared_ptr<PendingWrite> pending;
 };
 
+// Where one mailbox entry is stored.
+struct EntryKey {
+  UserId user;
+  MailboxSeq seq;
+};
+
 // A user's retention ledger: live day buckets (ascending) and the trim.
 struct RetentionLedger {
   std::vector<DayBucket> live_buckets;
@@ -95,6 +101,11 @@ class StoreBackend {
   // Idempotent upsert of entries (TTL entry_ttl_ms), the bucket proofs of (user, day, epoch) and the
   // ledger registration of each (user, day). All entries share `epoch`.
   virtual Status write_entries(ShardId shard, Epoch epoch, std::span<const MailboxEntry> entries) = 0;
+
+  // Removes the body of each stored entry at (user, seq) in `entries` (docs/adr/0129): afterwards the
+  // engine holds no body for it, and every other field, and the entry's expiry, is as it was. An entry
+  // that does not exist is not created. Idempotent. All entries are of users of one shard.
+  virtual Status redact_entries(std::span<const EntryKey> entries) = 0;
 
   // The shard frontier: the highest epoch's row, or nullopt if none. CorruptEntry if the row fails its
   // check (on CQL: WRITETIME(frontier_offset) != frontier_offset).

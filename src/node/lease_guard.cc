@@ -34,6 +34,12 @@ Status LeaseGuardedStore::write_chunks(ShardId shard, Epoch epoch, std::span<con
   return inner().write_chunks(shard, epoch, chunks);
 }
 
+Status LeaseGuardedStore::redact_message(ShardId shard, Epoch epoch, MessageId target,
+                                         std::span<const UserId> users) {
+  QIM_RETURN_IF_ERROR(check(shard, epoch));
+  return inner().redact_message(shard, epoch, target, users);
+}
+
 Result<FinishOutcome> LeaseGuardedStore::finish_dispatch(ShardId shard, Epoch epoch, const DispatchId& id,
                                                          const LaneAdvances& advances) {
   QIM_RETURN_IF_ERROR(check(shard, epoch));

@@ -1,9 +1,9 @@
 #pragma once
 // A MailboxStore decorator that lets a shard's writes through only while its owner still holds the lease
-// it was added under (MailboxNode::add_shard). Each begin, entry write and finish first asks `valid`; once
-// it says no, the call fails with EpochAhead ("lease lapsed") and writes nothing, so a worker stops within
-// one store call of its lease's local deadline. Reads (watermarks, mailbox reads, progress, listings)
-// always pass: they cannot break a newer owner's chain. Thread-safe if `valid` is.
+// it was added under (MailboxNode::add_shard). Each begin, entry write, redaction and finish first asks
+// `valid`; once it says no, the call fails with EpochAhead ("lease lapsed") and writes nothing, so a worker
+// stops within one store call of its lease's local deadline. Reads (watermarks, mailbox reads, progress,
+// listings) always pass: they cannot break a newer owner's chain. Thread-safe if `valid` is.
 
 #include <functional>
 #include <string>
@@ -26,6 +26,7 @@ class LeaseGuardedStore final : public ForwardingStore {
   Result<std::vector<Result<BeginOutcome>>> begin_dispatch_page(ShardId shard, Epoch epoch,
                                                                 std::span<const BeginRequest> page) override;
   Status write_chunks(ShardId shard, Epoch epoch, std::span<const ChunkWrite> chunks) override;
+  Status redact_message(ShardId shard, Epoch epoch, MessageId target, std::span<const UserId> users) override;
   Result<FinishOutcome> finish_dispatch(ShardId shard, Epoch epoch, const DispatchId& id,
                                         const LaneAdvances& advances) override;
   Result<PageOutcome> finish_dispatch_page(ShardId shard, Epoch epoch,

@@ -14,6 +14,7 @@
 #include <spdlog/sinks/ringbuffer_sink.h>
 
 #include "fanout/dispatch_plan.h"
+#include "lifecycle/message_state.h"
 #include "log/testing/temp_dir.h"
 #include "log/testing/test_log.h"
 #include "mailbox/contract_store.h"
@@ -109,6 +110,20 @@ class NodeTest : public ::testing::Test {
   }
   // Appends the dispatch record of message number `n` to partition 0; returns its offset.
   Offset dispatch(int n) { return log_->append_sync(0, "", encode_dispatch_record(record(n))).value(); }
+  // Appends the record fanout appends for a recall of message number `n` (Outbox offset n), read at
+  // Outbox offset `at`: its entry, client id "~recall", to a and b.
+  Offset dispatch_recall(int n, uint64_t at) {
+    MessageState target;
+    target.id = message_id_of(0, Offset{static_cast<uint64_t>(n)});
+    OutboxRecord r;
+    r.sender = a_;
+    r.conversation = direct_conversation(a_, b_).value();
+    r.client_msg_id = event_entry_client_id(MessageEventKind::kRecall);
+    r.server_time_ms = kServerTimeMs;
+    r.body = event_entry_body(target, MessageEventKind::kRecall, a_, "");
+    auto plan = plan_dispatches(r, 0, Offset{at}, shards_, 256).value();
+    return log_->append_sync(0, "", encode_dispatch_record(plan.at(0).record)).value();
+  }
 
   NodeOptions options(Epoch epoch = Epoch{1}) {
     NodeOptions o;
@@ -511,6 +526,43 @@ TEST_F(NodeTest, AFrontierBeyondTheLogMeansTheyDoNotBelongTogether) {
   log_ = testing::open_test_log(dir_.sub("fresh-log"), kShards, "mailbox");
   Status s = MailboxNode(*log_, *store_, nullptr, options()).start();
   EXPECT_EQ(s.code(), Errc::kInvariant);
+}
+
+// Decision 129: the node materialising a recall entry removes the recalled SEND's body from the
+// recipients' entries (the entry stays, as a tombstone the recall entry explains); other messages keep
+// theirs.
+TEST_F(NodeTest, ARecallEntryRemovesTheRecalledSendsBodyFromTheMailbox) {
+  dispatch(0);
+  dispatch(1);
+  dispatch_recall(0, 2);
+  MailboxNode node(*log_, *store_, &recorder_, options());
+  ASSERT_TRUE(node.start().ok());
+  ASSERT_TRUE(node.drain(60s).ok());
+  for (const UserId& u : {a_, b_}) {
+    auto entries = mailbox(u);
+    ASSERT_EQ(entries.size(), 3u);
+    EXPECT_EQ(entries[0].message.id, message_id_of(0, Offset{0}));
+    EXPECT_EQ(entries[0].message.body, "") << u.str();
+    EXPECT_EQ(entries[1].message.body, "message 1");
+    EXPECT_EQ(entries[2].message.client_msg_id, "~recall");
+  }
+}
+
+// The recall's finish waits for its redaction: while the redaction fails the frontier stays below the
+// recall (so a process killed now replays it), and once it succeeds no body is left.
+TEST_F(NodeTest, TheFrontierPassesARecallOnlyOnceItsRedactionSucceeded) {
+  testing::FlakyStore flaky(*store_);
+  flaky.fail_redact = 1'000'000;
+  MailboxNode node(*log_, flaky, &recorder_, options());
+  ASSERT_TRUE(node.start().ok());
+  dispatch(0);
+  const Offset recall = dispatch_recall(0, 1);
+  ASSERT_TRUE(eventually([&] { return flaky.redact_calls.load() >= 3; }));
+  EXPECT_LT(frontier(), compose(Epoch{1}, recall).value());
+  flaky.fail_redact = 0;
+  ASSERT_TRUE(node.drain(60s).ok());
+  EXPECT_EQ(frontier(), compose(Epoch{1}, recall).value());
+  EXPECT_EQ(mailbox(b_).at(0).message.body, "");
 }
 
 TEST(ShardSetTest, ParsesRangesAndLists) {

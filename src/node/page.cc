@@ -1,5 +1,7 @@
 #include "node/page.h"
 
+#include "mailbox/redaction.h"
+
 namespace qim {
 
 ErrorAction classify(const Error& error) {
@@ -86,6 +88,18 @@ Result<PageResult> materialize_page(MailboxStore& store, Quarantine& quarantine,
           Error(written.error().code(), "its entries are refused: " + written.error().message()));
       begun.clear();
     }
+  }
+
+  // A recall entry removes the recalled SEND's body from its recipients' entries here, before the recall's
+  // finish: a crash in between leaves the recall above the frontier, so the replay redacts again
+  // (docs/adr/0129). Done also when the recall's own entries were known written: it is idempotent.
+  for (const Begun& b : begun) {
+    const DispatchRecord& rec = *b.queued->record;
+    const std::optional<MessageId> target = recall_target_of(rec.message);
+    if (!target) continue;
+    std::vector<UserId> users;
+    for (const auto& chunk : rec.chunks) users.insert(users.end(), chunk.begin(), chunk.end());
+    QIM_RETURN_IF_ERROR(store.redact_message(shard, epoch, *target, users));
   }
 
   // Before the frontier may pass a refused record (with this finish, or any later one), the quarantine

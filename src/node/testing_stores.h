@@ -21,6 +21,8 @@ class FlakyStore final : public ForwardingStore {
   std::atomic<int> land_then_timeout_page{0};
   std::atomic<int> land_then_timeout_finish{0};
   std::atomic<int> fail_dispatch_progress{0};  // the next N dispatch_progress calls fail with Transport
+  std::atomic<int> fail_redact{0};             // the next N redact_message calls fail with Transport
+  std::atomic<int> redact_calls{0};
   // Called before each read_mailbox (set before the store is shared between threads), e.g. to hold a read.
   std::function<void(const MailboxQuery&)> before_read;
   std::atomic<int> page_calls{0};
@@ -46,6 +48,12 @@ class FlakyStore final : public ForwardingStore {
     if (out.ok() && land_then_timeout_page > 0 && land_then_timeout_page-- > 0)
       return Error(Errc::kTimeout, "injected after the write landed");
     return out;
+  }
+  Status redact_message(ShardId shard, Epoch epoch, MessageId target,
+                        std::span<const UserId> users) override {
+    redact_calls++;
+    if (fail_redact > 0 && fail_redact-- > 0) return Error(Errc::kTransport, "injected");
+    return inner().redact_message(shard, epoch, target, users);
   }
   Result<MailboxPage> read_mailbox(const MailboxQuery& q) override {
     if (before_read) before_read(q);

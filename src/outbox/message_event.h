@@ -12,9 +12,16 @@
 namespace qim {
 
 enum class MessageEventKind : uint8_t {
-  kEdit = 1,    // the record's body is the new body
-  kRecall = 2,  // unsend for everyone; the record's body is empty
+  kEdit = 1,     // the record's body is the new body
+  kRecall = 2,   // unsend for everyone; the record's body is empty
+  kReact = 3,    // add a reaction; the record's body is the emoji (lifecycle/reaction.h)
+  kUnreact = 4,  // remove one's own reaction; the record's body is the emoji
 };
+
+// Whether `kind` is a reaction (kReact, kUnreact): the archiver writes nothing for it, HISTORY folds it.
+inline bool is_reaction(MessageEventKind kind) {
+  return kind == MessageEventKind::kReact || kind == MessageEventKind::kUnreact;
+}
 
 struct MessageEvent {
   MessageEventKind kind = MessageEventKind::kEdit;
@@ -22,7 +29,7 @@ struct MessageEvent {
   bool operator==(const MessageEvent&) const = default;
 };
 
-// "edit", "recall".
+// "edit", "recall", "react", "unreact".
 std::string_view message_event_name(MessageEventKind kind);
 
 }  // namespace qim

@@ -10,11 +10,18 @@ namespace {
 constexpr uint8_t kVersion = 1;         // a message
 constexpr uint8_t kGroupOpVersion = 2;  // a group op: version 1's fields, then the op
 constexpr uint8_t kEventVersion = 3;    // a message event: version 1's fields, then kind and target
+constexpr uint8_t kReplyVersion = 4;    // a reply: version 1's fields, then reply_to (docs/adr/0125)
+constexpr uint8_t kReceiptVersion = 5;  // a read receipt: version 1's fields, then read_through
 }  // namespace
 
 std::string encode_outbox_record(const OutboxRecord& rec) {
   ByteWriter w;
-  w.u8(rec.group_op ? kGroupOpVersion : rec.event ? kEventVersion : kVersion);
+  const bool reply = !rec.group_op && !rec.event && rec.reply_to.has_value();
+  w.u8(rec.group_op       ? kGroupOpVersion
+       : rec.event        ? kEventVersion
+       : rec.read_through ? kReceiptVersion
+       : reply            ? kReplyVersion
+                          : kVersion);
   w.str(rec.conversation.str());
   w.str(rec.sender.str());
   w.str(rec.sender_device.str());
@@ -31,6 +38,10 @@ std::string encode_outbox_record(const OutboxRecord& rec) {
   } else if (rec.event) {
     w.u8(static_cast<uint8_t>(rec.event->kind));
     w.u64(rec.event->target.value);
+  } else if (rec.read_through) {
+    w.u64(rec.read_through->value);
+  } else if (reply) {
+    w.u64(rec.reply_to->value);
   }
   return w.take();
 }
@@ -38,7 +49,8 @@ std::string encode_outbox_record(const OutboxRecord& rec) {
 Result<OutboxRecord> decode_outbox_record(std::string_view bytes) {
   ByteReader r(bytes, "outbox record");
   QIM_ASSIGN_OR_RETURN(uint8_t version, r.u8("version"));
-  if (version != kVersion && version != kGroupOpVersion && version != kEventVersion) {
+  if (version != kVersion && version != kGroupOpVersion && version != kEventVersion &&
+      version != kReceiptVersion && version != kReplyVersion) {
     return r.corrupt("version", "unknown version " + std::to_string(version));
   }
   OutboxRecord rec;
@@ -78,12 +90,20 @@ Result<OutboxRecord> decode_outbox_record(std::string_view bytes) {
     MessageEvent event;
     QIM_ASSIGN_OR_RETURN(uint8_t kind, r.u8("event"));
     if (kind < static_cast<uint8_t>(MessageEventKind::kEdit) ||
-        kind > static_cast<uint8_t>(MessageEventKind::kRecall)) {
+        kind > static_cast<uint8_t>(MessageEventKind::kUnreact)) {
       return r.corrupt("event", "unknown event " + std::to_string(kind));
     }
     event.kind = static_cast<MessageEventKind>(kind);
     QIM_ASSIGN_OR_RETURN(event.target.value, r.u64("event_target"));
     rec.event = event;
+  }
+  if (version == kReceiptVersion) {
+    QIM_ASSIGN_OR_RETURN(uint64_t through, r.u64("read_through"));
+    rec.read_through = MessageId{through};
+  }
+  if (version == kReplyVersion) {
+    QIM_ASSIGN_OR_RETURN(uint64_t reply_to, r.u64("reply_to"));
+    rec.reply_to = MessageId{reply_to};
   }
   QIM_RETURN_IF_ERROR(r.finish());
   return rec;
@@ -95,6 +115,10 @@ std::string_view message_event_name(MessageEventKind kind) {
       return "edit";
     case MessageEventKind::kRecall:
       return "recall";
+    case MessageEventKind::kReact:
+      return "react";
+    case MessageEventKind::kUnreact:
+      return "unreact";
   }
   return "unknown";
 }
@@ -109,7 +133,8 @@ MessageId message_id_of(uint32_t partition, Offset offset) {
 }
 
 Message to_message(const OutboxRecord& r, MessageId id) {
-  return Message{id, r.conversation, r.sender, r.sender_device, r.client_msg_id, r.server_time_ms, r.body};
+  return Message{id,     r.conversation, r.sender, r.sender_device, r.client_msg_id, r.server_time_ms,
+                 r.body, r.reply_to};
 }
 
 }  // namespace qim

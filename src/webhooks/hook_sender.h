@@ -6,6 +6,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/status.h"
 
@@ -31,8 +32,8 @@ struct HookUrl {
   uint16_t port = 80;
   std::string target = "/";  // path and query
 };
-// Config for anything but http://host[:port][/path].
-Result<HookUrl> parse_hook_url(const std::string& url);
+// Config (naming `variable`) for anything but http://host[:port][/path].
+Result<HookUrl> parse_hook_url(const std::string& url, std::string_view variable = "QIM_WEBHOOK_URL");
 
 std::unique_ptr<HookSender> make_http_hook_sender(HookUrl url, std::chrono::milliseconds timeout);
 

@@ -13,9 +13,9 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace net = boost::asio;
 
-Result<HookUrl> parse_hook_url(const std::string& url) {
-  auto bad = [&url](const std::string& why) {
-    return Error(Errc::kConfig, "QIM_WEBHOOK_URL='" + url + "': " + why);
+Result<HookUrl> parse_hook_url(const std::string& url, std::string_view variable) {
+  auto bad = [&url, variable](const std::string& why) {
+    return Error(Errc::kConfig, std::string(variable) + "='" + url + "': " + why);
   };
   constexpr std::string_view kScheme = "http://";
   if (url.starts_with("https://"))

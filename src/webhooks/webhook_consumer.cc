@@ -13,7 +13,43 @@ namespace {
 constexpr std::chrono::milliseconds kErrorPause{1000};  // a log or store error, not the hook's
 constexpr size_t kDeadLetterReadMax = 100'000;
 
+WebhookConsumerOptions with_logger(WebhookConsumerOptions o) {
+  if (!o.logger)
+    o.logger = std::make_shared<spdlog::logger>("webhooks", std::make_shared<spdlog::sinks::null_sink_mt>());
+  return o;
+}
+
 }  // namespace
+
+// One partition's sender, on the partition's thread: a record's events are delivered one at a time, in
+// order; the record is done once each was acknowledged or dead-lettered.
+class WebhookConsumer::PartitionHandler final : public OutboxFollower::Handler {
+ public:
+  PartitionHandler(WebhookConsumer& consumer, OutboxFollower::Partition& partition)
+      : consumer_(consumer), partition_(partition), sender_(consumer.make_sender_()) {}
+
+  Result<OutboxFollower::Taken> take(const LogRecord& rec) override {
+    // Counted once per record read, not once per attempt of a record the store could not answer for.
+    if (counted_ != rec.offset.value) {
+      counted_ = rec.offset.value;
+      ++consumer_.records_;
+    }
+    QIM_ASSIGN_OR_RETURN(auto events, consumer_.events_of(partition_.partition(), rec));
+    if (partition_.stopping()) return OutboxFollower::Taken::kUnfinished;
+    for (const WebhookEvent& e : events) {
+      if (consumer_.deliver(partition_, *sender_, e) == Outcome::kStopped) break;
+    }
+    // The record in hand was not finished: it is sent again after a restart.
+    if (partition_.stopping()) return OutboxFollower::Taken::kUnfinished;
+    return OutboxFollower::Taken::kDone;
+  }
+
+ private:
+  WebhookConsumer& consumer_;
+  OutboxFollower::Partition& partition_;
+  std::unique_ptr<HookSender> sender_;
+  uint64_t counted_ = UINT64_MAX;
+};
 
 WebhookConsumer::WebhookConsumer(Log& outbox, Log& dead_letters, GroupStore* groups,
                                  SenderFactory make_sender, WebhookConsumerOptions options)
@@ -21,13 +57,15 @@ WebhookConsumer::WebhookConsumer(Log& outbox, Log& dead_letters, GroupStore* gro
       dead_letters_(dead_letters),
       groups_(groups),
       make_sender_(std::move(make_sender)),
-      options_(std::move(options)),
+      options_(with_logger(std::move(options))),
       clock_(options_.clock ? options_.clock : std::make_shared<SystemClock>()),
-      repeats_(outbox, options_.repeats) {
-  if (!options_.logger) {
-    options_.logger =
-        std::make_shared<spdlog::logger>("webhooks", std::make_shared<spdlog::sinks::null_sink_mt>());
-  }
+      repeats_(outbox, options_.repeats),
+      follower_(
+          outbox,
+          [this](OutboxFollower::Partition& p) { return std::make_unique<PartitionHandler>(*this, p); },
+          outbox_follower_options("webhooks", options_)) {
+  for (uint32_t p = 0; p < outbox.partition_count(); ++p)
+    attempts_.push_back(std::make_unique<std::atomic<uint32_t>>(0));
 }
 
 WebhookConsumer::~WebhookConsumer() {
@@ -35,81 +73,11 @@ WebhookConsumer::~WebhookConsumer() {
 }
 
 Status WebhookConsumer::start() {
-  if (started_) return {};
-  std::vector<uint32_t> parts = options_.partitions;
-  if (parts.empty()) {
-    for (uint32_t p = 0; p < outbox_.partition_count(); ++p) parts.push_back(p);
-  }
-  std::vector<std::unique_ptr<Partition>> states;
-  for (uint32_t p : parts) {
-    if (p >= outbox_.partition_count())
-      return Error(Errc::kInvalidArgument, fmt::format("webhooks: no outbox partition {}", p));
-    auto s = std::make_unique<Partition>();
-    s->partition = p;
-    QIM_ASSIGN_OR_RETURN(auto committed, outbox_.committed(options_.group, p));
-    QIM_ASSIGN_OR_RETURN(Offset start, outbox_.start_offset(p));
-    uint64_t next = 0;
-    if (committed) {
-      next = committed->value;
-      if (next < start.value) {
-        options_.logger->warn(
-            "webhooks: outbox partition {}: records {}..{} were deleted by the outbox retention before "
-            "they were sent; starting at {}",
-            p, next, start.value - 1, start.value);
-        next = start.value;
-      }
-    } else if (options_.start_at_end) {
-      QIM_ASSIGN_OR_RETURN(Offset end, outbox_.end_offset(p));
-      next = end.value;
-      QIM_RETURN_IF_ERROR(outbox_.commit(options_.group, p, end));
-    } else {
-      next = start.value;
-    }
-    s->next = next;
-    s->committed = committed ? committed->value : next;
-    states.push_back(std::move(s));
-  }
-  partitions_ = std::move(states);
-  stopping_ = false;
-  started_ = true;
-  for (auto& p : partitions_) p->thread = std::thread([this, s = p.get()] { run(*s); });
-  return {};
+  return follower_.start();
 }
 
 void WebhookConsumer::stop() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  for (auto& p : partitions_) {
-    if (p->thread.joinable()) p->thread.join();
-  }
-}
-
-void WebhookConsumer::pause(std::chrono::milliseconds d) {
-  if (options_.sleep) {
-    options_.sleep(d);
-    return;
-  }
-  std::unique_lock lock(mu_);
-  cv_.wait_for(lock, d, [this] { return stopping_.load(); });
-}
-
-Status WebhookConsumer::commit(Partition& p, bool force) {
-  const uint64_t next = p.next.load();
-  if (next <= p.committed) return {};
-  if (!force && now_ms() - p.last_commit_ms < options_.commit_interval.count()) return {};
-  p.last_commit_ms = now_ms();
-  Status s = outbox_.commit(options_.group, p.partition, Offset{next});
-  if (s.ok()) {
-    p.committed = next;
-  } else {
-    // Not fatal: the position stays behind, so a restart resends a little more; the next commit retries.
-    options_.logger->warn("webhooks: cannot commit outbox partition {} at {}: {}", p.partition, next,
-                          s.error().to_string());
-  }
-  return s;
+  follower_.stop();
 }
 
 Result<std::vector<WebhookEvent>> WebhookConsumer::events_of(uint32_t partition, const LogRecord& rec) {
@@ -139,14 +107,32 @@ Result<std::vector<WebhookEvent>> WebhookConsumer::events_of(uint32_t partition,
       fate.delivered = member && member->member_at(rec.offset.value);
     }
   }
+  if (record->event && options_.messages != nullptr) {
+    QIM_ASSIGN_OR_RETURN(auto state, options_.messages->load(record->event->target));
+    const EventOutcome* outcome = nullptr;
+    if (state) {
+      if (auto it = state->events.find(rec.offset.value); it != state->events.end()) outcome = &it->second;
+    }
+    // Not decided yet: only possible when not following fanout (ask again); when following, fanout passed
+    // it without a decision recorded (an event about no known message), so it changed nothing.
+    if (outcome == nullptr && options_.follow.empty()) {
+      QIM_ASSIGN_OR_RETURN(uint64_t watermark, options_.messages->watermark(partition));
+      if (watermark <= rec.offset.value)
+        return Error(Errc::kNotFound,
+                     fmt::format("message event {}:{} not decided yet", partition, rec.offset.value));
+    }
+    fate.delivered = outcome != nullptr && outcome->applied;
+  }
   return webhook_events_of(*record, partition, rec.offset, fate);
 }
 
-WebhookConsumer::Outcome WebhookConsumer::deliver(Partition& p, HookSender& sender, const WebhookEvent& e) {
+WebhookConsumer::Outcome WebhookConsumer::deliver(OutboxFollower::Partition& p, HookSender& sender,
+                                                  const WebhookEvent& e) {
   const int64_t first = now_ms();
   uint32_t attempts = 0;
+  std::atomic<uint32_t>& in_hand = *attempts_[p.partition()];
   for (;;) {
-    if (stopping_) return Outcome::kStopped;
+    if (p.stopping()) return Outcome::kStopped;
     SignedDelivery d;
     d.id = e.id;
     d.timestamp = now_ms() / 1000;
@@ -155,12 +141,12 @@ WebhookConsumer::Outcome WebhookConsumer::deliver(Partition& p, HookSender& send
     Status s = sender.deliver(d);
     if (s.ok()) {
       ++delivered_;
-      p.attempts = 0;
+      in_hand = 0;
       return Outcome::kAcknowledged;
     }
     ++attempts;
     ++failed_;
-    p.attempts = attempts;
+    in_hand = attempts;
     auto delay = retry_delay(options_.retry, attempts, std::chrono::milliseconds(now_ms() - first));
     if (!delay) {
       const std::string letter = encode_dead_letter(e, attempts, now_ms(), s.error().to_string());
@@ -169,89 +155,35 @@ WebhookConsumer::Outcome WebhookConsumer::deliver(Partition& p, HookSender& send
         if (appended.ok()) break;
         options_.logger->error("webhooks: cannot append event {} to the dead-letter log (retrying): {}", e.id,
                                appended.error().to_string());
-        if (stopping_) return Outcome::kStopped;
-        pause(kErrorPause);
+        if (p.stopping()) return Outcome::kStopped;
+        p.pause(kErrorPause);
       }
       options_.logger->error("webhooks: event {} ({}) dead-lettered after {} attempts: {}", e.id, e.type,
                              attempts, s.error().to_string());
       ++dead_;
-      p.attempts = 0;
+      in_hand = 0;
       return Outcome::kDeadLettered;
     }
     options_.logger->warn("webhooks: event {} attempt {} failed ({}); next in {} ms", e.id, attempts,
                           s.error().to_string(), delay->count());
     // What the hook acknowledged before this event is not resent after a crash during the pause.
-    (void)commit(p, true);
-    pause(*delay);
+    (void)p.commit(true);
+    p.pause(*delay);
   }
-}
-
-void WebhookConsumer::run(Partition& p) {
-  std::unique_ptr<HookSender> sender = make_sender_();
-  // Fanout's committed position, asked again only once this partition caught up with it (on Kafka each
-  // ask is a round trip to the group coordinator).
-  uint64_t limit = options_.follow.empty() ? UINT64_MAX : 0;
-  while (!stopping_) {
-    const uint64_t next = p.next.load();
-    if (next >= limit) {
-      auto decided = outbox_.committed(options_.follow, p.partition);
-      if (!decided.ok()) {
-        options_.logger->warn("webhooks: cannot read {}'s position on partition {}: {}", options_.follow,
-                              p.partition, decided.error().to_string());
-        pause(kErrorPause);
-        continue;
-      }
-      limit = decided->value_or(Offset{0}).value;
-      if (next >= limit) {
-        pause(options_.poll_wait);
-        continue;
-      }
-    }
-    auto batch = outbox_.read(p.partition, Offset{next}, std::min<uint64_t>(options_.batch_max, limit - next),
-                              options_.poll_wait);
-    if (!batch.ok()) {
-      options_.logger->warn("webhooks: cannot read outbox partition {} at {}: {}", p.partition, next,
-                            batch.error().to_string());
-      pause(kErrorPause);
-      continue;
-    }
-    for (const LogRecord& rec : *batch) {
-      if (rec.offset.value >= limit || stopping_) break;
-      p.head_time_ms = rec.timestamp_ms;
-      ++records_;
-      Result<std::vector<WebhookEvent>> events = std::vector<WebhookEvent>{};
-      while (!stopping_) {
-        events = events_of(p.partition, rec);
-        if (events.ok()) break;
-        options_.logger->warn("webhooks: outbox record {}:{}: {} (trying again)", p.partition,
-                              rec.offset.value, events.error().to_string());
-        pause(kErrorPause);
-      }
-      if (stopping_) break;
-      for (const WebhookEvent& e : *events) {
-        if (deliver(p, *sender, e) == Outcome::kStopped) break;
-      }
-      if (stopping_) break;  // the record in hand was not finished: it is sent again after a restart
-      p.next = rec.offset.value + 1;
-    }
-    p.head_time_ms = 0;
-    (void)commit(p, false);
-  }
-  (void)commit(p, true);
 }
 
 WebhookMetrics WebhookConsumer::metrics() const {
   WebhookMetrics m{delivered_.load(), failed_.load(), dead_.load(), replayed_.load(), records_.load(), {}};
   const int64_t now = clock_->now_ms();
-  for (const auto& p : partitions_) {
+  for (const OutboxFollowerPosition& p : follower_.positions()) {
     WebhookPartitionMetrics pm;
-    pm.partition = p->partition;
-    pm.next = p->next.load();
-    auto end = outbox_.end_offset(p->partition);
+    pm.partition = p.partition;
+    pm.next = p.next;
+    auto end = outbox_.end_offset(p.partition);
     pm.lag = end.ok() && end->value > pm.next ? end->value - pm.next : 0;
-    const int64_t head = p->head_time_ms.load();
+    const int64_t head = p.head_time_ms;
     pm.head_age_ms = head > 0 && now > head ? now - head : 0;
-    pm.attempts = p->attempts.load();
+    pm.attempts = attempts_[p.partition]->load();
     m.partitions.push_back(pm);
   }
   return m;

@@ -1,13 +1,13 @@
 #pragma once
 // The event webhook's consumer (docs/webhooks.md): reads the Outbox in its own consumer group
-// ("qim-webhooks"), one thread per partition, and POSTs each record's events (webhooks/webhook_event.h),
-// signed (webhooks/signature.h), to the hook, one at a time and in Outbox order: an event is sent only
-// once every earlier event of its partition was acknowledged (2xx) or dead-lettered, so the events of a
-// conversation (one partition) arrive in order. At least once: the partition's position is committed
-// only past acknowledged (or dead-lettered) events: after a batch (at most once per commit_interval, as
-// fanout and the archiver: on Kafka a commit is a write to the offsets topic), before each pause of a retry
-// and when stopping; a clean restart resends nothing acknowledged, a crash resends at most the events
-// acknowledged since the last commit (one commit_interval's worth).
+// ("qim-webhooks"), one thread per partition (outbox/outbox_follower.h), and POSTs each record's events
+// (webhooks/webhook_event.h), signed (webhooks/signature.h), to the hook, one at a time and in Outbox order:
+// an event is sent only once every earlier event of its partition was acknowledged (2xx) or dead-lettered, so
+// the events of a conversation (one partition) arrive in order. At least once: the partition's position is
+// committed only past acknowledged (or dead-lettered) events: after a batch (at most once per
+// commit_interval, as fanout and the archiver: on Kafka a commit is a write to the offsets topic), before
+// each pause of a retry and when stopping; a clean restart resends nothing acknowledged, a crash resends at
+// most the events acknowledged since the last commit (one commit_interval's worth).
 //
 // A failed attempt is retried after the pauses of `retry` (webhooks/retry_policy.h); past its retry time
 // the event is appended to the dead-letter log (webhooks/dead_letters.h) and the partition moves on. The
@@ -20,16 +20,16 @@
 #include <spdlog/logger.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "core/clock.h"
 #include "groups/group_store.h"
+#include "lifecycle/message_state_store.h"
 #include "log/log.h"
+#include "outbox/outbox_follower.h"
 #include "outbox/repeated_sends.h"
 #include "webhooks/dead_letters.h"
 #include "webhooks/hook_sender.h"
@@ -47,8 +47,12 @@ struct WebhookConsumerOptions {
   size_t batch_max = 64;                            // QIM_WEBHOOK_BATCH: Outbox records read at a time
   std::chrono::milliseconds commit_interval{1000};  // QIM_WEBHOOK_COMMIT_INTERVAL_MS (0: after every batch)
   std::chrono::milliseconds poll_wait{200};
-  bool start_at_end = false;           // QIM_WEBHOOK_START=latest: a group with no position starts at the end
-  std::string follow;                  // a consumer group to stay behind (fanout's); empty: none
+  bool start_at_end = false;  // QIM_WEBHOOK_START=latest: a group with no position starts at the end
+  std::string follow;         // a consumer group to stay behind (fanout's); empty: none
+  // Where fanout records its EDIT and RECALL decisions (lifecycle/message_state_store.h): a refused one
+  // makes no event. Null: every EDIT and RECALL record is an event (no deployment without the store
+  // accepts them: the gateway refuses them UNAVAILABLE). Must outlive the consumer.
+  MessageStateStore* messages = nullptr;
   RepeatWindow repeats;                // repeated SENDs make no event (outbox/repeated_sends.h)
   std::shared_ptr<const Clock> clock;  // the signature's timestamp, the retry time; system clock if null
   // How the consumer pauses (tests: a fake that advances a ManualClock). Default: a wait that a stop cuts.
@@ -105,24 +109,12 @@ class WebhookConsumer {
   Result<ReplayReport> replay_dead_letters(std::optional<uint64_t> from);
 
  private:
-  struct Partition {
-    uint32_t partition = 0;
-    std::atomic<uint64_t> next{0};
-    std::atomic<int64_t> head_time_ms{0};
-    std::atomic<uint32_t> attempts{0};
-    uint64_t committed = 0;      // its thread's alone
-    int64_t last_commit_ms = 0;  // its thread's alone
-    std::thread thread;
-  };
   enum class Outcome { kAcknowledged, kDeadLettered, kStopped };
+  class PartitionHandler;  // one partition's sender (webhook_consumer.cc)
 
-  void run(Partition& p);
   // The events of one record, after what fanout made of it. An error: ask again after a pause.
   Result<std::vector<WebhookEvent>> events_of(uint32_t partition, const LogRecord& rec);
-  Outcome deliver(Partition& p, HookSender& sender, const WebhookEvent& e);
-  // Commits the partition's position if it moved, and if `force` or commit_interval passed since the last.
-  Status commit(Partition& p, bool force);
-  void pause(std::chrono::milliseconds d);
+  Outcome deliver(OutboxFollower::Partition& p, HookSender& sender, const WebhookEvent& e);
   int64_t now_ms() const { return clock_->now_ms(); }
 
   Log& outbox_;
@@ -132,13 +124,11 @@ class WebhookConsumer {
   WebhookConsumerOptions options_;
   std::shared_ptr<const Clock> clock_;
   OutboxRepeatFilter repeats_;
-  std::vector<std::unique_ptr<Partition>> partitions_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::atomic<bool> stopping_{false};
-  bool started_ = false;
+  // Failed attempts of the event in hand, by partition (the metric's).
+  std::vector<std::unique_ptr<std::atomic<uint32_t>>> attempts_;
   std::mutex replay_mu_;
   std::atomic<uint64_t> delivered_{0}, failed_{0}, dead_{0}, replayed_{0}, records_{0};
+  OutboxFollower follower_;  // last: its threads stop before the members they use go
 };
 
 }  // namespace qim

@@ -253,5 +253,58 @@ TEST_F(WebhookConsumerTest, RefusedGroupChangesAndMessagesOfNonMembersMakeNoEven
       << hook_.accepted[1].body;
 }
 
+TEST_F(WebhookConsumerTest, AppliedEditsAndRecallsAreEventsAndRefusedOnesAreNot) {
+  auto messages = make_memory_message_state_store();
+  auto append = [&](const std::string& body, std::optional<MessageEvent> event) {
+    OutboxRecord r;
+    r.sender = UserId::parse("alice").value();
+    r.sender_device = DeviceId::parse("d1").value();
+    r.conversation = direct_conversation(r.sender, UserId::parse("bob").value()).value();
+    r.server_time_ms = 1'700'000'000'000;
+    r.client_msg_id = event ? "~event" : "c" + body;
+    r.body = body;
+    r.event = event;
+    return outbox_->append_sync(0, "", encode_outbox_record(r)).value();
+  };
+  const Offset sent = append("hello", std::nullopt);
+  const MessageId target = message_id_of(0, sent);
+  const Offset edit = append("hello, edited", MessageEvent{MessageEventKind::kEdit, target});
+  const Offset refused = append("too late", MessageEvent{MessageEventKind::kEdit, target});
+  const Offset recall = append("", MessageEvent{MessageEventKind::kRecall, target});
+  // Fanout's decisions, as it records them.
+  MessageState state;
+  state.id = target;
+  state.conversation = *ConversationId::parse("d:alice:bob");
+  state.sender = UserId::parse("alice").value();
+  state.events[edit.value] =
+      EventOutcome{MessageEventKind::kEdit, true, EventRefusal::kNone, state.sender, 1};
+  state.events[refused.value] =
+      EventOutcome{MessageEventKind::kEdit, false, EventRefusal::kPastWindow, state.sender, 2};
+  state.events[recall.value] =
+      EventOutcome{MessageEventKind::kRecall, true, EventRefusal::kNone, state.sender, 3};
+  ASSERT_TRUE(messages->put(state, 0, recall.value).ok());
+
+  WebhookConsumerOptions o;
+  o.key = key_;
+  o.poll_wait = 20ms;
+  o.messages = messages.get();
+  WebhookConsumer c(
+      *outbox_, *dead_, nullptr, [this] { return std::make_unique<FakeSender>(hook_); }, o);
+  ASSERT_TRUE(c.start().ok());
+  ASSERT_TRUE(eventually([&] { return c.metrics().partitions[0].next == 4; }));
+  c.stop();
+  ASSERT_EQ(hook_.accepted.size(), 3u);
+  EXPECT_NE(hook_.accepted[0].body.find(R"("type":"message.created")"), std::string::npos);
+  const std::string target_text = R"("message_id":")" + std::to_string(target.value) + R"(")";
+  EXPECT_NE(hook_.accepted[1].body.find(R"("type":"message.edited")"), std::string::npos)
+      << hook_.accepted[1].body;
+  EXPECT_NE(hook_.accepted[1].body.find(target_text), std::string::npos) << hook_.accepted[1].body;
+  EXPECT_NE(hook_.accepted[1].body.find(R"("body":"hello, edited")"), std::string::npos);
+  EXPECT_NE(hook_.accepted[2].body.find(R"("type":"message.recalled")"), std::string::npos)
+      << hook_.accepted[2].body;
+  EXPECT_NE(hook_.accepted[2].body.find(target_text), std::string::npos);
+  EXPECT_EQ(hook_.accepted[2].body.find(R"("body")"), std::string::npos) << "a recall carries no body";
+}
+
 }  // namespace
 }  // namespace qim

@@ -84,6 +84,32 @@ std::vector<WebhookEvent> webhook_events_of(const OutboxRecord& r, uint32_t part
     }));
     return out;
   }
+  if (r.read_through) {
+    // A read receipt (docs/adr/0147): the reader read the conversation through `read_through`, a message
+    // id (as the RECEIPT frame's), in Outbox order with the conversation's messages.
+    out.push_back(make_event(r, partition, offset, 0, "message.read", [&](JsonWriter& w) {
+      w.field("reader", r.sender.str());
+      w.field("reader_device", r.sender_device.str());
+      w.key("read_through").uint64_as_string(r.read_through->value);
+    }));
+    return out;
+  }
+  // A reaction is no event of payload version 1 (docs/adr/0148): it is not a recall.
+  if (r.event && is_reaction(r.event->kind)) return out;
+  if (r.event) {
+    // An EDIT or RECALL fanout applied (a refused one makes no event): the record's own id, the message
+    // it changes, who changed it; an edit's new body (a recall carries none).
+    const bool edit = r.event->kind == MessageEventKind::kEdit;
+    out.push_back(
+        make_event(r, partition, offset, 0, edit ? "message.edited" : "message.recalled", [&](JsonWriter& w) {
+          w.key("message_id").uint64_as_string(r.event->target.value);
+          w.key("event_id").uint64_as_string(id.value);
+          w.field("actor", r.sender.str());
+          w.field("actor_device", r.sender_device.str());
+          if (edit) w.field("body", r.body);
+        }));
+    return out;
+  }
   out.push_back(make_event(r, partition, offset, 0, "message.created", [&](JsonWriter& w) {
     w.key("message_id").uint64_as_string(id.value);
     w.field("sender", r.sender.str());

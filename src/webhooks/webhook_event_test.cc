@@ -50,5 +50,34 @@ TEST(WebhookEvent, AGroupOpIsAMembershipEventOnlyWhenApplied) {
   EXPECT_EQ(webhook_events_of(r, 0, Offset{7}, {})[0].type, "group.member_removed");
 }
 
+// A read receipt (docs/adr/0147) is message.read: who read, on which device, through which message; its id
+// from its own Outbox position, so it sorts with the conversation's messages.
+TEST(WebhookEvent, AReadReceiptIsMessageReadAndAReactionIsNoEvent) {
+  OutboxRecord r = message("");
+  r.client_msg_id.clear();
+  r.sender = UserId::parse("bob").value();
+  r.sender_device = DeviceId::parse("phone").value();
+  r.read_through = MessageId{(uint64_t{3} << 48) | 42};
+  auto events = webhook_events_of(r, 3, Offset{43}, {});
+  ASSERT_EQ(events.size(), 1u);
+  const uint64_t id = (uint64_t{3} << 48) | 43;
+  EXPECT_EQ(events[0].id, "evt_" + std::to_string(id) + "_0");
+  EXPECT_EQ(events[0].type, "message.read");
+  EXPECT_EQ(events[0].body,
+            R"({"version":1,"id":"evt_)" + std::to_string(id) +
+                R"(_0","type":"message.read","time":1700000000000,"conversation":"d:alice:bob",)"
+                R"("position":{"partition":3,"offset":"43"},"data":{"reader":"bob","reader_device":"phone",)"
+                R"("read_through":")" +
+                std::to_string((uint64_t{3} << 48) | 42) + R"("}})");
+  // A former member's receipt in a group (fanout's fate: not delivered) is no event.
+  EXPECT_TRUE(webhook_events_of(r, 3, Offset{43}, RecordFate{false}).empty());
+
+  OutboxRecord react = message("👍");
+  react.event = MessageEvent{MessageEventKind::kReact, MessageId{(uint64_t{3} << 48) | 42}};
+  EXPECT_TRUE(webhook_events_of(react, 3, Offset{44}, {}).empty()) << "a reaction is not a recall";
+  react.event->kind = MessageEventKind::kRecall;
+  EXPECT_EQ(webhook_events_of(react, 3, Offset{44}, {})[0].type, "message.recalled");
+}
+
 }  // namespace
 }  // namespace qim

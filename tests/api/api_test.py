@@ -113,7 +113,7 @@ class Distributed:
     ROLES = [("mailbox", "mailbox"), ("archiver", "archiver"), ("fanout", "fanout"),
              ("gateway", "gateway-1"), ("gateway", "gateway-2")]
 
-    def __init__(self):
+    def __init__(self, extra_env=None):
         self.dir = tempfile.mkdtemp(prefix="qim-api-dist-")
         self.keys_file = os.path.join(self.dir, "api-keys")
         self.env = dict(os.environ, QIM_LOG_BACKEND="kafka", QIM_SHARDS="16", QIM_AUTH_SECRET="api-test-secret",
@@ -122,6 +122,7 @@ class Distributed:
         for k in ("QIM_TLS_CERT", "QIM_TLS_KEY", "QIM_API_LISTEN"):
             self.env.pop(k, None)
         self.env.update(backend_env())
+        self.env.update(extra_env or {})
         self.procs = []
         self.ports = []
 
@@ -316,6 +317,65 @@ class Api(Calls, unittest.TestCase):
             while chunk := sock.recv(4096):
                 answer += chunk
         self.assertIn(b"HTTP/1.1 201 Created", answer)
+
+    # --- push targets (the registry PUSH_REGISTER writes; docs/api.md "Push targets")
+
+    def test_push_targets_register_list_unregister(self):
+        base = "/v1/users/paula/push-targets"
+        one = "/v1/users/{user}/push-targets/{device}"
+        s, d, _ = self.call("GET", base, "/v1/users/{user}/push-targets")
+        self.assertEqual((s, d["user"], d["targets"]), (200, "paula", []))
+        s, d, _ = self.call("PUT", base + "/phone", one, {"provider": "fcm", "token": "fcm-token-1"})
+        self.assertEqual((s, d["device"], d["provider"]), (200, "phone", "fcm"), d)
+        self.assertGreater(d["registered_at"], 0)
+        s, d, _ = self.call("PUT", base + "/tablet", one, {"provider": "apns", "token": "ab" * 32})
+        self.assertEqual(s, 200, d)
+        s, d, _ = self.call("GET", base, "/v1/users/{user}/push-targets")
+        self.assertEqual(s, 200)
+        self.assertEqual(sorted((t["device"], t["provider"]) for t in d["targets"]),
+                         [("phone", "fcm"), ("tablet", "apns")])
+        self.assertNotIn("token", d["targets"][0])
+        # A new registration of the device replaces its target.
+        s, d, _ = self.call("PUT", base + "/phone", one, {"provider": "apns", "token": "cd" * 32})
+        self.assertEqual((s, d["provider"]), (200, "apns"))
+        s, d, _ = self.call("DELETE", base + "/phone", one)
+        self.assertEqual((s, d["device"], d["registered"]), (200, "phone", False))
+        s, d, _ = self.call("DELETE", base + "/never", one)  # nothing registered: still done
+        self.assertEqual(s, 200)
+        s, d, _ = self.call("GET", base, "/v1/users/{user}/push-targets")
+        self.assertEqual([t["device"] for t in d["targets"]], ["tablet"])
+
+    def test_push_targets_refusals(self):
+        base = "/v1/users/quinn/push-targets"
+        one = "/v1/users/{user}/push-targets/{device}"
+        s, d, _ = self.call("PUT", base + "/d", one, {"provider": "pigeon", "token": "x"})
+        self.assertEqual((s, d["code"]), (400, "UNKNOWN_PROVIDER"))
+        s, d, _ = self.call("PUT", base + "/d", one, {"provider": "apns", "token": "not hex"})
+        self.assertEqual((s, d["code"]), (400, "BAD_PUSH_TOKEN"))
+        s, d, _ = self.call("PUT", base + "/d", one, {"provider": "webpush", "token": "{}"})
+        self.assertEqual((s, d["code"]), (400, "BAD_PUSH_TOKEN"))
+        s, d, _ = self.call("PUT", base + "/d", one, {"provider": "fcm"})
+        self.assertEqual((s, d["code"]), (400, "INVALID_ARGUMENT"))
+        s, d, _ = self.call("PUT", base + "/d", one, {"provider": "fcm", "token": "t", "extra": 1})
+        self.assertEqual((s, d["code"]), (400, "INVALID_ARGUMENT"))
+        s, d, _ = self.call("PUT", base + "/bad:device", one, {"provider": "fcm", "token": "t"})
+        self.assertEqual((s, d["code"]), (400, "INVALID_ARGUMENT"))
+        for i in range(10):
+            s, d, _ = self.call("PUT", f"{base}/d{i}", one, {"provider": "fcm", "token": f"t{i}"})
+            self.assertEqual(s, 200, d)
+        s, d, _ = self.call("PUT", base + "/d10", one, {"provider": "fcm", "token": "t10"})
+        self.assertEqual((s, d["code"]), (409, "TOO_MANY_DEVICES"))
+        s, d, _ = self.call("PUT", base + "/d3", one, {"provider": "fcm", "token": "again"})  # a replacement
+        self.assertEqual(s, 200, d)
+        # Scope tokens: a read-only key is refused on every push target route.
+        s, d, _ = self.call("GET", base, "/v1/users/{user}/push-targets", key=self.read_key)
+        self.assertEqual((s, d["code"]), (403, "FORBIDDEN"))
+        s, d, _ = self.call("PUT", base + "/d1", one, {"provider": "fcm", "token": "t"}, key=self.read_key)
+        self.assertEqual((s, d["code"]), (403, "FORBIDDEN"))
+        s, d, _ = self.call("DELETE", base + "/d1", one, key=self.read_key)
+        self.assertEqual((s, d["code"]), (403, "FORBIDDEN"))
+        s, d, _ = self.call("POST", base + "/d1", None, {"provider": "fcm", "token": "t"})
+        self.assertEqual((s, d["code"]), (405, "NOT_FOUND"))
 
     # --- messages
 

@@ -9,8 +9,10 @@
 // ('~' client ids).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "client/frames.h"
@@ -317,7 +319,13 @@ TEST(E2E, I04_DeliveredComesFromTheRecipientsMailbox) {
   ASSERT_TRUE(delivered.ok()) << delivered.error().to_string();
   EXPECT_EQ(delivered->user, b);
   EXPECT_EQ(delivered->message_id, ack->message_id);
+  // Bob's copy is what DELIVERED reports; alice's own copy is materialised by her shard's node, which on a
+  // distributed deployment may be a moment behind: her list shows the conversation once it is.
   auto list = all_conversations(*alice);
+  for (const auto deadline = std::chrono::steady_clock::now() + kWait;
+       list.empty() && std::chrono::steady_clock::now() < deadline; list = all_conversations(*alice)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   ASSERT_EQ(list.size(), 1u);
   EXPECT_EQ(list[0].peer_delivered_through, ack->message_id);
   EXPECT_FALSE(list[0].peer_read_through);

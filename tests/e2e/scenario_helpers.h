@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/conversation.h"
@@ -19,6 +22,34 @@ inline std::string conv(const std::string& a, const std::string& b) {
 
 inline bool has_cmid(const std::vector<Entry>& entries, const std::string& cmid) {
   return std::any_of(entries.begin(), entries.end(), [&](const Entry& e) { return e.client_msg_id == cmid; });
+}
+
+// A request's answer as its code: the frame's type, or the error's code (the message's text before ':').
+inline std::string code(const Result<ServerFrame>& r) {
+  if (r.ok()) return r->type;
+  const std::string& m = r.error().message();
+  return m.substr(0, m.find(':'));
+}
+
+// Message `id` of `conversation` as `c` reads it in HISTORY, once `ready` holds or kWait passed (the
+// archiver lags).
+template <typename Ready>
+std::optional<Entry> history_entry(Client& c, const std::string& conversation, uint64_t id, Ready ready) {
+  std::optional<Entry> found;
+  const auto deadline = std::chrono::steady_clock::now() + kWait;
+  while (true) {
+    auto page = c.history(conversation, std::nullopt, 50);
+    if (!page.ok()) {
+      ADD_FAILURE() << "HISTORY: " << page.error().to_string();
+      return std::nullopt;
+    }
+    found.reset();
+    for (const Entry& e : page->entries) {
+      if (e.message_id == id) found = e;
+    }
+    if ((found && ready(*found)) || std::chrono::steady_clock::now() >= deadline) return found;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 }
 
 // The first and the last gateway of a deployment (the same one on `qim up`).

@@ -25,7 +25,7 @@ const char* const kTables[] = {
     R"(CREATE TABLE IF NOT EXISTS {ks}.history_message (
          message_id bigint PRIMARY KEY,
          conversation text, sender text, sender_device text, client_msg_id text,
-         server_time_ms bigint, body blob))",
+         server_time_ms bigint, body blob, reply_to bigint))",
     // The conversation's index, newest first: HISTORY is one slice of one partition.
     R"(CREATE TABLE IF NOT EXISTS {ks}.history_index (
          conversation text, message_id bigint,
@@ -63,6 +63,9 @@ Result<std::unique_ptr<CqlHistoryStore>> CqlHistoryStore::open(const CqlHistoryO
                                        .keyspace = options.keyspace,
                                        .replication_factor = options.replication_factor,
                                        .tables = kTables}));
+  // Replies (docs/adr/0125): a table created before them gains the column.
+  QIM_RETURN_IF_ERROR(
+      scylla::ensure_column(session, options.keyspace, "history_message", "reply_to", "bigint"));
   std::unique_ptr<CqlHistoryStore> store(new CqlHistoryStore(options, std::move(session)));
   QIM_RETURN_IF_ERROR(store->prepare());
   return store;
@@ -76,7 +79,7 @@ Status CqlHistoryStore::prepare() {
   QIM_RETURN_IF_ERROR(
       one(message_write_,
           "INSERT INTO {ks}.history_message (message_id, conversation, sender, sender_device, "
-          "client_msg_id, server_time_ms, body) VALUES (?, ?, ?, ?, ?, ?, ?)"));
+          "client_msg_id, server_time_ms, body, reply_to) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
   QIM_RETURN_IF_ERROR(
       one(index_write_, "INSERT INTO {ks}.history_index (conversation, message_id) VALUES (?, ?)"));
   QIM_RETURN_IF_ERROR(
@@ -86,7 +89,7 @@ Status CqlHistoryStore::prepare() {
           "SELECT message_id FROM {ks}.history_index WHERE conversation = ? AND message_id < ? "
           "LIMIT ?"));
   return one(message_read_,
-             "SELECT conversation, sender, sender_device, client_msg_id, server_time_ms, body "
+             "SELECT conversation, sender, sender_device, client_msg_id, server_time_ms, body, reply_to "
              "FROM {ks}.history_message WHERE message_id = ?");
 }
 
@@ -181,6 +184,10 @@ Result<Message> CqlHistoryStore::decode(const ConversationId& conversation, uint
     if (!row.is_null(5)) {
       QIM_ASSIGN_OR_RETURN(auto body, cell(row.get_blob(5), "history_message.body"));
       m.body.assign(reinterpret_cast<const char*>(body.data()), body.size());
+    }
+    if (!row.is_null(6)) {
+      QIM_ASSIGN_OR_RETURN(int64_t reply_to, cell(row.get_i64(6), "history_message.reply_to"));
+      m.reply_to = MessageId{static_cast<uint64_t>(reply_to)};
     }
     if (m.conversation != conversation)
       return Error(Errc::kCorruptEntry, "it belongs to conversation " + m.conversation.str());

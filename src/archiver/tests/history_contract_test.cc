@@ -85,6 +85,28 @@ TEST_F(QIM_HISTORY_SUITE, AppendIsIdempotentThroughAFreshStore) {
   EXPECT_EQ(page->messages[2], message("d:alice:bob", id_at(2), "m2"));  // every field read back
 }
 
+// A reply keeps its reference (docs/adr/0125) through every backend, next to plain messages without one; an
+// edit's rewrite keeps it too.
+TEST_F(QIM_HISTORY_SUITE, AReplyKeepsItsReplyTo) {
+  Message reply = message("d:alice:bob", id_at(2), "yes");
+  reply.reply_to = id_at(1);
+  ASSERT_TRUE(store_->append(message("d:alice:bob", id_at(1), "really?")).ok());
+  ASSERT_TRUE(store_->append(reply).ok());
+  reopen();
+  auto page = read("d:alice:bob", std::nullopt, 50);
+  ASSERT_TRUE(page.ok()) << page.error().to_string();
+  ASSERT_EQ(page->messages.size(), 2u);
+  EXPECT_EQ(page->messages[0], reply);
+  EXPECT_FALSE(page->messages[1].reply_to);
+  reply.body = "yes, edited";
+  ASSERT_TRUE(store_->append(reply).ok());
+  reopen();
+  page = read("d:alice:bob", std::nullopt, 1);
+  ASSERT_TRUE(page.ok()) << page.error().to_string();
+  ASSERT_EQ(page->messages.size(), 1u);
+  EXPECT_EQ(page->messages[0], reply);
+}
+
 TEST_F(QIM_HISTORY_SUITE, PagesNewestFirstAcrossSeveralPagesWithBefore) {
   std::vector<Message> batch;
   std::vector<uint64_t> written;

@@ -41,7 +41,8 @@ struct Series {
   std::string operation;
   uint32_t calls = 0;
   double p50_ms = 0, p99_ms = 0, max_ms = 0;
-  double reads_per_call = 0;   // the mailbox store's and the inbox's reads, as they count them
+  double reads_per_call = 0;              // the mailbox store's and the inbox's reads, as they count them
+  double inbox_round_trips_per_call = 0;  // the inbox backend's (InboxBackend::round_trips; 0 in-process)
   double cpu_ms_per_call = 0;  // the calling thread's CPU time, mean: what the machine's load does not add
   std::string check = "ok";    // or what was wrong with the first wrong answer
 };

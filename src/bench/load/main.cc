@@ -2,8 +2,9 @@
 // running gateway on loopback, and prints delivered %, SEND_ACK and end-to-end latencies per step (a
 // progress line each second, a Markdown table and a CSV at the end). With --group-members it runs the group
 // mode instead (group_run.h: SEND to the first and last member's DELIVER per group size; exit status 3
-// when a delivery is missing). Bounded: rates, durations and connection counts are capped, and only
-// loopback addresses are accepted.
+// when a delivery is missing); with --presence-contacts the presence mode (presence_run.h: a subject's
+// online and offline changes to the last of its contacts; exit status 3 when one was not seen). Bounded:
+// rates, durations and connection counts are capped, and only loopback addresses are accepted.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -20,6 +21,7 @@
 
 #include "bench/load/group_run.h"
 #include "bench/load/load_run.h"
+#include "bench/load/presence_run.h"
 
 namespace {
 
@@ -82,6 +84,34 @@ int run_groups(qim::load::GroupOptions g, const std::vector<uint32_t>& sizes, co
   if (!md_path.empty()) std::ofstream(md_path) << table;
   bool complete = true;
   for (const auto& r : results) complete = complete && r.complete();
+  return complete ? 0 : 3;
+}
+
+// The presence mode: one set of contacts per count, one after another; the table at the end.
+int run_presences(const qim::load::PresenceOptions& p, const std::vector<uint32_t>& counts,
+                  const std::string& csv_path, const std::string& md_path) {
+  std::vector<qim::load::PresenceResult> results;
+  for (uint32_t contacts : counts) {
+    std::printf("presence with %u contacts: %u online/offline changes\n", contacts, p.changes);
+    std::fflush(stdout);
+    auto r = qim::load::run_presence(p, contacts, [](const std::string& line) {
+      std::printf("%s\n", line.c_str());
+      std::fflush(stdout);
+    });
+    if (!r.ok()) {
+      std::fprintf(stderr, "qim-load: presence with %u contacts: %s\n", contacts,
+                   r.error().to_string().c_str());
+      return 1;
+    }
+    results.push_back(std::move(*r));
+  }
+  const std::string table = qim::load::presence_markdown(results);
+  const std::string csv = qim::load::presence_csv(results);
+  std::printf("\n%s\n%s", table.c_str(), csv.c_str());
+  if (!csv_path.empty()) std::ofstream(csv_path) << csv;
+  if (!md_path.empty()) std::ofstream(md_path) << table;
+  bool complete = true;
+  for (const auto& r : results) complete = complete && r.missing == 0;
   return complete ? 0 : 3;
 }
 
@@ -168,6 +198,21 @@ int main(int argc, char** argv) {
   app.add_option("--chunk-entries", g.chunk_entries,
                  "group mode: the deployment's QIM_FANOUT_CHUNK_ENTRIES (default: the variable, else 256)")
       ->check(CLI::Range(1, 1024));
+  // The presence mode (presence_run.h): given --presence-contacts, it runs instead of the pairs.
+  std::vector<uint32_t> presence_counts;
+  qim::load::PresenceOptions p;
+  app.add_option("--presence-contacts", presence_counts,
+                 "presence mode: contact counts to measure, one fresh subject each, e.g. 100,1000")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--presence-changes", p.changes, "presence mode: online/offline cycles of the subject")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  app.add_option(
+         "--presence-grace", p.grace_seconds,
+         "presence mode: the deployment's QIM_PRESENCE_GRACE_MS in seconds (an offline waits that longer)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 600.0));
   app.add_option("--csv", csv_path, "also write the results as CSV here");
   app.add_option("--markdown", md_path, "also write the Markdown table here");
   CLI11_PARSE(app, argc, argv);
@@ -226,6 +271,11 @@ int main(int argc, char** argv) {
   if (o.secret.empty()) {
     std::fprintf(stderr, "qim-load: no token secret: set QIM_AUTH_SECRET, --secret or --data-dir\n");
     return 2;
+  }
+  if (!presence_counts.empty()) {
+    p.host = o.host, p.ports = o.ports, p.secret = o.secret, p.config = o.config;
+    p.io_threads = o.io_threads, p.drain_seconds = drain, p.admin_ports = o.admin_ports;
+    return run_presences(p, presence_counts, csv_path, md_path);
   }
   if (!group_sizes.empty()) {
     g.host = o.host, g.ports = o.ports, g.secret = o.secret, g.config = o.config;

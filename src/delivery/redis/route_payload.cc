@@ -1,5 +1,7 @@
 #include "delivery/redis/route_payload.h"
 
+#include <algorithm>
+
 #include "core/bytes.h"
 
 namespace qim {
@@ -8,6 +10,9 @@ namespace {
 
 constexpr uint8_t kMagic = 'R';
 constexpr uint8_t kVersion = 1;
+// Version 1's fields, each entry then followed by u8 1 and its reply_to, or u8 0 (docs/adr/0125): written
+// only when an entry is a reply, so a payload of plain messages stays version 1 byte for byte.
+constexpr uint8_t kReplyVersion = 2;
 // The smallest encoded entry (empty strings): bounds a count before anything is allocated.
 constexpr size_t kMinEntryBytes = 4 + 8 + 8 + 4 + 4 + 4 + 4 + 8 + 4;
 
@@ -15,8 +20,10 @@ constexpr size_t kMinEntryBytes = 4 + 8 + 8 + 4 + 4 + 4 + 4 + 8 + 4;
 
 std::string encode_route_payload(const RoutePayload& p) {
   ByteWriter w;
+  const bool replies = std::any_of(p.entries.begin(), p.entries.end(),
+                                   [](const MailboxEntry& e) { return e.message.reply_to.has_value(); });
   w.u8(kMagic);
-  w.u8(kVersion);
+  w.u8(replies ? kReplyVersion : kVersion);
   w.u8(p.unknown ? 1 : 0);
   w.u32(p.shard.value);
   w.u64(p.from.raw());
@@ -32,6 +39,10 @@ std::string encode_route_payload(const RoutePayload& p) {
     w.str(e.message.client_msg_id);
     w.i64(e.message.server_time_ms);
     w.str(e.message.body);
+    if (replies) {
+      w.u8(e.message.reply_to ? 1 : 0);
+      if (e.message.reply_to) w.u64(e.message.reply_to->value);
+    }
   }
   return w.take();
 }
@@ -41,7 +52,8 @@ Result<RoutePayload> decode_route_payload(std::string_view bytes) {
   QIM_ASSIGN_OR_RETURN(uint8_t magic, r.u8("magic"));
   if (magic != kMagic) return r.corrupt("magic", "not a route payload");
   QIM_ASSIGN_OR_RETURN(uint8_t version, r.u8("version"));
-  if (version != kVersion) return r.corrupt("version", "version " + std::to_string(version) + " is not 1");
+  if (version != kVersion && version != kReplyVersion)
+    return r.corrupt("version", "version " + std::to_string(version) + " is not 1 or 2");
   QIM_ASSIGN_OR_RETURN(uint8_t kind, r.u8("kind"));
   if (kind > 1) return r.corrupt("kind", "kind " + std::to_string(kind) + " is not 0 or 1");
   RoutePayload p;
@@ -74,6 +86,14 @@ Result<RoutePayload> decode_route_payload(std::string_view bytes) {
     QIM_ASSIGN_OR_RETURN(e.message.client_msg_id, r.str("client_msg_id", 64));
     QIM_ASSIGN_OR_RETURN(e.message.server_time_ms, r.i64("server time"));
     QIM_ASSIGN_OR_RETURN(e.message.body, r.str("body", kMaxBodyBytes));
+    if (version == kReplyVersion) {
+      QIM_ASSIGN_OR_RETURN(uint8_t reply, r.u8("reply"));
+      if (reply > 1) return r.corrupt("reply", "neither 0 nor 1");
+      if (reply == 1) {
+        QIM_ASSIGN_OR_RETURN(uint64_t reply_to, r.u64("reply_to"));
+        e.message.reply_to = MessageId{reply_to};
+      }
+    }
     p.entries.push_back(std::move(e));
   }
   QIM_RETURN_IF_ERROR(r.finish());

@@ -56,6 +56,22 @@ TEST(RoutePayload, RoundTripsEntriesAndUnknownRanges) {
   EXPECT_TRUE(ub->entries.empty());
 }
 
+// Replies (docs/adr/0125): a payload with one carries every entry's reply_to (version 2); one of plain
+// messages stays version 1.
+TEST(RoutePayload, RepliesRoundTripAndPlainPayloadsStayVersionOne) {
+  EXPECT_EQ(encode_route_payload(sample())[1], 1);
+  RoutePayload p = sample();
+  p.entries[1].message.reply_to = p.entries[0].message.id;
+  const std::string bytes = encode_route_payload(p);
+  EXPECT_EQ(bytes[1], 2);
+  auto back = decode_route_payload(bytes);
+  ASSERT_TRUE(back.ok()) << back.error().to_string();
+  ASSERT_EQ(back->entries.size(), 3u);
+  EXPECT_EQ(back->entries[1].message, p.entries[1].message);
+  EXPECT_FALSE(back->entries[0].message.reply_to);
+  EXPECT_EQ(decode_route_payload(bytes.substr(0, bytes.size() - 1)).code(), Errc::kCorruptEntry);
+}
+
 TEST(RoutePayload, EveryTruncationAndPaddingIsCorrupt) {
   const std::string bytes = encode_route_payload(sample());
   for (size_t n = 0; n < bytes.size(); ++n) {
@@ -76,7 +92,7 @@ TEST(RoutePayload, RefusesOtherVersionsKindsAndEntriesOutsideTheRange) {
     return decode_route_payload(b);
   };
   EXPECT_EQ(with(0, 'X').code(), Errc::kCorruptEntry);  // magic
-  EXPECT_EQ(with(1, 2).code(), Errc::kCorruptEntry);    // version
+  EXPECT_EQ(with(1, 3).code(), Errc::kCorruptEntry);    // version
   EXPECT_EQ(with(2, 5).code(), Errc::kCorruptEntry);    // kind
 
   RoutePayload outside = sample();

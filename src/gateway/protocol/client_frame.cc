@@ -1,6 +1,10 @@
 #include "gateway/protocol/client_frame.h"
 
+#include "lifecycle/reaction.h"
+
 #include <simdjson.h>
+
+#include "attachments/message_body.h"
 
 #include <charconv>
 #include <set>
@@ -118,14 +122,28 @@ Parsed read_send(const object& o, const FrameLimits& limits) {
                           std::to_string(limits.max_body_bytes),
                       {}};
   }
-  if (body.empty()) return invalid("field 'body' must not be empty");
+  element list;
+  if (o.at_key("attachments").get(list) == simdjson::SUCCESS) {
+    auto refs = parse_attachment_refs(list);
+    if (auto* err = std::get_if<std::string>(&refs)) return invalid(std::move(*err));
+    send.attachments = std::get<0>(std::move(refs));
+  }
+  if (body.empty() && send.attachments.empty()) return invalid("field 'body' must not be empty");
+  // Only the server writes a body with attachments (after checking them): a client's may not pass for one.
+  if (attachments::looks_like_attachment_body(body))
+    return invalid("field 'body' must not start like a message with attachments; send 'attachments' instead");
   send.body = std::string(body);
+  QIM_TAKE(std::optional<uint64_t> reply_to, optional_u64(o, "reply_to"));
+  if (reply_to) send.reply_to = MessageId{*reply_to};
   return ClientFrame{{}, std::move(send)};
 }
 
 Parsed read_message_event(std::string_view type, const object& o, const FrameLimits& limits) {
   MessageEventFrame f;
-  f.kind = type == "EDIT" ? MessageEventKind::kEdit : MessageEventKind::kRecall;
+  f.kind = type == "EDIT"     ? MessageEventKind::kEdit
+           : type == "RECALL" ? MessageEventKind::kRecall
+           : type == "REACT"  ? MessageEventKind::kReact
+                              : MessageEventKind::kUnreact;
   QIM_TAKE(std::string_view id, required_string(o, "client_msg_id"));
   if (id.empty() || id.size() > kMaxClientMsgIdBytes)
     return invalid("field 'client_msg_id' must be 1.." + std::to_string(kMaxClientMsgIdBytes) + " bytes");
@@ -146,7 +164,17 @@ Parsed read_message_event(std::string_view type, const object& o, const FrameLim
                         {}};
     }
     if (body.empty()) return invalid("field 'body' must not be empty (RECALL removes a message)");
+    // As SEND's: only the server writes a body with attachments (an EDIT keeps the message's own).
+    if (attachments::looks_like_attachment_body(body))
+      return invalid("field 'body' must not start like a message with attachments; an EDIT keeps them");
     f.body = std::string(body);
+  }
+  if (is_reaction(f.kind)) {
+    // Bounded here; whether it is an emoji is decide_event's rule (BAD_REACTION), so fanout applies it too.
+    QIM_TAKE(std::string_view emoji, required_string(o, "emoji"));
+    if (emoji.empty() || emoji.size() > kMaxReactionBytes)
+      return invalid("field 'emoji' must be 1.." + std::to_string(kMaxReactionBytes) + " bytes");
+    f.body = std::string(emoji);
   }
   return ClientFrame{{}, std::move(f)};
 }
@@ -277,7 +305,8 @@ Parsed read_frame(const object& o, const FrameLimits& limits) {
   }
   if (type == "SEND") return read_send(o, limits);
   if (type == "SYNC") return read_sync(o);
-  if (type == "EDIT" || type == "RECALL") return read_message_event(type, o, limits);
+  if (type == "EDIT" || type == "RECALL" || type == "REACT" || type == "UNREACT")
+    return read_message_event(type, o, limits);
   if (type == "HISTORY") return read_history(o);
   if (type == "PING") return ClientFrame{{}, PingFrame{}};
   if (type == "TYPING" || type == "PRESENCE_SUBSCRIBE") {  // signal_frames.h
@@ -295,6 +324,11 @@ Parsed read_frame(const object& o, const FrameLimits& limits) {
     auto privacy = parse_privacy_frame(type, o);
     if (auto* e = std::get_if<std::string>(&privacy)) return invalid(std::move(*e));
     return ClientFrame{{}, InboxFrame{std::get<PrivacyFrame>(std::move(privacy))}};
+  }
+  if (is_attachment_frame_type(type)) {  // ATTACH, ATTACHMENT_URL (attachment_frames.h)
+    auto f = parse_attachment_frame(type, o);
+    if (auto* e = std::get_if<std::string>(&f)) return invalid(std::move(*e));
+    return ClientFrame{{}, std::get<AttachmentFrame>(std::move(f))};
   }
   for (std::string_view g : {"GROUPS", "GROUP_CREATE", "GROUP_ADD", "GROUP_REMOVE", "GROUP_LEAVE",
                              "GROUP_RENAME", "GROUP_ROLE", "GROUP_MEMBERS"}) {

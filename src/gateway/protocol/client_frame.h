@@ -13,6 +13,7 @@
 
 #include "core/ids.h"
 #include "core/mailbox_seq.h"
+#include "gateway/protocol/attachment_frames.h"
 #include "gateway/protocol/inbox_frames.h"
 #include "gateway/protocol/signal_frames.h"
 #include "gateway/protocol/wire_code.h"
@@ -38,7 +39,13 @@ struct SendFrame {
   std::string client_msg_id;
   std::optional<UserId> to;
   std::optional<ConversationId> conversation;
-  std::string body;
+  std::string body;  // may be empty only with attachments (the caption)
+  // Uploads the message shows (docs/protocol.md "Attachments"): checked before the append; the stored body
+  // is then attachments/message_body.h's JSON.
+  std::vector<attachments::AttachmentRef> attachments;
+  // The message of the same conversation this one replies to (docs/protocol.md "Replies"): checked by the
+  // gateway against the Outbox before the append (send_request.h check_reply_target).
+  std::optional<MessageId> reply_to;
 };
 
 struct SyncFrame {
@@ -56,12 +63,13 @@ struct PingFrame {};
 
 // EDIT {client_msg_id, conversation, message_id, body} and RECALL {client_msg_id, conversation,
 // message_id}: a change to a sent message of `conversation` (docs/protocol.md "Editing and recalling").
+// REACT and UNREACT {client_msg_id, conversation, message_id, emoji} (docs/protocol.md "Reactions").
 struct MessageEventFrame {
   MessageEventKind kind = MessageEventKind::kEdit;
   std::string client_msg_id;
   ConversationId conversation;
   MessageId target;
-  std::string body;  // kEdit: the new body (not empty); kRecall: empty
+  std::string body;  // kEdit: the new body (not empty); kRecall: empty; kReact, kUnreact: the 'emoji'
 };
 
 // GROUP_CREATE, GROUP_ADD, GROUP_REMOVE, GROUP_LEAVE, GROUP_RENAME, GROUP_ROLE (a membership change),
@@ -80,7 +88,7 @@ struct GroupFrame {
 struct ClientFrame {
   std::string ref;  // the client's correlation tag, echoed on the reply (empty if none)
   std::variant<AuthFrame, SendFrame, SyncFrame, HistoryFrame, PingFrame, GroupFrame, TypingFrame,
-               PresenceSubscribeFrame, InboxFrame, MessageEventFrame>
+               PresenceSubscribeFrame, InboxFrame, MessageEventFrame, AttachmentFrame>
       body;
 };
 

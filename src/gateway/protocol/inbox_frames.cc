@@ -206,6 +206,7 @@ std::string encode_conversations_page(std::string_view ref, const ConversationPa
     if (i < labels.size()) {
       w.field("kind", labels[i].kind);
       if (labels[i].peer) w.field("peer", *labels[i].peer);
+      if (labels[i].peer_name) w.field("peer_name", *labels[i].peer_name);
       if (labels[i].kind == "group") {
         w.key("name");
         if (labels[i].name) {
@@ -248,6 +249,7 @@ std::string encode_conversations_page(std::string_view ref, const ConversationPa
     w.null();
   }
   w.key("unread_conversations").uint64(page.unread_conversations);
+  w.field("unread_conversations_capped", page.unread_conversations_capped);
   return w.end_object().take();
 }
 

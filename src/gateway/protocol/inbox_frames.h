@@ -92,9 +92,10 @@ std::string encode_delivered(const ConversationId& conversation, const UserId& u
 
 // What CONVERSATIONS says of one conversation beside its summary: its kind and peer or group name.
 struct ConversationLabel {
-  std::string kind;                 // "direct" | "group"
-  std::optional<std::string> peer;  // direct: the other user (the user itself for a note to self)
-  std::optional<std::string> name;  // group: its name (absent when the group store has none any more)
+  std::string kind;                      // "direct" | "group"
+  std::optional<std::string> peer;       // direct: the other user (the user itself for a note to self)
+  std::optional<std::string> peer_name;  // direct, with the user registry on: the peer's display name
+  std::optional<std::string> name;       // group: its name (absent when the group store has none any more)
 };
 // `labels` has one label per item of `page.items`, in order.
 std::string encode_conversations_page(std::string_view ref, const ConversationPage& page,

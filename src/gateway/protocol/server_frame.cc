@@ -4,6 +4,7 @@
 #include "gateway/protocol/json_writer.h"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 #include <optional>
 
@@ -26,6 +27,24 @@ void write_message_fields(JsonWriter& w, const Message& m) {
   w.field("client_msg_id", m.client_msg_id);
   w.field("server_time", m.server_time_ms);
   w.field("body", m.body);
+  if (m.reply_to) w.key("reply_to").uint64_as_string(m.reply_to->value);
+}
+
+// A reply's quote (docs/protocol.md "Replies").
+void write_quote(JsonWriter& w, const ReplyQuote& q) {
+  w.key("quote").begin_object();
+  w.key("message_id").uint64_as_string(q.message_id.value);
+  if (!q.sender.str().empty()) w.field("sender", q.sender.str());
+  if (q.recalled) {
+    w.field("recalled", true);
+  } else if (q.unavailable) {
+    w.field("unavailable", true);
+  } else {
+    w.field("body", q.body);
+    w.field("truncated", q.truncated);
+    if (q.attachments > 0) w.key("attachments").uint64(q.attachments);
+  }
+  w.end_object();
 }
 
 // An entry's JSON without its strings' escapes: the fixed keys and numbers take under 200 bytes.
@@ -82,6 +101,10 @@ size_t write_entries(JsonWriter& w, std::span<const MailboxEntry> entries,
     write_message_fields(w, e.message);
     if (marks != nullptr && marks->from_blocked && marks->from_blocked(e.message))
       w.field("from_blocked", true);
+    if (marks != nullptr && marks->quotes != nullptr && e.message.reply_to) {
+      if (auto q = marks->quotes->find(e.message.id.value); q != marks->quotes->end())
+        write_quote(w, q->second);
+    }
   });
 }
 
@@ -106,7 +129,9 @@ std::string encode_send_ack(std::string_view ref, const SendAck& ack) {
 }
 
 std::string encode_event_ack(std::string_view ref, const EventAck& ack) {
-  auto w = start(ack.kind == MessageEventKind::kEdit ? "EDIT_ACK" : "RECALL_ACK", ref);
+  std::string type(message_event_name(ack.kind));
+  for (char& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  auto w = start(type + "_ACK", ref);
   w.field("client_msg_id", ack.client_msg_id);
   w.key("message_id").uint64_as_string(ack.event_id.value);
   w.key("target").uint64_as_string(ack.target.value);
@@ -170,12 +195,23 @@ std::string encode_history_page(std::string_view ref, const ConversationId& conv
       w, "messages", std::span<const Message>(page.messages), budget_of(max_bytes), [&](const Message& m) {
         write_message_fields(w, m);
         if (marks != nullptr && marks->from_blocked && marks->from_blocked(m)) w.field("from_blocked", true);
+        if (auto quote = page.quotes.find(m.id.value); quote != page.quotes.end())
+          write_quote(w, quote->second);
         auto life = page.life.find(m.id.value);
         if (life == page.life.end()) return;
         if (life->second.recalled) w.field("recalled", true);
         if (life->second.edit_count > 0 && !life->second.recalled) {
           w.field("edited_at", life->second.edited_at_ms);
           w.key("edit_count").uint64(life->second.edit_count);
+        }
+        if (!life->second.reactions.empty() && !life->second.recalled) {
+          w.key("reactions").begin_array();
+          for (const ReactionCount& r : life->second.reactions) {
+            w.begin_object().field("emoji", r.emoji);
+            w.key("count").uint64(r.count);
+            w.field("mine", r.mine).end_object();
+          }
+          w.end_array();
         }
       });
   const bool cut = written < page.messages.size();

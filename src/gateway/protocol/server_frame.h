@@ -11,6 +11,7 @@
 // kMaxMessageFrameBytes no frame is larger than that bound.
 
 #include <functional>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,6 +45,8 @@ struct SendAck {
 struct ReaderMarks {
   std::function<bool(const Message&)> deleted;
   std::function<bool(const Message&)> from_blocked;
+  // DELIVER: the quotes of the replies among the entries, by the reply's message id (reply_quotes.h).
+  const std::map<uint64_t, ReplyQuote>* quotes = nullptr;
 };
 std::string encode_auth_ok(std::string_view ref, const Principal& who, std::string_view delivery_mode);
 std::string encode_send_ack(std::string_view ref, const SendAck& ack);

@@ -44,6 +44,36 @@ std::string_view wire_code_name(WireCode code) {
       return "WINDOW_PASSED";
     case WireCode::kMessageRecalled:
       return "MESSAGE_RECALLED";
+    case WireCode::kRejected:
+      return "REJECTED";
+    case WireCode::kUnknownUser:
+      return "UNKNOWN_USER";
+    case WireCode::kUserExists:
+      return "USER_EXISTS";
+    case WireCode::kBadReaction:
+      return "BAD_REACTION";
+    case WireCode::kReactionLimit:
+      return "REACTION_LIMIT";
+    case WireCode::kReactionUnchanged:
+      return "REACTION_UNCHANGED";
+    case WireCode::kAttachmentsDisabled:
+      return "ATTACHMENTS_DISABLED";
+    case WireCode::kUnsupportedType:
+      return "UNSUPPORTED_TYPE";
+    case WireCode::kQuotaExceeded:
+      return "QUOTA_EXCEEDED";
+    case WireCode::kAttachmentMissing:
+      return "ATTACHMENT_MISSING";
+    case WireCode::kAttachmentMismatch:
+      return "ATTACHMENT_MISMATCH";
+    case WireCode::kUnknownAttachment:
+      return "UNKNOWN_ATTACHMENT";
+    case WireCode::kUnknownProvider:
+      return "UNKNOWN_PROVIDER";
+    case WireCode::kBadPushToken:
+      return "BAD_PUSH_TOKEN";
+    case WireCode::kTooManyDevices:
+      return "TOO_MANY_DEVICES";
   }
   return "INTERNAL";
 }

@@ -32,10 +32,31 @@ enum class WireCode {
   kUnknownMessage,   // no such message in that conversation
   kWindowPassed,     // the message is older than the edit or recall window (or edits are off)
   kMessageRecalled,  // the message was recalled: no edit, no second recall
+  // The before-send hook's refusal (docs/webhooks.md "Before send"): the message carries its reason.
+  kRejected,
+  // The user registry's refusals (docs/api.md "Users"): a user it does not hold; a user (or a look-alike
+  // id) it holds already.
+  kUnknownUser,
+  kUserExists,
+  // REACT and UNREACT refusals (docs/protocol.md "Reactions"):
+  kBadReaction,        // 'emoji' is not one emoji grapheme nor a short code
+  kReactionLimit,      // the message's distinct reactions, or the caller's on it, are at their bound
+  kReactionUnchanged,  // REACT of a reaction the caller holds, UNREACT of one they do not
+  // Attachment refusals (docs/protocol.md "Attachments"):
+  kAttachmentsDisabled,  // the deployment has no object store configured
+  kUnsupportedType,      // a content type not in QIM_ATTACH_TYPES
+  kQuotaExceeded,        // over the user's daily upload budget
+  kAttachmentMissing,    // a SEND names an attachment that is not the sender's upload here, or not uploaded
+  kAttachmentMismatch,   // the uploaded object differs from the declaration (size, type, sha256, image)
+  kUnknownAttachment,    // ATTACHMENT_URL of something unknown or not visible to the caller (one code)
+  // PUSH_REGISTER refusals (docs/protocol.md "Push", gateway/protocol/push_frames.h):
+  kUnknownProvider,  // 'provider' is not fcm, apns or webpush
+  kBadPushToken,     // the token is not of its provider's form
+  kTooManyDevices,   // the user has kMaxPushDevices other devices registered
 };
 // The last code: arrays indexed by code (the gateway's error counters) are sized by it. A new code goes
 // after it and moves it.
-inline constexpr WireCode kLastWireCode = WireCode::kMessageRecalled;
+inline constexpr WireCode kLastWireCode = WireCode::kTooManyDevices;
 
 // "BAD_FRAME", "UNKNOWN_TYPE", ...
 std::string_view wire_code_name(WireCode code);

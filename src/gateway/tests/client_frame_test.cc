@@ -36,6 +36,17 @@ TEST_F(ClientFrameTest, ParsesEveryType) {
   auto send2 = std::get<SendFrame>(
       frame(R"({"type":"SEND","client_msg_id":"c1","conversation":"d:a:b","body":"x"})").body);
   EXPECT_EQ(send2.conversation->str(), "d:a:b");
+  EXPECT_FALSE(send2.reply_to);
+  auto reply = std::get<SendFrame>(
+      frame(R"({"type":"SEND","client_msg_id":"c1","to":"bob","body":"x","reply_to":"281474976710657"})")
+          .body);
+  ASSERT_TRUE(reply.reply_to);
+  EXPECT_EQ(reply.reply_to->value, 281474976710657u);
+  auto to_first = std::get<SendFrame>(
+      frame(R"({"type":"SEND","client_msg_id":"c1","to":"bob","body":"x","reply_to":0})").body);
+  EXPECT_EQ(to_first.reply_to, MessageId{0});  // partition 0's first message is a message
+  EXPECT_EQ(error(R"({"type":"SEND","client_msg_id":"c1","to":"bob","body":"x","reply_to":"x"})").code,
+            WireCode::kInvalidArgument);
 
   auto sync = std::get<SyncFrame>(frame(R"({"type":"SYNC","after":"281474976710657","limit":7})").body);
   EXPECT_EQ(sync.after.raw(), 281474976710657u);
@@ -264,6 +275,23 @@ TEST(MessageEventFrames, ParseAndRefuse) {
   EXPECT_EQ(wire_code_name(WireCode::kUnknownMessage), "UNKNOWN_MESSAGE");
   EXPECT_EQ(wire_code_name(WireCode::kWindowPassed), "WINDOW_PASSED");
   EXPECT_EQ(wire_code_name(WireCode::kMessageRecalled), "MESSAGE_RECALLED");
+  // REACT and UNREACT (docs/protocol.md "Reactions"): the emoji travels as the event's body; whether it is
+  // an emoji is decide_event's rule (BAD_REACTION), not the parser's.
+  auto react =
+      ok(R"({"type":"REACT","client_msg_id":"x1","conversation":"g:team","message_id":"5","emoji":":+1:"})");
+  EXPECT_EQ(react.kind, MessageEventKind::kReact);
+  EXPECT_EQ(react.body, ":+1:");
+  auto unreact =
+      ok(R"({"type":"UNREACT","client_msg_id":"x2","conversation":"g:team","message_id":"5","emoji":"x"})");
+  EXPECT_EQ(unreact.kind, MessageEventKind::kUnreact);
+  EXPECT_EQ(refused(R"({"type":"REACT","client_msg_id":"x3","conversation":"g:team","message_id":"5"})"),
+            WireCode::kInvalidArgument);
+  EXPECT_EQ(
+      refused(R"({"type":"REACT","client_msg_id":"x3","conversation":"g:team","message_id":"5","emoji":""})"),
+      WireCode::kInvalidArgument);
+  EXPECT_EQ(wire_code_name(WireCode::kBadReaction), "BAD_REACTION");
+  EXPECT_EQ(wire_code_name(WireCode::kReactionLimit), "REACTION_LIMIT");
+  EXPECT_EQ(wire_code_name(WireCode::kReactionUnchanged), "REACTION_UNCHANGED");
 }
 
 }  // namespace

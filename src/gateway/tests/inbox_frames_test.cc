@@ -138,7 +138,7 @@ TEST(InboxFrameEncoders, ConversationsPage) {
   page.next_before = MailboxSeq::from_raw(5);
   page.unread_conversations = 2;
   const std::vector<ConversationLabel> labels{{"direct", "bob", std::nullopt},
-                                              {"group", std::nullopt, "the team"}};
+                                              {"group", std::nullopt, std::nullopt, "the team"}};
   EXPECT_EQ(
       encode_conversations_page("c1", page, labels),
       R"({"type":"CONVERSATIONS_PAGE","ref":"c1","conversations":[)"
@@ -150,10 +150,10 @@ TEST(InboxFrameEncoders, ConversationsPage) {
       R"("conversation":"g:team","sender":"carol","server_time":7,"body":"x"},"read_seq":"0",)"
       R"("unread":999,"unread_capped":true,"peer_read_through":null,"peer_delivered_through":null,)"
       R"("muted":true,"muted_until":1800000009000}],)"
-      R"("next_before":"5","unread_conversations":2})");
-  EXPECT_EQ(
-      encode_conversations_page("", ConversationPage{}, {}),
-      R"({"type":"CONVERSATIONS_PAGE","conversations":[],"next_before":null,"unread_conversations":0})");
+      R"("next_before":"5","unread_conversations":2,"unread_conversations_capped":false})");
+  EXPECT_EQ(encode_conversations_page("", ConversationPage{}, {}),
+            R"({"type":"CONVERSATIONS_PAGE","conversations":[],"next_before":null,"unread_conversations":0,)"
+            R"("unread_conversations_capped":false})");
 }
 
 }  // namespace

@@ -9,7 +9,9 @@
 #include <mutex>
 
 #include "client/frames.h"
+#include "gateway/tests/fake_log.h"
 #include "inbox/tests/inbox_suite.h"
+#include "outbox/outbox_record.h"
 
 namespace qim {
 namespace {
@@ -145,6 +147,48 @@ TEST_P(InboxRequestsTest, ReceiptsOffStillTellsTheUsersOwnDevices) {
   auto page = ask(bob_, ConversationsFrame{std::nullopt, 10});
   ASSERT_EQ(page.conversations.size(), 1u);
   EXPECT_FALSE(page.conversations[0].peer_read_through);
+}
+
+// A READ that moved the mark to a message appends one read receipt record to the conversation's Outbox
+// partition (docs/adr/0147: the event webhook's message.read); a READ that moved nothing, and a reader whose
+// receipts are off, append none.
+TEST_P(InboxRequestsTest, AReadThatMovedTheMarkAppendsAReadReceiptToTheOutbox) {
+  testing::FakeLog outbox(4);
+  InboxRequestDeps d = deps();
+  d.outbox = &outbox;
+  const ConversationId c = direct(alice_, bob_);
+  const MailboxSeq s1 = send(c, bob_, {alice_, bob_});
+  auto read = [&](const UserId& who, MailboxSeq seq) {
+    auto text =
+        answer_inbox_frame(d, "r", InboxCaller{who, 7, DeviceId::parse("phone").value()}, ReadFrame{c, seq});
+    auto parsed = client::parse_server_frame(text);
+    EXPECT_TRUE(parsed.ok()) << text;
+    return parsed.ok() ? parsed->type : std::string();
+  };
+  ASSERT_EQ(read(alice_, s1), "READ_OK");
+  auto records = outbox.all_records();
+  ASSERT_EQ(records.size(), 1u);
+  auto r = decode_outbox_record(records[0].value);
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_TRUE(is_read_receipt(*r));
+  EXPECT_EQ(r->conversation, c);
+  EXPECT_EQ(r->sender, alice_);
+  EXPECT_EQ(r->sender_device.str(), "phone");
+  EXPECT_EQ(r->server_time_ms, clock_->now_ms());
+  auto receipts = bus_.of_type("RECEIPT");
+  ASSERT_EQ(receipts.size(), 1u);
+  EXPECT_EQ(r->read_through->value, receipts[0].frame.read_through)
+      << "the record names the RECEIPT's message";
+  EXPECT_EQ(records[0].key, c.str());
+  ASSERT_EQ(read(alice_, s1), "READ_OK");
+  EXPECT_EQ(outbox.all_records().size(), 1u) << "a READ that moved nothing appended a receipt";
+
+  ASSERT_EQ(ask(bob_, SettingsFrame{"off", std::nullopt}).type, "SETTINGS_OK");
+  const MailboxSeq s2 = send(c, alice_, {alice_, bob_});
+  const size_t states = bus_.of_type("READ_STATE").size();
+  ASSERT_EQ(read(bob_, s2), "READ_OK");
+  ASSERT_EQ(bus_.of_type("READ_STATE").size(), states + 1) << "bob's mark did not move";
+  EXPECT_EQ(outbox.all_records().size(), 1u) << "a reader with receipts off appended a receipt";
 }
 
 TEST_P(InboxRequestsTest, ConversationsLabelsPeersAndGroupsAndPages) {

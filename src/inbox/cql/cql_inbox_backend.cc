@@ -22,11 +22,13 @@ namespace {
 using cql::Values;
 using scylla::lift;
 
-inline constexpr int kInboxSchemaVersion = 1;
-inline constexpr int64_t kMaxTtlSeconds = 630'720'000;  // CQL's maximum TTL: 20 years
+// 2: inbox_activity (decision 0143); a keyspace of 1 gets its positions built once at open.
+inline constexpr int kInboxSchemaVersion = 2;
+inline constexpr int kSchemaBeforeActivity = 1;
 
-// {ks} is replaced by the keyspace. No table here is ever written with a wall-clock timestamp or deleted
-// from: a DELETE's tombstone at wall-clock time would shadow every later offset-timestamped write.
+// {ks} is replaced by the keyspace. No table here is ever written with a wall-clock timestamp, nor deleted
+// from at one: a tombstone at wall-clock time would shadow every later offset-timestamped write. The only
+// deletes (stale positions) carry the deleted cell's own offset.
 const char* const kTables[] = {
     // The latest entry of (user, conversation) per epoch: every cell USING TIMESTAMP the entry's offset.
     R"(CREATE TABLE IF NOT EXISTS {ks}.inbox_conversation (
@@ -39,6 +41,12 @@ const char* const kTables[] = {
          message_id bigint, sender text, server_time_ms bigint, preview blob,
          PRIMARY KEY ((user_id, conversation), counts, epoch, log_offset))
          WITH CLUSTERING ORDER BY (counts DESC, epoch DESC, log_offset DESC))",
+    // The activity index: a conversation row's position, USING TIMESTAMP its offset; stale ones are
+    // deleted USING TIMESTAMP that same offset (cql_activity.cc).
+    R"(CREATE TABLE IF NOT EXISTS {ks}.inbox_activity (
+         user_id text, epoch int, log_offset bigint, conversation text,
+         PRIMARY KEY (user_id, epoch, log_offset, conversation))
+         WITH CLUSTERING ORDER BY (epoch DESC, log_offset DESC, conversation ASC))",
     // Read marks: read_offset USING TIMESTAMP read_offset, one row per epoch; the first row is the highest.
     R"(CREATE TABLE IF NOT EXISTS {ks}.inbox_read_mark (
          user_id text, conversation text, epoch int, read_offset bigint,
@@ -69,6 +77,28 @@ Status written(const cql::Result<cql::Rows>& result, std::string_view what) {
 // The key of a conversation row: a call's entries raise it once, to their highest seq.
 using RowKey = std::tuple<std::string, std::string, uint32_t>;  // user, conversation, epoch
 
+// The inbox schema version the keyspace records, 0 for none (no keyspace, no table, no row). A failed
+// read is an error, never "none": a keyspace of 1 taken for a new one would never get its positions.
+Result<int> recorded_schema(const cql::Session& session, const CqlInboxOptions& options) {
+  const cql::ExecOptions o{.consistency = options.consistency};
+  QIM_ASSIGN_OR_RETURN(
+      cql::Rows table,
+      lift(session.query("SELECT table_name FROM system_schema.tables WHERE keyspace_name = ? "
+                         "AND table_name = 'qim_schema_version'",
+                         Values().text(options.keyspace), o),
+           "inbox: look for qim_schema_version"));
+  if (table.empty()) return 0;
+  QIM_ASSIGN_OR_RETURN(cql::Rows version,
+                       lift(session.query(fmt::format("SELECT version FROM {}.qim_schema_version WHERE "
+                                                      "component = 'inbox'",
+                                                      options.keyspace),
+                                          {}, o),
+                            "inbox: read the inbox schema version"));
+  if (version.empty()) return 0;
+  QIM_ASSIGN_OR_RETURN(int32_t v, lift(version.row(0).get_i32(0), "inbox: qim_schema_version.version"));
+  return static_cast<int>(v);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<CqlInboxBackend>> CqlInboxBackend::open(const CqlInboxOptions& options) {
@@ -90,15 +120,26 @@ Result<std::unique_ptr<CqlInboxBackend>> CqlInboxBackend::open(const CqlInboxOpt
                        lift(cql::Session::connect(cql::SessionOptions{
                                 .hosts = options.hosts, .request_timeout_ms = options.request_timeout_ms}),
                             "inbox: connect to CQL hosts"));
-  QIM_RETURN_IF_ERROR(scylla::ensure_component_schema(
-      session, scylla::ComponentSchema{.component = "inbox",
-                                       .version = kInboxSchemaVersion,
-                                       .keyspace = options.keyspace,
-                                       .replication_factor = options.replication_factor,
-                                       .tables = kTables}));
+  // A keyspace of schema 1 has rows without positions: the tables are made (its version kept at 1), the
+  // positions built, and only then 2 recorded, so a build cut short is done again by the next open.
+  QIM_ASSIGN_OR_RETURN(const int recorded, recorded_schema(session, options));
+  const bool backfill = recorded == kSchemaBeforeActivity;
+  scylla::ComponentSchema schema{.component = "inbox",
+                                 .version = backfill ? kSchemaBeforeActivity : kInboxSchemaVersion,
+                                 .keyspace = options.keyspace,
+                                 .replication_factor = options.replication_factor,
+                                 .tables = kTables};
+  QIM_RETURN_IF_ERROR(scylla::ensure_component_schema(session, schema));
   std::unique_ptr<CqlInboxBackend> backend(new CqlInboxBackend(options, std::move(session)));
   backend->ttl_seconds_ = static_cast<int32_t>(ttl);
+  backend->activity_ttl_seconds_ =
+      static_cast<int32_t>(std::min(ttl + kActivityTtlSlackSeconds, kMaxTtlSeconds));
   QIM_RETURN_IF_ERROR(backend->prepare());
+  if (backfill) {
+    QIM_RETURN_IF_ERROR(backend->backfill_activity());
+    schema.version = kInboxSchemaVersion;
+    QIM_RETURN_IF_ERROR(scylla::ensure_component_schema(backend->session_, schema));
+  }
   return backend;
 }
 
@@ -150,8 +191,10 @@ Status CqlInboxBackend::prepare() {
       one(setting_write_,
           "INSERT INTO {ks}.inbox_setting (user_id, name, value, version) VALUES (?, ?, ?, ?) "
           "USING TIMESTAMP ?"));
-  return one(settings_read_,
-             "SELECT name, value, version, WRITETIME(value) FROM {ks}.inbox_setting WHERE user_id = ?");
+  QIM_RETURN_IF_ERROR(
+      one(settings_read_,
+          "SELECT name, value, version, WRITETIME(value) FROM {ks}.inbox_setting WHERE user_id = ?"));
+  return prepare_activity();
 }
 
 cql::ExecOptions CqlInboxBackend::plain() const {
@@ -166,12 +209,15 @@ Result<cql::Rows> CqlInboxBackend::read_all(const cql::Prepared& statement, cons
   QIM_ASSIGN_OR_RETURN(cql::Rows rows,
                        lift(session_.execute(statement, values, o), "inbox: " + std::string(what)));
   counters_.reads += rows.size() / kPage + 1;
+  rows_read_ += rows.size();
   return rows;
 }
 
-// The highest entry of each (user, conversation, epoch) raises its row; every entry gets its index row.
-// All of it goes out at once and is waited for together: the sink's writes land before write_chunks
-// answers, so before the frontier can pass them.
+// The highest entry of each (user, conversation, epoch) raises its row and has its position written;
+// every entry gets its index row. The index rows and positions go out first, all at once, and are waited
+// for; then the rows: a reader that sees a row at QUORUM sees its position (a position without its row
+// yet is only skipped: stale means below its row). All of it lands before write_chunks answers, so before
+// the frontier can pass it. The cost is one round trip more, no statement more (decision 0143).
 Status CqlInboxBackend::entries_written(ShardId, Epoch, std::span<const MailboxEntry> entries) {
   // What every backend keeps of an entry (entry_ref.h: the same preview and unread flag everywhere), and
   // per (user, conversation, epoch) the highest of the call, checked before anything is sent.
@@ -213,6 +259,10 @@ Status CqlInboxBackend::entries_written(ShardId, Epoch, std::span<const MailboxE
     writes.add(index_write_, std::move(v));
     counters_.inserts++;
   }
+  add_positions(writes, entries, rows);
+  QIM_RETURN_IF_ERROR(lift(cql::wait_all(writes.finish()), "inbox: write index rows and positions"));
+
+  cql::BatchWriter row_writes(session_, plain(), cql::BatchLimits{.max_statements = options_.batch_rows});
   for (const auto& [k, ts] : rows) {
     const InboxEntryRef& r = refs[k];
     Values v;
@@ -226,10 +276,10 @@ Status CqlInboxBackend::entries_written(ShardId, Epoch, std::span<const MailboxE
         .blob(std::string_view(r.preview))
         .bigint(ts)
         .int32(ttl_seconds_);
-    writes.add(conversation_write_, std::move(v));
+    row_writes.add(conversation_write_, std::move(v));
     counters_.updates++;
   }
-  return lift(cql::wait_all(writes.finish()), "inbox: write index and conversation rows");
+  return lift(cql::wait_all(row_writes.finish()), "inbox: write conversation rows");
 }
 
 // Only the highest epoch's row of each conversation: it holds the highest seq the user has of it (a seq
@@ -280,6 +330,7 @@ Result<std::vector<InboxEntryRef>> CqlInboxBackend::index_rows_desc(const UserId
   for (size_t k = 0; k < 2; ++k) {
     const cql::Result<cql::Rows>& rows = slices[k].get();
     if (!rows.ok()) return scylla::to_error(rows.error(), "inbox: read index rows of " + c.str());
+    rows_read_ += rows->size();
     for (const cql::Row row : *rows) {
       QIM_ASSIGN_OR_RETURN(InboxEntryRef ref, inbox_cells::index_row(row, /*counts=*/k == 0));
       out.push_back(std::move(ref));
@@ -308,6 +359,7 @@ Result<uint32_t> CqlInboxBackend::count_unread(const UserId& user, const Convers
                                 .int32(static_cast<int32_t>(std::min<uint32_t>(cap, INT32_MAX))),
                             plain()),
            "inbox: count unread of " + c.str()));
+  rows_read_ += rows.size();
   return static_cast<uint32_t>(std::min<size_t>(rows.size(), cap));
 }
 
@@ -345,6 +397,7 @@ Result<MailboxSeq> CqlInboxBackend::read_mark(const UserId& user, const Conversa
   QIM_ASSIGN_OR_RETURN(cql::Rows rows,
                        lift(session_.execute(mark_read_, Values().text(user.str()).text(c.str()), plain()),
                             "inbox: read the read mark of " + c.str()));
+  rows_read_ += rows.size();
   if (rows.empty()) return MailboxSeq{};
   // Clustering by epoch DESC: the first row is the highest epoch's, and a seq sorts by its epoch first.
   QIM_ASSIGN_OR_RETURN(ReadMark m, inbox_cells::read_mark(rows[0]));

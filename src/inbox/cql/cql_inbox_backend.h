@@ -12,6 +12,11 @@
 //       written USING TTL <the entries' TTL> (as mailbox_entry: the same rows live as long as the entries
 //       they stand for). `counts` leads the clustering key, so count_unread() is one slice of counting
 //       rows only, LIMIT cap: bounded whatever the user sent.
+//   inbox_activity ((user_id), epoch DESC, log_offset DESC, conversation)   a conversation row's position
+//       (docs/adr/0089, 0143): one empty row per (user, conversation, epoch) raised by a call, at its seq,
+//       USING TIMESTAMP <that offset> AND TTL <the entries' TTL plus an hour>. Blind: the old position is
+//       left behind (stale) and deleted by a reader that met it below its row, USING TIMESTAMP <its own
+//       offset> (a tombstone wins a tie: it shadows that one cell and nothing else, at any clock).
 //   inbox_read_mark ((user_id), conversation, epoch DESC)   read_offset USING TIMESTAMP read_offset
 //   inbox_receipt ((conversation), user_id)   read_through USING TIMESTAMP <the message id's offset>: one
 //       conversation's messages share one Outbox partition, so the offset orders them.
@@ -21,6 +26,8 @@
 // WRITETIME of the ordered cells against their value, so a hand-made wall-clock write (which would win
 // forever) reads as CorruptEntry instead of silently freezing a row. Reads and writes at QUORUM.
 
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +36,10 @@
 #include "mailbox/scylla/cql/cql_session.h"
 
 namespace qim {
+
+namespace cql {
+class BatchWriter;
+}
 
 struct CqlInboxOptions {
   std::vector<std::string> hosts = {"127.0.0.1"};  // QIM_CQL_HOSTS
@@ -48,22 +59,39 @@ class CqlInboxBackend final : public InboxBackend {
   static constexpr int32_t kPage = 5000;
 
   // Connects, creates the keyspace (SimpleStrategy, replication_factor) and the inbox tables if missing
-  // (recording "inbox" in qim_schema_version), prepares the statements. Config for a bad keyspace name, an
+  // (recording "inbox" in qim_schema_version), prepares the statements. A keyspace recorded at inbox
+  // schema 1 (before the activity index) first gets a position per conversation row (one scan of
+  // inbox_conversation), then 2 is recorded. Config for a bad keyspace name, an
   // entry TTL out of 1 s..20 years or batch_rows out of 1..256, or a keyspace holding a newer inbox
   // schema; Transport/Timeout if the cluster cannot be reached.
   static Result<std::unique_ptr<CqlInboxBackend>> open(const CqlInboxOptions& options);
 
   std::string_view name() const override { return "cql"; }
 
-  // One index insert per entry and one conversation-row update per (user, conversation, epoch) of the
-  // call (its highest seq), as UNLOGGED batches of batch_rows, sent together and all waited for. No reads,
-  // no LWT; a replay writes identical cells. The first failed request's error (some rows may have landed:
-  // a retry rewrites them).
+  // One index insert per entry, and per (user, conversation, epoch) of the call (its highest seq) one
+  // position insert and one conversation-row update, as UNLOGGED batches of batch_rows: the index rows and
+  // positions first, all waited for, then the conversation rows (a row is never read without its
+  // position: decision 0143). No reads, no LWT; a replay writes identical cells. The first failed
+  // request's error (some rows may have landed: a retry rewrites them).
   Status entries_written(ShardId shard, Epoch epoch, std::span<const MailboxEntry> entries) override;
 
   // One partition read (paged by kPage; a read counted per page); per conversation the row of its highest
   // epoch (the others are read and dropped).
   Result<std::vector<ConversationRow>> conversation_rows(const UserId& user) override;
+  // --- The activity index (decision 0089; on CQL 0143, cql_activity.cc) ---
+  // One slice of the user's positions, LIMIT limit (nothing read for an empty range or a limit of 0).
+  Result<std::vector<ActivityPosition>> activity_desc(const UserId& user, MailboxSeq after, MailboxSeq before,
+                                                      uint32_t limit) override;
+  // One read per kInList conversations (`conversation IN ?`, sent together); per conversation the row of
+  // its highest epoch.
+  Result<std::vector<std::optional<InboxEntryRef>>> rows_of(
+      const UserId& user, std::span<const ConversationId> conversations) override;
+  // As rows_of, of the read marks: the highest epoch's mark per conversation.
+  Result<std::vector<MailboxSeq>> read_marks_of(const UserId& user,
+                                                std::span<const ConversationId> conversations) override;
+  // One UNLOGGED batch of deletes (per batch_rows), each USING TIMESTAMP the position's own offset.
+  Status drop_stale_activity(const UserId& user, std::span<const ActivityPosition> stale) override;
+
   // Two slices read together (the counting and the other rows), merged: two reads.
   Result<std::vector<InboxEntryRef>> index_rows_desc(const UserId& user, const ConversationId& c,
                                                      MailboxSeq after, MailboxSeq upto,
@@ -88,11 +116,31 @@ class CqlInboxBackend final : public InboxBackend {
   Result<std::map<std::string, std::string>> settings(const UserId& user) override;
 
   OpCounters& counters() override { return counters_; }
+  // CQL rows received by every read so far (counters().reads counts requests and pages): what a read
+  // costs the cluster, so a test tells a page of positions from a scan of every conversation row.
+  uint64_t rows_read() const noexcept { return rows_read_.load(); }
+
+  // CQL's maximum TTL (20 years), and what a position outlives its row by (it is written just before it).
+  static constexpr int64_t kMaxTtlSeconds = 630'720'000;
+  static constexpr int64_t kActivityTtlSlackSeconds = 3600;
+  // Conversations per `IN ?` read of rows_of / read_marks_of.
+  static constexpr size_t kInList = 64;
 
  private:
   CqlInboxBackend(CqlInboxOptions options, cql::Session session)
       : options_(std::move(options)), session_(std::move(session)) {}
   Status prepare();
+  Status prepare_activity();  // cql_activity.cc
+  // Adds the position of each (entry, write timestamp) of `rows` to `writes`.
+  void add_positions(cql::BatchWriter& writes, std::span<const MailboxEntry> entries,
+                     std::span<const std::pair<size_t, int64_t>> rows);
+  // One position per conversation row of the keyspace (a keyspace of inbox schema 1: rows without any).
+  Status backfill_activity();
+  // Reads `statement` (user_id = ?, conversation IN ?) for `conversations`, kInList a read, sent
+  // together, and hands each row to `each`; its first error, or the first failed read's.
+  Status read_in(const cql::Prepared& statement, const UserId& user,
+                 std::span<const ConversationId> conversations, std::string_view what,
+                 const std::function<Status(const cql::Row&)>& each);
   cql::ExecOptions plain() const;
   // The rows `statement` selects with `values` (every one, or the first max_rows), kPage rows a page; a
   // read counted a page.
@@ -101,10 +149,13 @@ class CqlInboxBackend final : public InboxBackend {
 
   CqlInboxOptions options_;
   int32_t ttl_seconds_ = 0;
+  int32_t activity_ttl_seconds_ = 0;  // ttl_seconds_ + kActivityTtlSlackSeconds, at most kMaxTtlSeconds
   cql::Session session_;
   cql::Prepared conversation_write_, conversation_read_, index_write_, index_read_, count_read_, mark_write_,
-      marks_read_, mark_read_, receipt_write_, receipts_read_, setting_write_, settings_read_;
+      marks_read_, mark_read_, receipt_write_, receipts_read_, setting_write_, settings_read_,
+      activity_write_, activity_read_, activity_delete_, rows_in_read_, marks_in_read_;
   OpCounters counters_;
+  std::atomic<uint64_t> rows_read_{0};
 };
 
 }  // namespace qim

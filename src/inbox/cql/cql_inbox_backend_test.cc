@@ -144,7 +144,7 @@ TEST_F(CqlInboxBackendTest, OneCallRaisesEachRowOnceWithoutReadsOrLwt) {
     page.push_back(entry(o % 2 ? "carol" : "dave", seq(3, 100 + o), "alice", o));
   ASSERT_TRUE(write(page).ok());
   const OpCounts d = b().counters().snapshot() - before;
-  EXPECT_EQ(d.inserts, 40u);  // one index row per entry
+  EXPECT_EQ(d.inserts, 42u);  // one index row per entry, one position per conversation row
   EXPECT_EQ(d.updates, 2u);   // one conversation row per (user, conversation, epoch)
   EXPECT_EQ(d.reads, 0u);
   EXPECT_EQ(d.lwts, 0u);
@@ -157,6 +157,74 @@ TEST_F(CqlInboxBackendTest, OneCallRaisesEachRowOnceWithoutReadsOrLwt) {
                       ".inbox_index WHERE user_id = 'carol' AND conversation = 'd:alice:bob'");
   ASSERT_EQ(t.size(), 20u);
   for (const cql::Row r : t) EXPECT_GT(*r.get_i32(0), 259'101);
+}
+
+TEST_F(CqlInboxBackendTest, PositionsAreWrittenAtTheirOffsetAndStaleOnesDeletedAtIt) {
+  const UserId fay = *UserId::parse("fay");
+  const MailboxSeq none = MailboxSeq::from_raw(~uint64_t{0});
+  // Two calls raise the row: two positions, the lower one stale. A later epoch's lower offset sorts above.
+  ASSERT_TRUE(write({entry("fay", seq(1, 5), "alice", 5)}).ok());
+  ASSERT_TRUE(write({entry("fay", seq(1, 8), "alice", 8), entry("fay", seq(1, 9), "alice", 9)}).ok());
+  ASSERT_TRUE(write({entry("fay", seq(2, 3), "alice", 23)}).ok());
+  auto all = b().activity_desc(fay, MailboxSeq{}, none, 10);
+  ASSERT_TRUE(all.ok()) << all.error().to_string();
+  EXPECT_EQ(*all,
+            (std::vector<ActivityPosition>{{seq(2, 3), conv()}, {seq(1, 9), conv()}, {seq(1, 5), conv()}}))
+      << "one position per conversation row raised by a call, newest first";
+  auto some = b().activity_desc(fay, seq(1, 5), seq(2, 3), 10);  // both bounds exclusive
+  ASSERT_TRUE(some.ok());
+  EXPECT_EQ(*some, (std::vector<ActivityPosition>{{seq(1, 9), conv()}}));
+  auto rows =
+      b().rows_of(fay, std::vector<ConversationId>{conv(), *ConversationId::parse("d:fay:zed"), conv()});
+  ASSERT_TRUE(rows.ok()) << rows.error().to_string();
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_EQ((*rows)[0]->seq, seq(2, 3)) << "the highest epoch's row";
+  EXPECT_FALSE((*rows)[1]);
+  EXPECT_EQ((*rows)[2]->seq, seq(2, 3));
+
+  // The stale ones are deleted at their own timestamp, the offset they were written with (a position has
+  // no regular column to read WRITETIME of; the tombstone shows it): a replay of the same position stays
+  // shadowed, a write of that key at the next timestamp (no such write exists: a probe) is not, so the
+  // tombstone is the offset, not a wall clock (which would shadow every later offset forever).
+  ASSERT_TRUE(
+      b().drop_stale_activity(fay, std::vector<ActivityPosition>{{seq(1, 9), conv()}, {seq(1, 5), conv()}})
+          .ok());
+  all = b().activity_desc(fay, MailboxSeq{}, none, 10);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(*all, (std::vector<ActivityPosition>{{seq(2, 3), conv()}}));
+  ASSERT_TRUE(write({entry("fay", seq(1, 5), "alice", 5)}).ok());  // a replay
+  all = b().activity_desc(fay, MailboxSeq{}, none, 10);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 1u) << "the replayed position is shadowed by its tombstone";
+  query("INSERT INTO " + keyspace_ +
+        ".inbox_activity (user_id, epoch, log_offset, conversation) VALUES ('fay', 1, 9, 'd:alice:bob') "
+        "USING TIMESTAMP 10");
+  all = b().activity_desc(fay, MailboxSeq{}, none, 10);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(*all, (std::vector<ActivityPosition>{{seq(2, 3), conv()}, {seq(1, 9), conv()}}))
+      << "a write above the tombstone's timestamp (the offset 9) is not shadowed";
+}
+
+TEST_F(CqlInboxBackendTest, AKeyspaceWrittenBeforeTheIndexGetsItsPositionsAtOpen) {
+  const UserId gil = *UserId::parse("gil");
+  ASSERT_TRUE(write({entry("gil", seq(1, 41), "alice", 41)}).ok());
+  ASSERT_TRUE(write({entry("gil", seq(2, 7), "alice", 47)}).ok());
+  // As a keyspace of inbox schema 1 would be: rows, no positions (TRUNCATE leaves no tombstone).
+  query("TRUNCATE " + keyspace_ + ".inbox_activity");
+  query("UPDATE " + keyspace_ + ".qim_schema_version SET version = 1 WHERE component = 'inbox'");
+  auto none_yet = b().activity_desc(gil, MailboxSeq{}, MailboxSeq::from_raw(~uint64_t{0}), 10);
+  ASSERT_TRUE(none_yet.ok());
+  ASSERT_TRUE(none_yet->empty());
+
+  auto reopened = CqlInboxBackend::open(options());
+  ASSERT_TRUE(reopened.ok()) << reopened.error().to_string();
+  auto all = (*reopened)->activity_desc(gil, MailboxSeq{}, MailboxSeq::from_raw(~uint64_t{0}), 10);
+  ASSERT_TRUE(all.ok()) << all.error().to_string();
+  // Every epoch's row has its position (the lower one is stale, for the first reader to drop).
+  EXPECT_EQ(*all, (std::vector<ActivityPosition>{{seq(2, 7), conv()}, {seq(1, 41), conv()}}));
+  cql::Rows v = query("SELECT version FROM " + keyspace_ + ".qim_schema_version WHERE component = 'inbox'");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(*v.row(0).get_i32(0), 2) << "recorded once the positions are built";
 }
 
 TEST_F(CqlInboxBackendTest, CountReadsOnlyCountingRowsAndStopsAtTheCap) {

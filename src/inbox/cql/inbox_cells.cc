@@ -80,6 +80,26 @@ Result<InboxEntryRef> index_row(const cql::Row& row, bool counts) {
   return out;
 }
 
+Result<ActivityPosition> activity_position(const cql::Row& row) {
+  constexpr const char* kTable = "inbox_activity";
+  ActivityPosition out;
+  QIM_ASSIGN_OR_RETURN(out.seq, seq_cells(row, 0, 1, kTable));
+  QIM_ASSIGN_OR_RETURN(out.conversation, name_cell<ConversationId>(row, 2, kTable));
+  return out;
+}
+
+Result<BackfillPosition> backfill_position(const cql::Row& row) {
+  constexpr const char* kTable = "inbox_conversation";
+  BackfillPosition out;
+  QIM_ASSIGN_OR_RETURN(out.user, name_cell<UserId>(row, 0, kTable));
+  QIM_ASSIGN_OR_RETURN(out.position.conversation, name_cell<ConversationId>(row, 1, kTable));
+  QIM_ASSIGN_OR_RETURN(out.position.seq, seq_cells(row, 2, 3, kTable));
+  if (!row.is_null(4)) {
+    QIM_ASSIGN_OR_RETURN(out.ttl_seconds, cell(row.get_i32(4), kTable));
+  }
+  return out;
+}
+
 Result<ReadMark> read_mark(const cql::Row& row) {
   constexpr const char* kTable = "inbox_read_mark";
   ReadMark out;

@@ -18,6 +18,16 @@ namespace qim::inbox_cells {
 Result<ConversationRow> conversation_row(const cql::Row& row);
 // Columns: epoch, log_offset, message_id, sender, server_time_ms, preview (`counts` is the slice read).
 Result<InboxEntryRef> index_row(const cql::Row& row, bool counts);
+// Columns: epoch, log_offset, conversation.
+Result<ActivityPosition> activity_position(const cql::Row& row);
+// A conversation row's position for a keyspace built before the index: the user, the position, the row's
+// remaining TTL (0: none). Columns: user_id, conversation, epoch, log_offset, TTL(log_offset).
+struct BackfillPosition {
+  UserId user;
+  ActivityPosition position;
+  int32_t ttl_seconds = 0;
+};
+Result<BackfillPosition> backfill_position(const cql::Row& row);
 // Columns: conversation, epoch, read_offset, WRITETIME(read_offset).
 Result<ReadMark> read_mark(const cql::Row& row);
 // Columns: user_id, read_through, WRITETIME(read_through) (= the message id's offset).

@@ -61,6 +61,21 @@ Result<std::string> after_first_name(std::string_view key) {
   return std::string(key.substr(pos));
 }
 
+std::string activity_key(const UserId& user, MailboxSeq seq, const ConversationId& c) {
+  std::string out;
+  put_name(out, user.str());
+  put_be64(out, seq.raw());
+  out.append(c.str());
+  return out;
+}
+
+Result<ActivityPosition> activity_position(std::string_view key, size_t prefix_size) {
+  if (key.size() <= prefix_size + 8) return corrupt("activity key");
+  const uint64_t seq = get_be64(key.substr(prefix_size, 8));
+  return ActivityPosition{MailboxSeq::from_raw(seq),
+                          ConversationId::unchecked(std::string(key.substr(prefix_size + 8)))};
+}
+
 std::string ref_value(const InboxEntryRef& ref, int64_t expires_ms) {
   std::string out;
   out.reserve(kRefFixed + 1 + ref.sender.str().size() + ref.preview.size());

@@ -10,6 +10,11 @@
 //   inbox_marks     user | conversation          seq u64 | 0 u64                   merge Max16
 //   inbox_receipts  conversation | user          message id u64 | 0 u64            merge Max16
 //   inbox_settings  user | setting key           version u64 | 0 u64 | value       merge Max16
+//   inbox_activity  user | seq | conversation    ref of the row at that seq         put; expires
+//
+// inbox_activity (docs/adr/0089) holds one position per row written, in the row's batch, ordered by seq
+// under the user: the conversation list reads it newest first. A position below its conversation's row is
+// stale: readers skip it and delete it (the conversation bytes end the key, unprefixed).
 //
 //   ref = seq u64 | expires_ms u64 | counts u8 | message id u64 | server time u64 | sender (name) | preview
 //
@@ -36,6 +41,10 @@ Result<MailboxSeq> index_key_seq(std::string_view key, size_t prefix_size);
 // what follows it in a settings key, after a first name.
 Result<std::string> second_name(std::string_view key);
 Result<std::string> after_first_name(std::string_view key);
+
+std::string activity_key(const UserId& user, MailboxSeq seq, const ConversationId& c);
+// The seq and conversation of an activity key whose user prefix is `prefix_size` bytes.
+Result<ActivityPosition> activity_position(std::string_view key, size_t prefix_size);
 
 std::string ref_value(const InboxEntryRef& ref, int64_t expires_ms);
 Result<InboxEntryRef> decode_ref(std::string_view value);

@@ -3,10 +3,12 @@
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
+#include <algorithm>
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
 
+#include "core/big_endian.h"
 #include "inbox/embedded/inbox_rows.h"
 #include "inbox/embedded/rocks_inbox_move.h"
 #include "inbox/entry_ref.h"
@@ -42,6 +44,7 @@ class RocksInbox final : public InboxBackend, public embedded::SideRows {
   // (SideRows) The rows of an inbox database of decision 69 move in first (rocks_inbox_move.h).
   Status attach(const embedded::SideDb& db) override {
     QIM_RETURN_IF_ERROR(move_legacy_inbox(legacy_dir_, db));
+    QIM_RETURN_IF_ERROR(build_activity(db));
     std::unique_lock lock(mu_);
     side_ = db;
     return {};
@@ -56,24 +59,52 @@ class RocksInbox final : public InboxBackend, public embedded::SideRows {
 
   // (EntrySink) One batch per call into the mailbox's database, not synced: ContractStore calls this
   // before write_chunks answers, so before the frontier write whose log sync makes it durable with the
-  // entries (docs/adr/0088).
+  // entries (docs/adr/0088). The rows go in key order, a (user, conversation)'s one after another, so
+  // each searches the memtable from where the one before it went (the families' insert hints,
+  // side_rows.h).
   Status entries_written(ShardId, Epoch, std::span<const MailboxEntry> entries) override {
     if (entries.empty()) return {};
     std::shared_lock lock(mu_);
     if (!side_) return not_attached();
     const int64_t expires = context_.clock->now_ms() + context_.entry_ttl_ms();
-    rocksdb::WriteBatch batch;
-    for (const MailboxEntry& e : entries) {
-      const std::string value = inbox_rows::ref_value(inbox_ref_of(e), expires);
-      const std::string row_key = inbox_rows::pair_prefix(e.user.str(), e.message.conversation.str());
-      QIM_RETURN_IF_ERROR(
-          rocks_status(batch.Put(side_->families[embedded::kInboxIndex],
-                                 inbox_rows::index_key(e.user, e.message.conversation, e.seq), value),
-                       "batch index row"));
-      QIM_RETURN_IF_ERROR(
-          rocks_status(batch.Merge(side_->families[embedded::kInboxRows], row_key, value), "batch row"));
+    std::vector<std::string> values;  // entry i's ref, for its index row and its conversation row
+    std::vector<std::pair<std::string, size_t>> index_rows, rows;
+    values.reserve(entries.size());
+    index_rows.reserve(entries.size());
+    rows.reserve(entries.size());
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const MailboxEntry& e = entries[i];
+      values.push_back(inbox_rows::ref_value(inbox_ref_of(e), expires));
+      index_rows.emplace_back(inbox_rows::index_key(e.user, e.message.conversation, e.seq), i);
+      rows.emplace_back(inbox_rows::pair_prefix(e.user.str(), e.message.conversation.str()), i);
     }
-    counters_.inserts += 2 * entries.size();
+    const auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
+    std::stable_sort(index_rows.begin(), index_rows.end(), by_key);
+    std::stable_sort(rows.begin(), rows.end(), by_key);
+    rocksdb::WriteBatch batch;
+    for (const auto& [key, i] : index_rows) {
+      QIM_RETURN_IF_ERROR(
+          rocks_status(batch.Put(side_->families[embedded::kInboxIndex], key, values[i]), "batch index row"));
+    }
+    // One merge per row: the merge keeps the highest (seq, expiry), so the batch's highest is all it needs.
+    // And the activity position of that highest entry (docs/adr/0089), written blind in the same batch: one
+    // lower than the row already held is stale at once, and readers skip and delete it; no read here.
+    size_t distinct = 0;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      size_t best = rows[r].second;
+      for (; r + 1 < rows.size() && rows[r + 1].first == rows[r].first; ++r) {
+        if (values[rows[r + 1].second].compare(0, 16, values[best], 0, 16) > 0) best = rows[r + 1].second;
+      }
+      const MailboxEntry& e = entries[best];
+      QIM_RETURN_IF_ERROR(rocks_status(
+          batch.Merge(side_->families[embedded::kInboxRows], rows[r].first, values[best]), "batch row"));
+      QIM_RETURN_IF_ERROR(rocks_status(
+          batch.Put(side_->families[embedded::kInboxActivity],
+                    inbox_rows::activity_key(e.user, e.seq, e.message.conversation), values[best]),
+          "batch activity position"));
+      ++distinct;
+    }
+    counters_.inserts += index_rows.size() + 2 * distinct;
     return write_unsynced(batch, "inbox entries");
   }
 
@@ -95,6 +126,87 @@ class RocksInbox final : public InboxBackend, public embedded::SideRows {
     }
     QIM_RETURN_IF_ERROR(rocks_status(it->status(), "read conversation rows"));
     return out;
+  }
+
+  Result<std::vector<ActivityPosition>> activity_desc(const UserId& user, MailboxSeq after, MailboxSeq before,
+                                                      uint32_t limit) override {
+    counters_.reads++;
+    std::shared_lock lock(mu_);
+    if (!side_) return not_attached();
+    std::vector<ActivityPosition> out;
+    if (before <= after || limit == 0) return out;
+    std::string prefix;
+    inbox_rows::put_name(prefix, user.str());
+    std::string start = prefix;
+    put_be64(start, before.raw());  // every key of a lower seq sorts below it (a conversation follows)
+    const int64_t now = context_.clock->now_ms();
+    auto it = iterate(embedded::kInboxActivity, prefix);
+    for (it->SeekForPrev(start); it->Valid() && out.size() < limit; it->Prev()) {
+      QIM_ASSIGN_OR_RETURN(ActivityPosition p, inbox_rows::activity_position(view(it->key()), prefix.size()));
+      if (p.seq >= before) continue;
+      if (p.seq <= after) break;
+      QIM_ASSIGN_OR_RETURN(int64_t expires, inbox_rows::ref_expiry(view(it->value())));
+      if (expires <= now) continue;  // gone by TTL, as its row is
+      out.push_back(std::move(p));
+    }
+    QIM_RETURN_IF_ERROR(rocks_status(it->status(), "read activity"));
+    return out;
+  }
+
+  Result<std::vector<std::optional<InboxEntryRef>>> rows_of(
+      const UserId& user, std::span<const ConversationId> conversations) override {
+    counters_.reads++;
+    std::shared_lock lock(mu_);
+    if (!side_) return not_attached();
+    std::vector<std::optional<InboxEntryRef>> out;
+    const int64_t now = context_.clock->now_ms();
+    std::string value;
+    for (const ConversationId& c : conversations) {
+      rocksdb::Status s = side_->db->Get(rocksdb::ReadOptions(), side_->families[embedded::kInboxRows],
+                                         inbox_rows::pair_prefix(user.str(), c.str()), &value);
+      out.emplace_back();
+      if (s.IsNotFound()) continue;
+      QIM_RETURN_IF_ERROR(rocks_status(s, "read conversation row"));
+      QIM_ASSIGN_OR_RETURN(int64_t expires, inbox_rows::ref_expiry(value));
+      if (expires <= now) continue;
+      QIM_ASSIGN_OR_RETURN(InboxEntryRef ref, inbox_rows::decode_ref(value));
+      out.back() = std::move(ref);
+    }
+    return out;
+  }
+
+  Result<std::vector<MailboxSeq>> read_marks_of(const UserId& user,
+                                                std::span<const ConversationId> conversations) override {
+    counters_.reads++;
+    std::shared_lock lock(mu_);
+    if (!side_) return not_attached();
+    std::vector<MailboxSeq> out;
+    std::string value;
+    for (const ConversationId& c : conversations) {
+      rocksdb::Status s = side_->db->Get(rocksdb::ReadOptions(), side_->families[embedded::kInboxMarks],
+                                         inbox_rows::pair_prefix(user.str(), c.str()), &value);
+      out.emplace_back();
+      if (s.IsNotFound()) continue;
+      QIM_RETURN_IF_ERROR(rocks_status(s, "read mark"));
+      QIM_ASSIGN_OR_RETURN(uint64_t seq, inbox_rows::max16_first(value, "read mark"));
+      out.back() = MailboxSeq::from_raw(seq);
+    }
+    return out;
+  }
+
+  // Blind deletes, not synced: a position lost to a crash is only skipped again.
+  Status drop_stale_activity(const UserId& user, std::span<const ActivityPosition> stale) override {
+    if (stale.empty()) return {};
+    counters_.updates += stale.size();  // deletes
+    std::shared_lock lock(mu_);
+    if (!side_) return not_attached();
+    rocksdb::WriteBatch batch;
+    for (const ActivityPosition& p : stale) {
+      QIM_RETURN_IF_ERROR(rocks_status(batch.Delete(side_->families[embedded::kInboxActivity],
+                                                    inbox_rows::activity_key(user, p.seq, p.conversation)),
+                                       "batch stale position"));
+    }
+    return write_unsynced(batch, "stale positions");
   }
 
   Result<std::vector<InboxEntryRef>> index_rows_desc(const UserId& user, const ConversationId& c,
@@ -253,6 +365,38 @@ class RocksInbox final : public InboxBackend, public embedded::SideRows {
   OpCounters& counters() override { return counters_; }
 
  private:
+  // A database whose rows predate the activity index (or whose old inbox just moved in) gets one position
+  // per row, once: when the activity family is empty and the rows family is not. One synced batch, so a
+  // crash leaves either every position or none (and the next open builds them again).
+  static Status build_activity(const embedded::SideDb& db) {
+    std::unique_ptr<rocksdb::Iterator> any(
+        db.db->NewIterator(rocksdb::ReadOptions(), db.families[embedded::kInboxActivity]));
+    any->SeekToFirst();
+    if (any->Valid()) return {};
+    QIM_RETURN_IF_ERROR(rocks_status(any->status(), "read activity"));
+    std::unique_ptr<rocksdb::Iterator> rows(
+        db.db->NewIterator(rocksdb::ReadOptions(), db.families[embedded::kInboxRows]));
+    rocksdb::WriteBatch batch;
+    for (rows->SeekToFirst(); rows->Valid(); rows->Next()) {
+      const std::string_view key = view(rows->key());
+      QIM_ASSIGN_OR_RETURN(std::string c, inbox_rows::second_name(key));  // checks the user's name too
+      QIM_ASSIGN_OR_RETURN(InboxEntryRef ref, inbox_rows::decode_ref(view(rows->value())));
+      const size_t user_len = static_cast<uint8_t>(key[0]);
+      const UserId user = UserId::unchecked(std::string(key.substr(1, user_len)));
+      QIM_RETURN_IF_ERROR(rocks_status(
+          batch.Put(db.families[embedded::kInboxActivity],
+                    inbox_rows::activity_key(user, ref.seq, ConversationId::unchecked(std::move(c))),
+                    std::string(view(rows->value()))),
+          "batch activity position"));
+    }
+    QIM_RETURN_IF_ERROR(rocks_status(rows->status(), "read conversation rows"));
+    if (batch.Count() == 0) return {};
+    if (rocksdb::Status ready = db.gate->ready(); !ready.ok()) return rocks_status(ready, "build activity");
+    rocksdb::WriteOptions synced;
+    synced.sync = true;
+    return rocks_status(db.db->Write(synced, &batch), "build activity");
+  }
+
   // An iterator over the keys of `family` starting with `prefix`: both bounds live in the object, which
   // never moves (returned by guaranteed elision), so the slices RocksDB keeps pointers to stay valid.
   class Cursor {

@@ -49,7 +49,8 @@ Status copy_rows(const std::string& dir, const embedded::SideDb& db) {
       return Error(Errc::kCorruptEntry, "embedded inbox: " + dir + " has a family '" + name +
                                             "' the old inbox never had: not moved, move it away");
     }
-    if (side != embedded::kSideFamilyCount && side != embedded::kInboxIndex) options.merge_operator = merge;
+    const bool put = side == embedded::kInboxIndex || side == embedded::kInboxActivity;
+    if (side != embedded::kSideFamilyCount && !put) options.merge_operator = merge;
     families.emplace_back(name, options);
     target.push_back(side);
   }
@@ -68,10 +69,11 @@ Status copy_rows(const std::string& dir, const embedded::SideDb& db) {
     std::unique_ptr<rocksdb::Iterator> it(old->NewIterator(rocksdb::ReadOptions(), handles[f]));
     for (it->SeekToFirst(); it->Valid() && copied.ok(); it->Next()) {
       rocksdb::ColumnFamilyHandle* to = db.families[side];
-      // Index rows are puts (one value per key); every other family a max merge, as they are written.
-      copied = rocks_status(side == embedded::kInboxIndex ? batch.Put(to, it->key(), it->value())
-                                                          : batch.Merge(to, it->key(), it->value()),
-                            "batch old inbox row");
+      // Index rows and positions are puts (one value per key); every other family a max merge, as written.
+      const bool put = side == embedded::kInboxIndex || side == embedded::kInboxActivity;
+      copied =
+          rocks_status(put ? batch.Put(to, it->key(), it->value()) : batch.Merge(to, it->key(), it->value()),
+                       "batch old inbox row");
       if (copied.ok() && batch.Count() >= kRowsPerBatch) copied = write(db, batch);
     }
     if (copied.ok()) copied = rocks_status(it->status(), "read old inbox " + dir);

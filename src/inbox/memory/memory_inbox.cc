@@ -2,6 +2,7 @@
 
 #include <map>
 #include <mutex>
+#include <set>
 #include <tuple>
 
 #include "inbox/entry_ref.h"
@@ -26,12 +27,17 @@ class MemoryInbox final : public InboxBackend {
     const int64_t expires = context_.clock->now_ms() + context_.entry_ttl_ms();
     for (const MailboxEntry& e : entries) {
       Kept kept{inbox_ref_of(e), expires};
-      counters_.inserts += 2;  // the index row and the row's max
+      counters_.inserts += 2;  // the index row and the row's max (with its activity position)
       index_[{e.user.str(), e.message.conversation.str()}][e.seq.raw()] = kept;
       // A monotonic max keyed by seq: an equal seq (a replay) refreshes the row, as the index's upsert
-      // refreshes its entry; a lower one changes nothing.
+      // refreshes its entry; a lower one changes nothing. The row's position moves with it, exactly.
       auto& row = rows_[e.user.str()][e.message.conversation.str()];
-      if (row.ref.seq <= e.seq) row = std::move(kept);
+      if (row.ref.seq <= e.seq) {
+        auto& positions = activity_[e.user.str()];
+        positions.erase({row.ref.seq.raw(), e.message.conversation.str()});
+        positions.insert({e.seq.raw(), e.message.conversation.str()});
+        row = std::move(kept);
+      }
     }
     return {};
   }
@@ -45,6 +51,56 @@ class MemoryInbox final : public InboxBackend {
       for (const auto& [c, kept] : it->second) {
         if (kept.expires_ms > now) out.push_back(ConversationRow{ConversationId::unchecked(c), kept.ref});
       }
+    }
+    return out;
+  }
+
+  Result<std::vector<ActivityPosition>> activity_desc(const UserId& user, MailboxSeq after, MailboxSeq before,
+                                                      uint32_t limit) override {
+    std::lock_guard lock(mu_);
+    counters_.reads++;
+    std::vector<ActivityPosition> out;
+    auto it = activity_.find(user.str());
+    if (it == activity_.end() || before <= after) return out;
+    const auto& positions = it->second;
+    for (auto p = std::make_reverse_iterator(positions.lower_bound({before.raw(), std::string()}));
+         p != positions.rend() && out.size() < limit; ++p) {
+      if (p->first <= after.raw()) break;
+      out.push_back(ActivityPosition{MailboxSeq::from_raw(p->first), ConversationId::unchecked(p->second)});
+    }
+    return out;
+  }
+
+  Result<std::vector<std::optional<InboxEntryRef>>> rows_of(
+      const UserId& user, std::span<const ConversationId> conversations) override {
+    std::lock_guard lock(mu_);
+    counters_.reads++;
+    std::vector<std::optional<InboxEntryRef>> out;
+    const int64_t now = context_.clock->now_ms();
+    auto it = rows_.find(user.str());
+    for (const ConversationId& c : conversations) {
+      std::optional<InboxEntryRef> row;
+      if (it != rows_.end()) {
+        if (auto r = it->second.find(c.str()); r != it->second.end() && r->second.expires_ms > now)
+          row = r->second.ref;
+      }
+      out.push_back(std::move(row));
+    }
+    return out;
+  }
+
+  Result<std::vector<MailboxSeq>> read_marks_of(const UserId& user,
+                                                std::span<const ConversationId> conversations) override {
+    std::lock_guard lock(mu_);
+    counters_.reads++;
+    std::vector<MailboxSeq> out;
+    auto it = marks_.find(user.str());
+    for (const ConversationId& c : conversations) {
+      MailboxSeq m;
+      if (it != marks_.end()) {
+        if (auto k = it->second.find(c.str()); k != it->second.end()) m = MailboxSeq::from_raw(k->second);
+      }
+      out.push_back(m);
     }
     return out;
   }
@@ -158,6 +214,7 @@ class MemoryInbox final : public InboxBackend {
   std::mutex mu_;
   std::map<std::pair<std::string, std::string>, std::map<uint64_t, Kept>> index_;  // (user, c) -> seq
   std::map<std::string, std::map<std::string, Kept>> rows_;                        // user -> c -> row
+  std::map<std::string, std::set<std::pair<uint64_t, std::string>>> activity_;     // user -> (seq, c)
   std::map<std::string, std::map<std::string, uint64_t>> marks_;                   // user -> c -> seq
   std::map<std::string, std::map<std::string, uint64_t>> receipts_;                // c -> user -> id
   std::map<std::string, std::map<std::string, std::pair<std::string, int64_t>>> settings_;

@@ -13,7 +13,8 @@
 //
 // Operation counts (counters()): every script call (EVALSHA) and SCRIPT LOAD in `scripts`, every plain
 // read command in `reads`, and every index row entries_written upserts in `inserts` (a row written inside
-// a script, not a command of its own: commands = scripts + reads). No LWT, no update.
+// a script, not a command of its own: commands = scripts + reads). No LWT, no update. round_trips(): every
+// pipeline sent (read_batch, a page's summaries, is at most two per instance: docs/adr/0153).
 
 #include <chrono>
 #include <memory>

@@ -357,6 +357,69 @@ TEST_F(RedisInboxBackendTest, CountsEqualAScanOfTheMailbox) {
 
 // open_inbox's redis branch: the mailbox store's instances and prefix (QIM_MAILBOX_REDIS,
 // QIM_MAILBOX_REDIS_PREFIX), the same keys this backend opened directly sees.
+// read_batch (docs/adr/0153) answers what the single calls answer, in at most two round trips per
+// instance; a receipts hash longer than one HSCAN page is still read whole (up to the limit).
+TEST_F(RedisInboxBackendTest, ReadBatchAnswersAsTheSingleCallsInFewRoundTrips) {
+  const ConversationId group = *ConversationId::parse("g:big");
+  write({entry(alice_, kAB, seq(0, 1), bob_, 11), entry(alice_, kAB, seq(0, 2), bob_, 12),
+         entry(alice_, kAB, seq(0, 3), alice_, 13), entry(alice_, kAC, seq(0, 4), carol_, 14),
+         entry(bob_, kAB, seq(0, 5), alice_, 15)});
+  ASSERT_TRUE(backend_->put_setting(bob_, "receipts", "off", 1).ok());
+  ASSERT_TRUE(backend_->raise_receipt(kAB, bob_, MessageId{12}).ok());
+  for (int i = 0; i < 300; ++i) {  // several HSCAN pages
+    ASSERT_TRUE(
+        backend_->raise_receipt(group, UserId::unchecked("u" + std::to_string(i)), MessageId{9}).ok());
+  }
+  const MailboxSeq all = MailboxSeq::from_raw(~uint64_t{0});
+  BatchReads reads;
+  reads.counts = {{alice_, kAB, MailboxSeq(), all, 999},
+                  {alice_, kAB, seq(0, 1), all, 999},
+                  {alice_, kAB, MailboxSeq(), all, 1},
+                  {alice_, kAC, MailboxSeq(), all, 0},
+                  {alice_, kAC, seq(0, 4), seq(0, 4), 9}};
+  reads.index = {{alice_, kAB, MailboxSeq(), all, 2},
+                 {bob_, kAB, MailboxSeq(), all, 1},
+                 {carol_, kAC, MailboxSeq(), all, 1}};
+  reads.settings = {bob_, carol_};
+  reads.receipts = {kAB, group, kAC};
+  reads.receipts_limit = 250;
+  const uint64_t before = backend_->round_trips();
+  auto batch = backend_->read_batch(reads, 1);
+  const uint64_t cost = backend_->round_trips() - before;
+  ASSERT_TRUE(batch.ok()) << batch.error().to_string();
+  ASSERT_EQ(batch->counts.size(), reads.counts.size());
+  for (size_t i = 0; i < reads.counts.size(); ++i) {
+    const CountQuery& q = reads.counts[i];
+    EXPECT_EQ(batch->counts[i], unread(q.user, q.conversation, q.after, q.upto, q.cap)) << i;
+  }
+  EXPECT_EQ(batch->counts, (std::vector<uint32_t>{2, 1, 1, 0, 0}));
+  ASSERT_EQ(batch->index.size(), reads.index.size());
+  for (size_t i = 0; i < reads.index.size(); ++i) {
+    const IndexQuery& q = reads.index[i];
+    auto single = backend_->index_rows_desc(q.user, q.conversation, q.after, q.upto, q.limit);
+    ASSERT_TRUE(single.ok());
+    EXPECT_EQ(batch->index[i], *single) << i;
+  }
+  EXPECT_EQ(batch->index[0].size(), 2u);
+  EXPECT_TRUE(batch->index[2].empty());
+  ASSERT_EQ(batch->settings.size(), 2u);
+  EXPECT_EQ(batch->settings[0].at("receipts"), "off");
+  EXPECT_TRUE(batch->settings[1].empty());
+  ASSERT_EQ(batch->receipts.size(), 3u);
+  ASSERT_EQ(batch->receipts[0].size(), 1u);
+  EXPECT_EQ(batch->receipts[0][0].user, bob_);
+  EXPECT_EQ(batch->receipts[0][0].read_through, MessageId{12});
+  EXPECT_EQ(batch->receipts[1].size(), 250u) << "the group's hash past its first HSCAN page";
+  EXPECT_TRUE(batch->receipts[2].empty());
+  // Two pipelines per instance at most, and the group's receipts finished page by page (a few more).
+  EXPECT_LE(cost, 2 * endpoints_.size() + 5);
+  // Without the long hash: two pipelines per instance at most.
+  reads.receipts = {kAB, kAC};
+  const uint64_t again = backend_->round_trips();
+  ASSERT_TRUE(backend_->read_batch(reads, 1).ok());
+  EXPECT_LE(backend_->round_trips() - again, 2 * endpoints_.size());
+}
+
 TEST_F(RedisInboxBackendTest, OpenInboxOpensTheRedisInboxOfTheRedisStore) {
   StoreOptions store;
   store.backend = "redis";

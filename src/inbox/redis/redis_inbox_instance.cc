@@ -15,10 +15,12 @@ ScriptTable inbox_scripts() {
 }  // namespace
 
 RedisInboxInstance::RedisInboxInstance(RedisEndpoint endpoint, RedisTimeouts timeouts, uint32_t pool_size,
-                                       OpCounters& counters)
-    : scripted_(std::move(endpoint), timeouts, pool_size, counters, inbox_scripts()) {}
+                                       OpCounters& counters, std::atomic<uint64_t>& round_trips)
+    : scripted_(std::move(endpoint), timeouts, pool_size, counters, inbox_scripts()),
+      round_trips_(round_trips) {}
 
 Result<std::vector<RedisReply>> RedisInboxInstance::eval(std::span<const InboxScriptCall> calls) {
+  round_trips_++;
   std::vector<IndexedScriptCall> indexed;
   indexed.reserve(calls.size());
   for (const auto& c : calls) indexed.push_back({static_cast<size_t>(c.script), c.keys, c.args});

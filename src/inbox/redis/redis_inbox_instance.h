@@ -2,6 +2,7 @@
 // One Redis instance as the inbox uses it: a ScriptedInstance (mailbox/redis/scripted_instance.h: pool,
 // SCRIPT LOAD at open, NOSCRIPT reload, as the mailbox store's) over the inbox's scripts.
 
+#include <atomic>
 #include <span>
 #include <string>
 #include <vector>
@@ -22,13 +23,15 @@ struct InboxScriptCall {
 class RedisInboxInstance {
  public:
   // Every EVALSHA and SCRIPT LOAD is counted in counters.scripts; plain commands (run) are counted by the
-  // caller, who knows what they mean.
-  RedisInboxInstance(RedisEndpoint endpoint, RedisTimeouts timeouts, uint32_t pool_size,
-                     OpCounters& counters);
+  // caller, who knows what they mean. Every run and eval (one pipeline) counts one in `round_trips` (a
+  // NOSCRIPT reload's extra ones are not counted: rare, and not what a caller's batching decides).
+  RedisInboxInstance(RedisEndpoint endpoint, RedisTimeouts timeouts, uint32_t pool_size, OpCounters& counters,
+                     std::atomic<uint64_t>& round_trips);
 
   // As ScriptedInstance's.
   Status load_scripts() { return scripted_.load_scripts(); }
   Result<std::vector<RedisReply>> run(std::span<const RedisCommand> commands) {
+    round_trips_++;
     return scripted_.run(commands);
   }
   Result<std::vector<RedisReply>> eval(std::span<const InboxScriptCall> calls);
@@ -37,6 +40,7 @@ class RedisInboxInstance {
 
  private:
   ScriptedInstance scripted_;
+  std::atomic<uint64_t>& round_trips_;
 };
 
 }  // namespace qim

@@ -9,6 +9,7 @@
 //   {p}iu:{user}:{conv}     ZSET the members of ix that count toward unread: ZLEXCOUNT is the count
 //   {p}iv:{user}:{conv}     HASH seq hex -> entry value (redis_inbox_values.h)
 //   {p}ie:{user}:{conv}     ZSET seq hex by expiry ms (score: an integer below 2^53, exact): what expired
+//   {p}ia:{user}            ZSET activity: seq hex (16) + conversation, score 0, one per row (0089)
 //   {p}ir:{user}            HASH conversation -> read mark, seq hex
 //   {p}is:{user}            HASH setting -> version hex (16) + value
 //   {p}rr:{conv}            HASH user -> message id hex (16): the conversation's read receipts
@@ -32,6 +33,7 @@ class RedisInboxKeys {
   std::string counting(const UserId& u, const ConversationId& c) const { return of("iu:", u, c); }
   std::string values(const UserId& u, const ConversationId& c) const { return of("iv:", u, c); }
   std::string expiries(const UserId& u, const ConversationId& c) const { return of("ie:", u, c); }
+  std::string activity(const UserId& u) const { return p_ + "ia:" + u.str(); }
   std::string read_marks(const UserId& u) const { return p_ + "ir:" + u.str(); }
   std::string settings(const UserId& u) const { return p_ + "is:" + u.str(); }
   std::string receipts(const ConversationId& c) const { return p_ + "rr:" + c.str(); }

@@ -43,37 +43,46 @@ end
 )lua";
 
 constexpr std::string_view kPutRows = R"lua(
-local n = #KEYS / 5
-if n < 1 or #KEYS ~= 5 * n or #ARGV ~= 3 + 4 * n then
+local n = #KEYS / 6
+if n < 1 or #KEYS ~= 6 * n or #ARGV ~= 3 + 4 * n then
   return redis.error_reply('QIM_INVARIANT put_rows got ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
 end
 local ttl, expiry, now = ARGV[1], ARGV[2], ARGV[3]
 local convs, users = {}, {}
 for i = 1, n do
-  local ic, ix, iu, iv, ie = KEYS[5 * i - 4], KEYS[5 * i - 3], KEYS[5 * i - 2], KEYS[5 * i - 1], KEYS[5 * i]
+  local ic, ix, iu, iv, ie, ia = KEYS[6 * i - 5], KEYS[6 * i - 4], KEYS[6 * i - 3], KEYS[6 * i - 2],
+                                 KEYS[6 * i - 1], KEYS[6 * i]
   local hex, counts, conv, value = ARGV[4 * i], ARGV[4 * i + 1], ARGV[4 * i + 2], ARGV[4 * i + 3]
   if not convs[ix] then
     purge(ix, iu, iv, ie, now, 16)  -- kPurgePerWrite
     convs[ix] = {iu, iv, ie}
   end
-  users[ic] = true
+  users[ic] = ia
   redis.call('ZADD', ix, 0, hex)
   if counts == '1' then redis.call('ZADD', iu, 0, hex) end
   redis.call('HSET', iv, hex, value)
   redis.call('ZADD', ie, expiry, hex)
-  -- the conversation row: a monotonic maximum by seq (an equal seq is the same entry: its expiry refreshes)
+  -- the conversation row: a monotonic maximum by seq (an equal seq is the same entry: its expiry refreshes),
+  -- and its activity position moved with it (docs/adr/0089): exact, so a reader meets no stale position
   local row = redis.call('HGET', ic, conv)
   if row and not is_hex16(row) then
     return redis.error_reply('QIM_CORRUPT conversation row ' .. conv .. ' of ' .. ic .. ' has no seq')
   end
-  if not row or not hex_gt(string.sub(row, 1, 16), hex) then redis.call('HSET', ic, conv, hex .. value) end
+  if not row or not hex_gt(string.sub(row, 1, 16), hex) then
+    redis.call('HSET', ic, conv, hex .. value)
+    if row and string.sub(row, 1, 16) ~= hex then redis.call('ZREM', ia, string.sub(row, 1, 16) .. conv) end
+    redis.call('ZADD', ia, 0, hex .. conv)
+  end
 end
 -- as the mailbox's keys: a (user, conversation) with no write for the entry TTL disappears on its own
 for ix, rest in pairs(convs) do
   redis.call('PEXPIRE', ix, ttl)
   for _, k in ipairs(rest) do redis.call('PEXPIRE', k, ttl) end
 end
-for ic in pairs(users) do redis.call('PEXPIRE', ic, ttl) end
+for ic, ia in pairs(users) do
+  redis.call('PEXPIRE', ic, ttl)
+  redis.call('PEXPIRE', ia, ttl)
+end
 return n
 )lua";
 
@@ -109,6 +118,7 @@ local now = tonumber(ARGV[2])
 purge(KEYS[2], KEYS[3], KEYS[4], KEYS[5], now, nil)
 local row = redis.call('HGET', KEYS[1], ARGV[1])
 if row and #row >= 24 and expiry_at(row, 17) > now then return row end
+if row then redis.call('ZREM', KEYS[6], string.sub(row, 1, 16) .. ARGV[1]) end
 local top = redis.call('ZREVRANGEBYLEX', KEYS[2], '+', '-', 'LIMIT', 0, 1)
 if #top == 0 then
   if row then redis.call('HDEL', KEYS[1], ARGV[1]) end
@@ -120,7 +130,21 @@ if not v then
 end
 row = top[1] .. v
 redis.call('HSET', KEYS[1], ARGV[1], row)
+redis.call('ZADD', KEYS[6], 0, top[1] .. ARGV[1])
 return row
+)lua";
+
+// The positions of a user older than this index (kept before docs/adr/0089) are built once from the rows.
+constexpr std::string_view kReadActivity = R"lua(
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  local all = redis.call('HGETALL', KEYS[2])
+  for i = 1, #all, 2 do
+    if is_hex16(all[i + 1]) then redis.call('ZADD', KEYS[1], 0, string.sub(all[i + 1], 1, 16) .. all[i]) end
+  end
+  local ttl = redis.call('PTTL', KEYS[2])
+  if #all > 0 and ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
+end
+return redis.call('ZREVRANGEBYLEX', KEYS[1], ARGV[1], ARGV[2], 'LIMIT', 0, ARGV[3])
 )lua";
 
 constexpr std::string_view kRaiseCell = R"lua(
@@ -159,6 +183,7 @@ constexpr std::array<ScriptText, kInboxScriptCount> kScripts = {{
     {"inbox_refresh_row", kRefreshRow},
     {"inbox_raise_cell", kRaiseCell},
     {"inbox_put_setting", kPutSetting},
+    {"inbox_read_activity", kReadActivity},
 }};
 
 }  // namespace

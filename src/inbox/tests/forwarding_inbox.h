@@ -17,6 +17,21 @@ class ForwardingInbox : public InboxBackend {
   Result<std::vector<ConversationRow>> conversation_rows(const UserId& user) override {
     return inner_.conversation_rows(user);
   }
+  Result<std::vector<ActivityPosition>> activity_desc(const UserId& user, MailboxSeq after, MailboxSeq before,
+                                                      uint32_t limit) override {
+    return inner_.activity_desc(user, after, before, limit);
+  }
+  Result<std::vector<std::optional<InboxEntryRef>>> rows_of(
+      const UserId& user, std::span<const ConversationId> conversations) override {
+    return inner_.rows_of(user, conversations);
+  }
+  Result<std::vector<MailboxSeq>> read_marks_of(const UserId& user,
+                                                std::span<const ConversationId> conversations) override {
+    return inner_.read_marks_of(user, conversations);
+  }
+  Status drop_stale_activity(const UserId& user, std::span<const ActivityPosition> stale) override {
+    return inner_.drop_stale_activity(user, stale);
+  }
   Result<std::vector<InboxEntryRef>> index_rows_desc(const UserId& user, const ConversationId& c,
                                                      MailboxSeq after, MailboxSeq upto,
                                                      uint32_t limit) override {
@@ -46,7 +61,11 @@ class ForwardingInbox : public InboxBackend {
   Result<std::map<std::string, std::string>> settings(const UserId& user) override {
     return inner_.settings(user);
   }
+  Result<BatchAnswers> read_batch(const BatchReads& reads, uint32_t parallelism) override {
+    return inner_.read_batch(reads, parallelism);
+  }
   OpCounters& counters() override { return inner_.counters(); }
+  uint64_t round_trips() const override { return inner_.round_trips(); }
 
  private:
   InboxBackend& inner_;

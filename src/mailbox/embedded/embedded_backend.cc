@@ -271,6 +271,29 @@ class EmbeddedBackend final : public StoreBackend {
     return {};
   }
 
+  // Each entry read, and written back with its expiry and an empty body; the older version of the row
+  // goes from RocksDB's files as any overwritten row does, when compaction rewrites them.
+  Status redact_entries(std::span<const EntryKey> entries) override {
+    rocksdb::WriteBatch batch;
+    for (const auto& k : entries) {
+      std::string value;
+      const rocksdb::Status s = db_->Get({}, handles_[kEntries], embedded::entry_key(k.user, k.seq), &value);
+      counters_.reads++;
+      if (s.IsNotFound()) continue;
+      QIM_RETURN_IF_ERROR(rocks_status(s, "read entry of " + k.user.str()));
+      QIM_ASSIGN_OR_RETURN(int64_t expires, embedded::entry_expiry(value));
+      QIM_ASSIGN_OR_RETURN(Message message, embedded::entry_message(value));
+      if (message.body.empty()) continue;
+      message.body.clear();
+      counters_.updates++;
+      QIM_RETURN_IF_ERROR(rocks_status(batch.Put(handles_[kEntries], embedded::entry_key(k.user, k.seq),
+                                                 embedded::entry_value(message, expires)),
+                                       "batch redacted entry"));
+    }
+    if (batch.Count() == 0) return {};
+    return rocks_status(gated([&] { return db_->Write(write_, &batch); }), "write redacted entries");
+  }
+
   Result<std::optional<MailboxSeq>> read_frontier(ShardId shard) override {
     counters_.reads++;
     std::shared_lock lock(frontier_mu_[stripe_of(shard)]);  // not while a frontier write is unsynced

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/big_endian.h"
+#include "mailbox/embedded/insert_hint.h"
 
 namespace qim::embedded {
 
@@ -30,12 +31,18 @@ bool RefExpiryFilter::Filter(int, const rocksdb::Slice&, const rocksdb::Slice& v
 std::array<rocksdb::ColumnFamilyOptions, kSideFamilyCount> side_family_options(
     const std::shared_ptr<rocksdb::MergeOperator>& merge, const rocksdb::CompactionFilter* filter) {
   std::array<rocksdb::ColumnFamilyOptions, kSideFamilyCount> out;
+  // An index key ends with its 8-byte seq; a row key is updated again and again (suffix 0).
+  auto pair_hint = std::make_shared<InsertHintGroups>("qim.InboxPairHint", sizeof(uint64_t));
+  auto same_key_hint = std::make_shared<InsertHintGroups>("qim.InboxSameKeyHint", 0);
+  out[kInboxIndex].memtable_insert_with_hint_prefix_extractor = pair_hint;
+  out[kInboxRows].memtable_insert_with_hint_prefix_extractor = same_key_hint;
   out[kInboxIndex].compaction_filter = filter;  // put, expiring
   out[kInboxRows].merge_operator = merge;       // max, expiring
   out[kInboxRows].compaction_filter = filter;
   out[kInboxMarks].merge_operator = merge;  // max
   out[kInboxReceipts].merge_operator = merge;
   out[kInboxSettings].merge_operator = merge;
+  out[kInboxActivity].compaction_filter = filter;  // put, expiring
   return out;
 }
 

@@ -31,10 +31,11 @@ enum SideFamily : size_t {
   kInboxMarks,
   kInboxReceipts,
   kInboxSettings,
+  kInboxActivity,  // docs/adr/0089
   kSideFamilyCount
 };
 inline constexpr std::array<std::string_view, kSideFamilyCount> kSideFamilyNames = {
-    "inbox_index", "inbox_rows", "inbox_marks", "inbox_receipts", "inbox_settings"};
+    "inbox_index", "inbox_rows", "inbox_marks", "inbox_receipts", "inbox_settings", "inbox_activity"};
 
 // Keeps the operand whose first 16 bytes are bytewise greatest (the later one on a tie): a monotonic max
 // written blind, as a CQL cell USING TIMESTAMP. A value under 16 bytes fails the merge (Corruption).
@@ -59,7 +60,11 @@ class RefExpiryFilter final : public rocksdb::CompactionFilter {
   std::shared_ptr<const Clock> clock_;
 };
 
-// The families' options; `merge` and `filter` must outlive the database.
+// The families' options; `merge` and `filter` must outlive the database. The index and the rows get
+// memtable insert hints (insert_hint.h), as the mailbox's entries do: an index row searches the skip list
+// from where its (user, conversation)'s previous row went, a row from where its last merge went. Without
+// them these searches were a third of the shard workers' CPU at 8,000 msg/s (docs/benchmarks.md, "The
+// inbox's cost").
 std::array<rocksdb::ColumnFamilyOptions, kSideFamilyCount> side_family_options(
     const std::shared_ptr<rocksdb::MergeOperator>& merge, const rocksdb::CompactionFilter* filter);
 

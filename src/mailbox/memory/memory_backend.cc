@@ -6,6 +6,8 @@
 #include <set>
 #include <tuple>
 
+#include "mailbox/message_codec.h"
+
 namespace qim {
 
 namespace {
@@ -56,6 +58,19 @@ class MemoryBackend final : public StoreBackend {
           counters_.inserts++;
         }
       }
+    }
+    return {};
+  }
+
+  Status redact_entries(std::span<const EntryKey> entries) override {
+    std::lock_guard lock(mu_);
+    for (const auto& k : entries) {
+      auto user = mailboxes_.find(k.user.str());
+      if (user == mailboxes_.end()) continue;
+      auto it = user->second.find(k.seq.raw());
+      if (it == user->second.end()) continue;
+      counters_.updates++;
+      it->second.entry.message.body.clear();
     }
     return {};
   }
@@ -149,6 +164,17 @@ class MemoryBackend final : public StoreBackend {
   Result<uint64_t> gc_completed_dispatches() override { return uint64_t{0}; }
   OpCounters& counters() override { return counters_; }
 
+  // Test hook: whether any stored entry holds `bytes` (memory_backend_holds).
+  bool holds(std::string_view bytes) {
+    std::lock_guard lock(mu_);
+    for (const auto& [user, entries] : mailboxes_) {
+      for (const auto& [seq, stored] : entries) {
+        if (encode_message(stored.entry.message).find(bytes) != std::string::npos) return true;
+      }
+    }
+    return false;
+  }
+
   // Test hook: removes a proof row, to check that a missing proof fails closed.
   void drop_proof(const UserId& user, DayBucket bucket) {
     std::lock_guard lock(mu_);
@@ -184,6 +210,12 @@ Status memory_backend_drop_proof(StoreBackend& backend, const UserId& user, DayB
   if (memory == nullptr) return Error(Errc::kInvalidArgument, "not a memory backend");
   memory->drop_proof(user, bucket);
   return {};
+}
+
+Result<bool> memory_backend_holds(StoreBackend& backend, std::string_view bytes) {
+  auto* memory = dynamic_cast<MemoryBackend*>(&backend);
+  if (memory == nullptr) return Error(Errc::kInvalidArgument, "not a memory backend");
+  return memory->holds(bytes);
 }
 
 }  // namespace qim

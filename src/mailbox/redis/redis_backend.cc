@@ -89,6 +89,38 @@ class RedisBackend final : public StoreBackend {
     return {};
   }
 
+  // The entries' values read in one pipeline, then written back without their body by one script that
+  // sets a field only if it still holds what was read (compare-and-set: no entry created or resurrected).
+  Status redact_entries(std::span<const EntryKey> entries) override {
+    if (entries.empty()) return {};
+    RedisInstance& inst = of_user(entries.front().user);  // one shard's users: one instance
+    std::vector<RedisCommand> reads;
+    reads.reserve(entries.size());
+    for (const auto& k : entries) reads.push_back({"HGET", keys_.values(k.user), seq_hex(k.seq)});
+    counters_.reads++;
+    QIM_ASSIGN_OR_RETURN(auto replies, inst.run(reads));
+    std::vector<ScriptCall> calls;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      QIM_ASSIGN_OR_RETURN(RedisReply value, reply_or_error(std::move(replies[i]), inst.endpoint()));
+      if (value.is_nil()) continue;
+      if (value.kind != RedisReply::Kind::kString) return unexpected(inst.endpoint(), "HGET entry");
+      QIM_ASSIGN_OR_RETURN(StoredEntryValue stored, decode_entry_value(value.str));
+      if (stored.message.body.empty()) continue;
+      stored.message.body.clear();
+      if (calls.empty() || calls.back().keys.size() >= kEntriesPerScript) {
+        calls.push_back(ScriptCall{RedisScript::kRedactEntries, {}, {}});
+      }
+      calls.back().keys.push_back(keys_.values(entries[i].user));
+      calls.back().args.insert(calls.back().args.end(),
+                               {seq_hex(entries[i].seq), std::move(value.str),
+                                encode_entry_value(stored.message, stored.expires_ms)});
+    }
+    if (calls.empty()) return {};
+    QIM_ASSIGN_OR_RETURN(auto written, inst.eval(calls));
+    for (auto& r : written) QIM_RETURN_IF_ERROR(reply_or_error(std::move(r), inst.endpoint()));
+    return {};
+  }
+
   Result<std::optional<MailboxSeq>> read_frontier(ShardId shard) override {
     RedisInstance& inst = of_shard(shard);
     counters_.reads++;

@@ -125,6 +125,21 @@ end
 return n
 )lua";
 
+constexpr std::string_view kRedactEntries = R"lua(
+if #ARGV ~= 3 * #KEYS then
+  return redis.error_reply('QIM_INVARIANT redact_entries got ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments')
+end
+local n = 0
+for i = 1, #KEYS do
+  local hex, seen, redacted = ARGV[3 * i - 2], ARGV[3 * i - 1], ARGV[3 * i]
+  if redis.call('HGET', KEYS[i], hex) == seen then
+    redis.call('HSET', KEYS[i], hex, redacted)
+    n = n + 1
+  end
+end
+return n
+)lua";
+
 constexpr std::string_view kReadEntries = R"lua(
 local min, max = ARGV[1], ARGV[2]
 local limit, now = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -193,6 +208,7 @@ constexpr std::array<ScriptText, kRedisScriptCount> kScripts = {{
     {"put_entries", kPutEntries, false},
     {"read_entries", kReadEntries, false},
     {"commit_sweep", kCommitSweep, false},
+    {"redact_entries", kRedactEntries, false},
 }};
 
 // The full sources, helpers prepended, built once.
@@ -228,7 +244,7 @@ std::string_view script_name(RedisScript script) {
 
 bool script_is_cas(RedisScript script) {
   return script == RedisScript::kClaimIdentity || script == RedisScript::kWriteFrontier ||
-         script == RedisScript::kCommitSweep;
+         script == RedisScript::kCommitSweep || script == RedisScript::kRedactEntries;
 }
 
 std::string_view script_source(RedisScript script) {

@@ -35,8 +35,12 @@ enum class RedisScript : uint8_t {
   // trim hex, n, n seen bucket fields, then the expired bucket fields. QIM_LEDGER_CHANGED unless the
   // ledger still equals what the sweep saw; returns the number of entries dropped below the new trim.
   kCommitSweep,
+  // KEYS: per entry its user's values hash. ARGV: per entry seq hex, the value read, the value without
+  // its body. Sets each field to the new value only if it still holds the value read (an entry swept or
+  // rewritten meanwhile is left alone, and none is created). Returns the number of fields rewritten.
+  kRedactEntries,
 };
-inline constexpr size_t kRedisScriptCount = 5;
+inline constexpr size_t kRedisScriptCount = 6;
 
 std::string_view script_name(RedisScript script);
 // True for the scripts that compare and then set (identity, frontier, sweep): counted as LWTs.

@@ -53,6 +53,32 @@ Status ensure_component_schema(const cql::Session& session, const ComponentSchem
                          o.keyspace, c, o.version));
 }
 
+Status ensure_column(const cql::Session& session, const std::string& keyspace, const std::string& table,
+                     const std::string& column, const std::string& type) {
+  std::string ks = keyspace;  // unquoted names are stored lower-case in system_schema
+  std::transform(ks.begin(), ks.end(), ks.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  auto has_column = [&]() -> Result<bool> {
+    QIM_ASSIGN_OR_RETURN(
+        cql::Rows rows,
+        lift(session.query("SELECT column_name FROM system_schema.columns WHERE "
+                           "keyspace_name = ? AND table_name = ?",
+                           cql::Values().text(ks).text(table), cql::ExecOptions{.timeout_ms = 60'000}),
+             "schema: read the columns of " + table));
+    for (const auto& r : rows) {
+      if (auto name = r.get_text(0); name.ok() && *name == column) return true;
+    }
+    return false;
+  };
+  QIM_ASSIGN_OR_RETURN(bool present, has_column());
+  if (present) return {};
+  Status added =
+      ddl(session, table, fmt::format("ALTER TABLE {}.{} ADD {} {}", keyspace, table, column, type));
+  if (added.ok()) return {};
+  // Another process may have added it between the read and the ALTER: then it is there now.
+  QIM_ASSIGN_OR_RETURN(present, has_column());
+  return present ? Status() : added;
+}
+
 Result<cql::Prepared> prepare_in_keyspace(const cql::Session& session, const std::string& keyspace,
                                           const char* text, std::string_view component) {
   const std::string q = fmt::format(fmt::runtime(text), fmt::arg("ks", keyspace));

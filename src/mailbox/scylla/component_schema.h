@@ -29,6 +29,13 @@ bool plain_identifier(const std::string& s);
 // the keyspace holds a newer version of the component; Transport/Timeout naming the statement otherwise.
 Status ensure_component_schema(const cql::Session& session, const ComponentSchema& schema);
 
+// Adds the nullable column `column` of CQL type `type` to `keyspace`.`table` unless it has it (a table
+// created before the column existed; docs/adr/0125). A column every older statement leaves unset is safe to
+// add while processes run. Tolerates another process adding it at the same time. Transport/Timeout naming
+// the statement.
+Status ensure_column(const cql::Session& session, const std::string& keyspace, const std::string& table,
+                     const std::string& column, const std::string& type);
+
 // Prepares `text` with "{ks}" replaced by `keyspace`. InvalidArgument (bad CQL) or Transport naming the
 // component and the statement.
 Result<cql::Prepared> prepare_in_keyspace(const cql::Session& session, const std::string& keyspace,

@@ -86,13 +86,19 @@ Status ScyllaFrontierBackend::prepare() {
   QIM_RETURN_IF_ERROR(
       prepare_into(entry_write_,
                    "INSERT INTO {ks}.mailbox_entry (user_id, epoch, log_offset, message_id, "
-                   "conversation, sender, sender_device, client_msg_id, server_time_ms, body) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?"));
+                   "conversation, sender, sender_device, client_msg_id, server_time_ms, body, reply_to) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?"));
   QIM_RETURN_IF_ERROR(
       prepare_into(entry_read_,
                    "SELECT epoch, log_offset, message_id, conversation, sender, sender_device, "
-                   "client_msg_id, server_time_ms, body FROM {ks}.mailbox_entry WHERE user_id = ? "
+                   "client_msg_id, server_time_ms, body, reply_to FROM {ks}.mailbox_entry WHERE user_id = ? "
                    "AND (epoch, log_offset) > (?, ?) AND (epoch, log_offset) <= (?, ?) LIMIT ?"));
+  // The body cell deleted at the writer's time, like the entry's own write (no USING TIMESTAMP: entries
+  // are written at the driver's clock, and a timestamp below 2^48 would lose to them): the tombstone
+  // shadows the SEND's body, and deleting a cell of a row that does not exist creates no row.
+  QIM_RETURN_IF_ERROR(prepare_into(entry_redact_,
+                                   "DELETE body FROM {ks}.mailbox_entry WHERE user_id = ? AND epoch = ? "
+                                   "AND log_offset = ?"));
   QIM_RETURN_IF_ERROR(
       prepare_into(proof_write_,
                    "UPDATE {ks}.mailbox_retention_bucket_v2 USING TIMESTAMP ? AND TTL ? "
@@ -322,6 +328,16 @@ Status ScyllaFrontierBackend::write_entries(ShardId, Epoch epoch, std::span<cons
   return register_buckets(proofs, now);
 }
 
+Status ScyllaFrontierBackend::redact_entries(std::span<const EntryKey> entries) {
+  cql::BatchWriter writes(session_, plain_options(), batch_limits());
+  for (const auto& k : entries) {
+    counters_.updates++;
+    writes.add(entry_redact_,
+               Values().text(k.user.str()).int32(i32(k.seq.epoch().value)).bigint(i64(k.seq.offset().value)));
+  }
+  return lift(cql::wait_all(writes.finish()), "redact mailbox entries");
+}
+
 Status ScyllaFrontierBackend::write_proofs(Epoch epoch, const ProofMap& proofs, cql::BatchWriter& writes) {
   const int32_t ttl = entry_ttl_seconds() + static_cast<int32_t>(kProofTtlSlackSeconds);
   for (const auto& [key, seq] : proofs) {
@@ -445,6 +461,10 @@ Result<MailboxEntry> ScyllaFrontierBackend::decode_entry(const UserId& user, con
   if (!row.is_null(8)) {
     QIM_ASSIGN_OR_RETURN(auto body, cell(row.get_blob(8), "mailbox_entry.body"));
     m.body.assign(reinterpret_cast<const char*>(body.data()), body.size());
+  }
+  if (!row.is_null(9)) {
+    QIM_ASSIGN_OR_RETURN(int64_t reply_to, cell(row.get_i64(9), "mailbox_entry.reply_to"));
+    m.reply_to = MessageId{static_cast<uint64_t>(reply_to)};
   }
   return e;
 }

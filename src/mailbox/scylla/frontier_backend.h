@@ -35,6 +35,8 @@ class ScyllaFrontierBackend : public StoreBackend {
   Result<std::optional<StoredIdentity>> read_identity(ShardId shard, Epoch epoch,
                                                       const DispatchId& id) override;
   Status write_entries(ShardId shard, Epoch epoch, std::span<const MailboxEntry> entries) override;
+  // DELETE of each entry's body cell (one per entry, in UNLOGGED batches like the entry writes).
+  Status redact_entries(std::span<const EntryKey> entries) override;
   Result<std::optional<MailboxSeq>> read_frontier(ShardId shard) override;
   Result<std::vector<MailboxSeq>> read_frontiers(ShardId shard) override;
   Status write_frontier(ShardId shard, Epoch epoch, MailboxSeq expected_previous, MailboxSeq next) override;
@@ -96,8 +98,8 @@ class ScyllaFrontierBackend : public StoreBackend {
 
   LedgerCache cache_;
   cql::Prepared frontier_read_, frontier_list_, frontier_write_, identity_read_, identity_write_,
-      identity_read_many_, entry_write_, entry_read_, proof_write_, proof_read_, ledger_read_, ledger_add_,
-      ledger_create_, ledger_sweep_, ledger_user_write_, ledger_users_read_;
+      identity_read_many_, entry_write_, entry_read_, entry_redact_, proof_write_, proof_read_, ledger_read_,
+      ledger_add_, ledger_create_, ledger_sweep_, ledger_user_write_, ledger_users_read_;
 };
 
 }  // namespace qim::scylla

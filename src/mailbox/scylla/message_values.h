@@ -11,15 +11,17 @@
 
 namespace qim::scylla {
 
-// Appends id, conversation, sender, sender_device, client_msg_id, server_time_ms, body to `values`.
+// Appends id, conversation, sender, sender_device, client_msg_id, server_time_ms, body, reply_to to
+// `values`. reply_to (docs/adr/0125) is unset for a plain message: no cell, no tombstone, as before replies.
 inline cql::Values& bind_message_columns(cql::Values& values, const Message& m) {
-  return values.bigint(static_cast<int64_t>(m.id.value))
+  values.bigint(static_cast<int64_t>(m.id.value))
       .text(m.conversation.str())
       .text(m.sender.str())
       .text(m.sender_device.str())
       .text(m.client_msg_id)
       .bigint(m.server_time_ms)
       .blob(std::string_view(m.body));
+  return m.reply_to ? values.bigint(static_cast<int64_t>(m.reply_to->value)) : values.unset();
 }
 
 }  // namespace qim::scylla

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "mailbox/scylla/component_schema.h"
 #include "mailbox/scylla/cql_status.h"
 
 namespace qim::scylla {
@@ -23,7 +24,7 @@ const std::vector<const char*> kTables = {
     R"(CREATE TABLE IF NOT EXISTS {ks}.mailbox_entry (
          user_id text, epoch int, log_offset bigint,
          message_id bigint, conversation text, sender text, sender_device text, client_msg_id text,
-         server_time_ms bigint, body blob,
+         server_time_ms bigint, body blob, reply_to bigint,
          PRIMARY KEY (user_id, epoch, log_offset)) WITH CLUSTERING ORDER BY (epoch ASC, log_offset ASC))",
     // Retention proof: the max mailbox_seq per (user, day, epoch); reads take the max over epochs.
     R"(CREATE TABLE IF NOT EXISTS {ks}.mailbox_retention_bucket_v2 (
@@ -84,6 +85,8 @@ Status ensure_schema(const cql::Session& session, const SchemaOptions& options) 
     return {};
   };
   QIM_RETURN_IF_ERROR(create(kTables));
+  // Replies (docs/adr/0125): a table created before them gains the column.
+  QIM_RETURN_IF_ERROR(ensure_column(session, ks, "mailbox_entry", "reply_to", "bigint"));
   if (options.lwt_form) QIM_RETURN_IF_ERROR(create(kLwtFormTables));
   return run_ddl(session,
                  fmt::format("INSERT INTO {}.qim_schema_version (component, version) VALUES ('mailbox', {})",

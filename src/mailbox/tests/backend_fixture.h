@@ -44,6 +44,11 @@ class BackendHarness {
   virtual Result<std::unique_ptr<StoreBackend>> open(const BackendContext& context) = 0;
   // Deletes every proof row of (user, bucket), through `backend` (the one this harness opened last).
   virtual Status drop_proof(StoreBackend& backend, const UserId& user, DayBucket bucket) = 0;
+  // Whether the engine itself holds `bytes` anywhere in a stored entry of this harness's data, read past
+  // the store (docs/adr/0129's check that a recall leaves no body): the memory backend's rows, a
+  // read-only RocksDB open iterating the entries family, every key of the Redis prefix with its values,
+  // every row of the keyspace's mailbox_entry. `backend` is the one this harness opened last.
+  virtual Result<bool> engine_holds(StoreBackend& backend, std::string_view bytes) = 0;
 };
 
 struct BackendFixture {

@@ -33,6 +33,8 @@ class StoreSession {
   Status drop_proof(const UserId& user, DayBucket bucket) {
     return harness_->drop_proof(*backend_, user, bucket);
   }
+  // Whether the engine itself holds `bytes` in a stored entry (BackendHarness::engine_holds).
+  Result<bool> engine_holds(std::string_view bytes) { return harness_->engine_holds(*backend_, bytes); }
 
  private:
   Status open(std::optional<uint32_t> page_max);

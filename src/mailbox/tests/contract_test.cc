@@ -40,6 +40,26 @@ TEST_P(ContractTest, FreshRecordBecomesVisibleOnlyWhenFinished) {
   EXPECT_EQ(seqs(alice_), std::vector{seq_of(1, 10)});
 }
 
+// A reply's reference (docs/adr/0125) is kept by every backend, beside a plain message without one; a
+// reply to message 0 (partition 0's first message) too.
+TEST_P(ContractTest, AReplyKeepsItsReplyTo) {
+  Message reply = make_message(2, alice_, clock_->now_ms());
+  reply.reply_to = MessageId{0};
+  const auto plain = to_bob("d1", 1);
+  const auto r = make_record("d2", reply, {{bob_, alice_}});
+  ASSERT_TRUE(is_ok(begin(plain, 10)));
+  ASSERT_TRUE(is_ok(write(plain)));
+  ASSERT_TRUE(is_ok(finish(plain, MailboxSeq{}, 10)));
+  ASSERT_TRUE(is_ok(begin(r, 11)));
+  ASSERT_TRUE(is_ok(write(r)));
+  ASSERT_TRUE(is_ok(finish(r, seq_of(1, 10), 11)));
+  const auto entries = mailbox(bob_);
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_FALSE(entries[0].message.reply_to);
+  EXPECT_EQ(entries[1].message, reply);
+  EXPECT_EQ(entries[1].message.reply_to, MessageId{0});
+}
+
 TEST_P(ContractTest, IncompleteManifestIsRefusedAndFrontierStays) {
   const auto r = record("d1", 1, {{bob_}, {carol_}, {alice_}});
   ASSERT_TRUE(is_ok(begin(r, 10)));

@@ -7,7 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <rocksdb/db.h>
+
 #include "mailbox/embedded/embedded_backend.h"
+#include "mailbox/embedded/rows.h"
 #include "mailbox/tests/backend_fixture.h"
 
 namespace qim::test {
@@ -27,6 +30,29 @@ class EmbeddedHarness final : public BackendHarness {
   }
   Status drop_proof(StoreBackend& backend, const UserId& user, DayBucket bucket) override {
     return embedded_backend_drop_proof(backend, user, bucket);
+  }
+  // A second, read-only open of the directory (it takes no lock; it replays the WAL the store wrote) and
+  // an iteration of the entries family: what `ldb scan` would show an operator.
+  Result<bool> engine_holds(StoreBackend&, std::string_view bytes) override {
+    const std::string path = dir_ + "/mailbox";
+    std::vector<rocksdb::ColumnFamilyDescriptor> families = {{rocksdb::kDefaultColumnFamilyName, {}},
+                                                             {std::string(embedded::kEntriesFamily), {}}};
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* raw = nullptr;
+    rocksdb::Status s = rocksdb::DB::OpenForReadOnly({}, path, families, &handles, &raw);
+    if (!s.ok()) return Error(Errc::kIo, "read-only open of " + path + ": " + s.ToString());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    bool found = false;
+    {
+      std::unique_ptr<rocksdb::Iterator> it(db->NewIterator({}, handles[1]));
+      for (it->SeekToFirst(); it->Valid() && !found; it->Next()) {
+        found = it->value().ToStringView().find(bytes) != std::string_view::npos;
+      }
+      s = it->status();
+    }
+    for (auto* h : handles) (void)db->DestroyColumnFamilyHandle(h);
+    if (!s.ok()) return Error(Errc::kIo, "iterate entries of " + path + ": " + s.ToString());
+    return found;
   }
 
  private:

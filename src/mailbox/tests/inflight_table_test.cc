@@ -34,6 +34,7 @@ class UncertainFrontier final : public StoreBackend {
   Status write_entries(ShardId shard, Epoch epoch, std::span<const MailboxEntry> entries) override {
     return t_->write_entries(shard, epoch, entries);
   }
+  Status redact_entries(std::span<const EntryKey> entries) override { return t_->redact_entries(entries); }
   Result<std::optional<MailboxSeq>> read_frontier(ShardId shard) override { return t_->read_frontier(shard); }
   Status write_frontier(ShardId shard, Epoch epoch, MailboxSeq expected_previous, MailboxSeq next) override {
     QIM_RETURN_IF_ERROR(t_->write_frontier(shard, epoch, expected_previous, next));

@@ -18,6 +18,9 @@ class MemoryHarness final : public BackendHarness {
   Status drop_proof(StoreBackend&, const UserId& user, DayBucket bucket) override {
     return memory_backend_drop_proof(*rows_, user, bucket);
   }
+  Result<bool> engine_holds(StoreBackend&, std::string_view bytes) override {
+    return memory_backend_holds(*rows_, bytes);
+  }
 
  private:
   std::unique_ptr<StoreBackend> rows_;

@@ -26,6 +26,34 @@ TEST(MessageCodec, MessageRoundTrips) {
   EXPECT_EQ(*decoded, m);
 }
 
+// A reply carries reply_to (docs/adr/0125) in a version 2; a plain message stays version 1 byte for byte.
+TEST(MessageCodec, AReplyRoundTripsAndAPlainMessageStaysVersionOne) {
+  const Message plain = sample_message();
+  const std::string plain_bytes = encode_message(plain);
+  EXPECT_EQ(plain_bytes[0], 1);
+  Message reply = plain;
+  reply.reply_to = MessageId{(uint64_t{3} << 48) | 41};
+  const std::string reply_bytes = encode_message(reply);
+  EXPECT_EQ(reply_bytes[0], 2);
+  EXPECT_EQ(reply_bytes.substr(1, plain_bytes.size() - 1), plain_bytes.substr(1));
+  auto decoded = decode_message(reply_bytes);
+  ASSERT_TRUE(is_ok(decoded));
+  EXPECT_EQ(*decoded, reply);
+  // In a dispatch record too, and only a reply's digest differs from a plain message's.
+  DispatchRecord rec = sample_record();
+  rec.message = reply;
+  auto back = decode_dispatch_record(encode_dispatch_record(rec));
+  ASSERT_TRUE(is_ok(back));
+  EXPECT_EQ(back->message.reply_to, reply.reply_to);
+  // A truncated reply_to is corrupt; a reply to message 0 (partition 0's first message) is one.
+  EXPECT_EQ(decode_message(reply_bytes.substr(0, reply_bytes.size() - 1)).code(), Errc::kCorruptEntry);
+  Message zero = plain;
+  zero.reply_to = MessageId{0};
+  auto zero_back = decode_message(encode_message(zero));
+  ASSERT_TRUE(is_ok(zero_back));
+  EXPECT_EQ(*zero_back, zero);
+}
+
 TEST(MessageCodec, MessageWithoutDeviceOrBodyRoundTrips) {
   Message m = sample_message();
   m.sender_device = DeviceId{};

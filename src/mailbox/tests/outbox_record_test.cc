@@ -25,6 +25,28 @@ TEST(OutboxRecord, RoundTrips) {
   EXPECT_EQ(*decoded, sample());
 }
 
+// A reply is version 4 (docs/adr/0125): version 1's bytes then reply_to; a plain SEND is version 1.
+TEST(OutboxRecord, AReplyIsVersionFourAndAPlainSendUnchanged) {
+  const std::string plain = encode_outbox_record(sample());
+  EXPECT_EQ(plain[0], 1);
+  OutboxRecord reply = sample();
+  reply.reply_to = MessageId{(uint64_t{2} << 48) | 7};
+  const std::string bytes = encode_outbox_record(reply);
+  EXPECT_EQ(bytes[0], 4);
+  EXPECT_EQ(bytes.substr(1, plain.size() - 1), plain.substr(1));
+  auto decoded = decode_outbox_record(bytes);
+  ASSERT_TRUE(is_ok(decoded));
+  EXPECT_EQ(*decoded, reply);
+  EXPECT_EQ(to_message(*decoded, MessageId{9}).reply_to, reply.reply_to);
+  EXPECT_FALSE(decode_outbox_record(bytes.substr(0, bytes.size() - 1)).ok());
+  // An event never carries reply_to: the event's version, without it.
+  OutboxRecord event = reply;
+  event.event = MessageEvent{MessageEventKind::kRecall, MessageId{5}};
+  auto back = decode_outbox_record(encode_outbox_record(event));
+  ASSERT_TRUE(is_ok(back));
+  EXPECT_FALSE(back->reply_to);
+}
+
 TEST(OutboxRecord, RoundTripsWithoutDevice) {
   OutboxRecord r = sample();
   r.sender_device = DeviceId{};

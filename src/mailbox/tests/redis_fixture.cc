@@ -32,6 +32,38 @@ class RedisHarness final : public BackendHarness {
     return {};
   }
 
+  // Every key of the prefix on every instance, with its values (a hash's fields and values, a sorted
+  // set's members, a string).
+  Result<bool> engine_holds(StoreBackend&, std::string_view bytes) override {
+    auto has = [&](const RedisReply& r) {
+      if (r.str.find(bytes) != std::string::npos) return true;
+      for (const auto& e : r.elements) {
+        if (e.str.find(bytes) != std::string::npos) return true;
+      }
+      return false;
+    };
+    for (const auto& text : endpoints_) {
+      QIM_ASSIGN_OR_RETURN(RedisEndpoint endpoint, RedisEndpoint::parse(text));
+      QIM_ASSIGN_OR_RETURN(auto conn, RedisConnection::open(endpoint, RedisTimeouts{}));
+      std::string cursor = "0";
+      do {
+        QIM_ASSIGN_OR_RETURN(RedisReply page,
+                             conn->run({"SCAN", cursor, "MATCH", prefix_ + "*", "COUNT", "1000"}));
+        if (page.elements.size() != 2) return Error(Errc::kTransport, "unexpected SCAN reply");
+        cursor = page.elements[0].str;
+        for (const auto& key : page.elements[1].elements) {
+          QIM_ASSIGN_OR_RETURN(RedisReply type, conn->run({"TYPE", key.str}));
+          RedisCommand read = {"GET", key.str};
+          if (type.str == "hash") read = {"HGETALL", key.str};
+          if (type.str == "zset") read = {"ZRANGE", key.str, "0", "-1"};
+          QIM_ASSIGN_OR_RETURN(RedisReply value, conn->run(read));
+          if (has(value)) return true;
+        }
+      } while (cursor != "0");
+    }
+    return false;
+  }
+
  private:
   std::vector<std::string> endpoints_;
   std::string prefix_;

@@ -48,6 +48,24 @@ class ScyllaHarness final : public BackendHarness {
     return {};
   }
 
+  // Every row of the keyspace's mailbox_entry (a test's keyspace holds a few), each column that holds
+  // message bytes.
+  Result<bool> engine_holds(StoreBackend&, std::string_view bytes) override {
+    auto rows = admin_.query("SELECT body, client_msg_id FROM " + keyspace_ + ".mailbox_entry", {},
+                             cql::ExecOptions{.consistency = cql::Consistency::kQuorum});
+    if (!rows.ok()) return scylla::to_error(rows.error(), "scan mailbox_entry");
+    for (size_t i = 0; i < rows->size(); ++i) {
+      const cql::Row row = rows->row(i);
+      if (!row.is_null(0)) {
+        auto body = row.get_blob(0);
+        if (!body.ok()) return scylla::to_error(body.error(), "mailbox_entry.body");
+        const std::string_view text(reinterpret_cast<const char*>(body->data()), body->size());
+        if (text.find(bytes) != std::string_view::npos) return true;
+      }
+    }
+    return false;
+  }
+
  private:
   cql::Session admin_;
   std::string keyspace_;
