@@ -491,7 +491,8 @@ ApiResponse ApiRouter::history(const std::map<std::string, std::string>& q, cons
   const HistoryFrame f = std::get<HistoryFrame>(std::get<ClientFrame>(std::move(parsed)).body);
   // The server reads as itself (reader nullopt): any conversation, a group's whole delivered history.
   return from_frame(answer_history(deps_.history, deps_.groups, nullptr, std::string(kRef), std::nullopt,
-                                   HistoryQuery{f.conversation, f.before, f.limit}, nullptr, deps_.messages));
+                                   HistoryQuery{f.conversation, f.before, f.limit}, nullptr, deps_.messages,
+                                   deps_.outbox));
 }
 
 ApiResponse ApiRouter::conversations(const std::map<std::string, std::string>& q, const std::string& user) {

@@ -475,8 +475,8 @@ void Connection::handle_history(const std::string& ref, const HistoryFrame& f) {
   GatewayMetrics* metrics = &ctx_.metrics;
   run_pooled(ctx_.blocking, ref,
              [history, metrics, query, ref, privacy = privacy_backend(), messages = ctx_.deps.messages,
-              user = principal_->user] {
-               return answer_history(history, nullptr, metrics, ref, user, query, privacy, messages);
+              outbox = ctx_.deps.outbox, user = principal_->user] {
+               return answer_history(history, nullptr, metrics, ref, user, query, privacy, messages, outbox);
              });
 }
 
@@ -492,8 +492,8 @@ void Connection::handle_group_history(const std::string& ref, const HistoryFrame
   GatewayMetrics* metrics = &ctx_.metrics;
   run_pooled(ctx_.blocking, ref,
              [groups, history, metrics, query, ref, privacy = privacy_backend(),
-              messages = ctx_.deps.messages, user = principal_->user] {
-               return answer_history(history, groups, metrics, ref, user, query, privacy, messages);
+              messages = ctx_.deps.messages, outbox = ctx_.deps.outbox, user = principal_->user] {
+               return answer_history(history, groups, metrics, ref, user, query, privacy, messages, outbox);
              });
 }
 

@@ -28,12 +28,12 @@ namespace {
 // Without a message state store or an inbox, the page without those.
 std::string page_for(GatewayMetrics* metrics, const std::string& ref, const ConversationId& c,
                      HistoryPage page, InboxBackend* privacy, MessageStateStore* messages,
-                     const std::optional<UserId>& reader, HistoryStore& history) {
+                     const std::optional<UserId>& reader, HistoryStore& history, Log* outbox) {
   // The replies' quotes (reply_quotes.h): before the page's own recalls clear their bodies.
   if (Status s = quote_replies(history, messages, page); !s.ok())
     return read_error_frame(metrics, ref, "HISTORY of " + c.str(), s.error());
   if (messages != nullptr && !page.messages.empty()) {
-    if (Status s = annotate_history_page(*messages, page, reader); !s.ok())
+    if (Status s = annotate_history_page(*messages, page, reader, outbox); !s.ok())
       return read_error_frame(metrics, ref, "HISTORY of " + c.str(), s.error());
   }
   if (privacy == nullptr || !reader || page.messages.empty()) return encode_history_page(ref, c, page);
@@ -48,7 +48,8 @@ std::string page_for(GatewayMetrics* metrics, const std::string& ref, const Conv
 
 std::string answer_history(HistoryStore* history, GroupStore* groups, GatewayMetrics* metrics,
                            const std::string& ref, const std::optional<UserId>& reader,
-                           const HistoryQuery& query, InboxBackend* privacy, MessageStateStore* messages) {
+                           const HistoryQuery& query, InboxBackend* privacy, MessageStateStore* messages,
+                           Log* outbox) {
   auto refuse = [&](WireCode code, const std::string& message) {
     if (metrics != nullptr) metrics->errors(code).Increment();
     return encode_error(ref, code, message);
@@ -72,7 +73,7 @@ std::string answer_history(HistoryStore* history, GroupStore* groups, GatewayMet
     auto page = read_group_history(*history, *groups, group, query, joined);
     if (!page.ok())
       return read_error_frame(metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
-    return page_for(metrics, ref, query.conversation, std::move(*page), privacy, messages, reader, *history);
+    return page_for(metrics, ref, query.conversation, std::move(*page), privacy, messages, reader, *history, outbox);
   }
   if (reader && !is_member(*reader, query.conversation))
     return refuse(WireCode::kForbidden,
@@ -81,7 +82,7 @@ std::string answer_history(HistoryStore* history, GroupStore* groups, GatewayMet
   if (history == nullptr) return refuse(WireCode::kUnavailable, "history is not served by this gateway");
   auto page = history->read(query);
   if (page.ok())
-    return page_for(metrics, ref, query.conversation, std::move(*page), privacy, messages, reader, *history);
+    return page_for(metrics, ref, query.conversation, std::move(*page), privacy, messages, reader, *history, outbox);
   return read_error_frame(metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
 }
 

@@ -26,7 +26,7 @@ namespace qim {
 std::string answer_history(HistoryStore* history, GroupStore* groups, GatewayMetrics* metrics,
                            const std::string& ref, const std::optional<UserId>& reader,
                            const HistoryQuery& query, InboxBackend* privacy = nullptr,
-                           MessageStateStore* messages = nullptr);
+                           MessageStateStore* messages = nullptr, Log* outbox = nullptr);
 
 // The ERROR frame of a failed store or history read (INTERNAL logged, not shown); counted in `metrics`
 // (optional).

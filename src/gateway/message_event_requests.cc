@@ -46,7 +46,7 @@ WireCode wire_code_of(EventRefusal refusal) {
 }
 
 Status annotate_history_page(MessageStateStore& messages, HistoryPage& page,
-                             const std::optional<UserId>& reader) {
+                             const std::optional<UserId>& reader, Log* outbox) {
   if (page.messages.empty()) return {};
   std::vector<MessageId> ids;
   ids.reserve(page.messages.size());
@@ -65,7 +65,17 @@ Status annotate_history_page(MessageStateStore& messages, HistoryPage& page,
     }
     if (life.recalled || life.edit_count > 0 || !life.reactions.empty()) page.life[ids[i].value] = life;
     // Fanout decided the recall; the archiver may not have written the tombstone yet: never serve the body.
-    if (life.recalled) page.messages[i].body.clear();
+    if (life.recalled) {
+      page.messages[i].body.clear();
+    } else if (life.edit_count > 0 && outbox != nullptr) {
+      // The marks are fanout's; the row's body is the archiver's, which lags it (docs/adr/0155). The last
+      // edit's own record holds the body the row will get: serve that, so marks and body agree. Without it
+      // (retention took it), the row's body, which the archiver wrote long before.
+      if (auto edit = states[i]->last_edit_offset()) {
+        QIM_ASSIGN_OR_RETURN(auto body, read_edit_body(*outbox, ids[i], *edit));
+        if (body) page.messages[i].body = std::move(*body);
+      }
+    }
   }
   return {};
 }

@@ -10,6 +10,7 @@
 #include "core/status.h"
 #include "gateway/protocol/wire_code.h"
 #include "lifecycle/message_state_store.h"
+#include "log/log.h"
 
 namespace qim {
 
@@ -19,8 +20,10 @@ WireCode wire_code_of(EventRefusal refusal);
 
 // Fills page.life from `messages` for the page's messages that were edited, recalled or reacted to: the
 // reactions as counts per reaction, `mine` when `reader` holds it (none without a reader: the server
-// API's reads). The store's errors.
+// API's reads). A recalled message loses its body; an edited one gets its last edit's body read from
+// `outbox` (the row's may lag: the archiver writes it after fanout decided the edit), the row's when the
+// log no longer holds that edit or `outbox` is null. The store's and the log's errors.
 Status annotate_history_page(MessageStateStore& messages, HistoryPage& page,
-                             const std::optional<UserId>& reader = std::nullopt);
+                             const std::optional<UserId>& reader = std::nullopt, Log* outbox = nullptr);
 
 }  // namespace qim

@@ -9,22 +9,29 @@ namespace qim {
 
 namespace {
 
+// The record at (partition, offset), decoded, if the log still holds one there. Past the end (an id never
+// given) or below the start (removed by retention): nullopt, not an error; so is a record that does not
+// decode (a newer binary's).
+Result<std::optional<OutboxRecord>> read_record_at(Log& outbox, uint32_t partition, uint64_t offset) {
+  QIM_ASSIGN_OR_RETURN(Offset end, outbox.end_offset(partition));
+  QIM_ASSIGN_OR_RETURN(Offset start, outbox.start_offset(partition));
+  if (offset >= end.value || offset < start.value) return std::optional<OutboxRecord>();
+  QIM_ASSIGN_OR_RETURN(auto records, outbox.read(partition, Offset{offset}, 1, std::chrono::milliseconds(0)));
+  if (records.empty() || records.front().offset.value != offset) return std::optional<OutboxRecord>();
+  auto rec = decode_outbox_record(records.front().value);
+  if (!rec.ok()) return std::optional<OutboxRecord>();
+  return std::optional<OutboxRecord>(std::move(rec).value());
+}
+
 // The chat message's SEND record at target's position, if the log still holds one there.
 Result<std::optional<OutboxRecord>> read_target_record(Log& outbox, MessageId target, uint32_t partition,
                                                        uint64_t before) {
   const uint64_t target_partition = target.value >> kOffsetBits;
   const uint64_t target_offset = target.value & ((uint64_t{1} << kOffsetBits) - 1);
   if (target_partition != partition || target_offset >= before) return std::optional<OutboxRecord>();
-  // Past the end (an id never given) or below the start (removed by retention): no message, not an error.
-  QIM_ASSIGN_OR_RETURN(Offset end, outbox.end_offset(partition));
-  QIM_ASSIGN_OR_RETURN(Offset start, outbox.start_offset(partition));
-  if (target_offset >= end.value || target_offset < start.value) return std::optional<OutboxRecord>();
-  QIM_ASSIGN_OR_RETURN(auto records,
-                       outbox.read(partition, Offset{target_offset}, 1, std::chrono::milliseconds(0)));
-  if (records.empty() || records.front().offset.value != target_offset) return std::optional<OutboxRecord>();
-  auto rec = decode_outbox_record(records.front().value);
-  if (!rec.ok() || rec->group_op || rec->event || rec->read_through) return std::optional<OutboxRecord>();
-  return std::optional<OutboxRecord>(std::move(rec).value());
+  QIM_ASSIGN_OR_RETURN(auto rec, read_record_at(outbox, partition, target_offset));
+  if (!rec || rec->group_op || rec->event || rec->read_through) return std::optional<OutboxRecord>();
+  return rec;
 }
 
 }  // namespace
@@ -32,6 +39,14 @@ Result<std::optional<OutboxRecord>> read_target_record(Log& outbox, MessageId ta
 Result<std::optional<std::string>> read_event_target_body(Log& outbox, MessageId target, uint32_t partition) {
   QIM_ASSIGN_OR_RETURN(auto rec, read_target_record(outbox, target, partition, UINT64_MAX));
   if (!rec) return std::optional<std::string>();
+  return std::optional<std::string>(std::move(rec->body));
+}
+
+Result<std::optional<std::string>> read_edit_body(Log& outbox, MessageId target, uint64_t edit_offset) {
+  const auto partition = static_cast<uint32_t>(target.value >> kOffsetBits);
+  QIM_ASSIGN_OR_RETURN(auto rec, read_record_at(outbox, partition, edit_offset));
+  if (!rec || !rec->event || rec->event->kind != MessageEventKind::kEdit || rec->event->target != target)
+    return std::optional<std::string>();
   return std::optional<std::string>(std::move(rec->body));
 }
 

@@ -21,4 +21,9 @@ Result<std::optional<MessageState>> read_event_target(Log& outbox, MessageId tar
 // live in the body: docs/adr/0113); nullopt where read_event_target finds no message. The log's errors.
 Result<std::optional<std::string>> read_event_target_body(Log& outbox, MessageId target, uint32_t partition);
 
+// The body the EDIT of `target` at `edit_offset` (MessageState::last_edit_offset) set: the message's current
+// body, the one the archiver writes to its history row once it reaches that edit. nullopt when the log no
+// longer holds the record (retention) or the record there is not an edit of `target`. The log's errors.
+Result<std::optional<std::string>> read_edit_body(Log& outbox, MessageId target, uint64_t edit_offset);
+
 }  // namespace qim
