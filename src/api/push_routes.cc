@@ -52,7 +52,7 @@ ApiResponse ApiRouter::push_targets(const ApiRequest& r, const std::vector<std::
   }
   auto device = DeviceId::parse(parts[4]);
   if (!device.ok()) return problem(WireCode::kInvalidArgument, "device: " + device.error().message());
-  const int64_t now = deps_.clock->now_ms();
+  const int64_t now = deps_.inbox->backend().cell_version(deps_.clock->now_ms());
   if (r.method == "DELETE") {
     if (Status s = registry.unregister_device(*user, *device, now); !s.ok())
       return problem(wire_code_of(s.code()), s.error().message());

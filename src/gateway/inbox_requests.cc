@@ -210,7 +210,7 @@ std::string answer_settings(const InboxRequestDeps& deps, const std::string& ref
                             const SettingsFrame& f) {
   InboxBackend& backend = deps.inbox->backend();
   // Last writer wins by the gateway's clock (a cell per setting, inbox_backend.h).
-  const int64_t version = deps.clock->now_ms();
+  const int64_t version = backend.cell_version(deps.clock->now_ms());
   for (const auto& [key, value] :
        {std::pair{kSettingReceipts, f.receipts}, std::pair{kSettingPresence, f.presence}}) {
     if (!value) continue;

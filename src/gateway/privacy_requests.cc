@@ -43,7 +43,7 @@ std::optional<std::string> not_a_party(const InboxRequestDeps& deps, const std::
 std::string answer_block(const InboxRequestDeps& deps, const std::string& ref, const InboxCaller& caller,
                          const BlockFrame& f) {
   Privacy privacy(deps.inbox->backend());
-  const int64_t version = deps.clock->now_ms();
+  const int64_t version = deps.inbox->backend().cell_version(deps.clock->now_ms());
   Status s =
       f.blocked ? privacy.block(caller.user, f.user, version) : privacy.unblock(caller.user, f.user, version);
   if (!s.ok()) return failed(deps, ref, (f.blocked ? "BLOCK of " : "UNBLOCK of ") + f.user.str(), s.error());
@@ -57,7 +57,7 @@ std::string answer_mute(const InboxRequestDeps& deps, const std::string& ref, co
                         const MuteFrame& f) {
   if (auto refused = not_a_party(deps, ref, caller, f.conversation)) return *refused;
   Privacy privacy(deps.inbox->backend());
-  const int64_t version = deps.clock->now_ms();
+  const int64_t version = deps.inbox->backend().cell_version(deps.clock->now_ms());
   Status s = f.muted ? privacy.mute(caller.user, f.conversation, f.until_ms, version)
                      : privacy.unmute(caller.user, f.conversation, version);
   if (!s.ok()) return failed(deps, ref, "MUTE of " + f.conversation.str(), s.error());
@@ -70,7 +70,7 @@ std::string answer_delete(const InboxRequestDeps& deps, const std::string& ref, 
                           const DeleteForMeFrame& f) {
   if (auto refused = not_a_party(deps, ref, caller, f.conversation)) return *refused;
   Privacy privacy(deps.inbox->backend());
-  const int64_t version = deps.clock->now_ms();
+  const int64_t version = deps.inbox->backend().cell_version(deps.clock->now_ms());
   // Only what the caller can see can be deleted: the conversation's latest visible entry of their mailbox.
   auto summary = deps.inbox->conversation(caller.user, f.conversation);
   if (!summary.ok()) return failed(deps, ref, "DELETE_FOR_ME of " + f.conversation.str(), summary.error());

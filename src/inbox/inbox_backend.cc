@@ -6,6 +6,15 @@
 
 namespace qim {
 
+int64_t InboxBackend::cell_version(int64_t now_ms) {
+  int64_t last = last_cell_version_.load(std::memory_order_relaxed);
+  int64_t next = 0;
+  do {
+    next = std::max(now_ms, last + 1);
+  } while (!last_cell_version_.compare_exchange_weak(last, next, std::memory_order_relaxed));
+  return next;
+}
+
 // The defaults read every row of the user (O(conversations)): correct for any backend, fast for none; a
 // backend with an activity index overrides them (docs/adr/0089).
 

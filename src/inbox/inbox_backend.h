@@ -11,6 +11,7 @@
 //
 // Backends are thread-safe; errors are values (core/status.h), none swallowed.
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -171,6 +172,16 @@ class InboxBackend : public EntrySink {
   // Requests sent to the engine, a pipeline counting once (so tests and benchmarks see round trips, not
   // commands); 0 for an engine in the process.
   virtual uint64_t round_trips() const { return 0; }
+
+  // The version a door of this process writes a last-writer-wins cell at (a setting, a block, a mute, a
+  // delete for me, a push registration): `now_ms`, or one above the last version this backend gave when
+  // that is not below `now_ms`. Two writes of one cell through this process in the same millisecond (a
+  // registration, then its removal) so keep their order; at an equal version the engines would keep the
+  // larger value (as CQL does), not the later write. Thread-safe.
+  int64_t cell_version(int64_t now_ms);
+
+ private:
+  std::atomic<int64_t> last_cell_version_{0};
 };
 
 }  // namespace qim

@@ -137,5 +137,27 @@ TEST(PushFramesTest, ABadPushRegisterGetsItsDocumentedWireCodeAndIsCounted) {
   EXPECT_EQ(metrics.errors(WireCode::kInvalidArgument).Value(), 0);
 }
 
+// A registration and its removal in the same millisecond (a client that registers and at once changes
+// its mind): both cells would carry that millisecond as their version, and at an equal version the engines
+// keep one of the two values, not the later write. The door's cell_version keeps the order.
+TEST(PushFramesTest, AnUnregisterInTheSameMillisecondAsTheRegisterWins) {
+  auto clock = std::make_shared<ManualClock>(1'700'000'000'000);  // never advanced
+  BackendContext ctx;
+  ctx.clock = clock;
+  auto backend = make_memory_inbox(ctx);
+  const UserId bob = UserId::parse("bob").value();
+  const DeviceId phone = DeviceId::parse("phone").value();
+  auto ask = [&](const std::string& text) {
+    return answer_push_request(*backend, *clock, bob, phone, "r", *parse_push_request(text));
+  };
+  const std::string fcm = R"({"type":"PUSH_REGISTER","provider":"fcm","token":"t"})";
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_NE(ask(fcm).find("PUSH_REGISTERED"), std::string::npos);
+    EXPECT_EQ(PushRegistry(*backend).devices(bob).value().size(), 1u) << "round " << round;
+    ASSERT_NE(ask(R"({"type":"PUSH_UNREGISTER"})").find("PUSH_UNREGISTERED"), std::string::npos);
+    EXPECT_TRUE(PushRegistry(*backend).devices(bob).value().empty()) << "round " << round;
+  }
+}
+
 }  // namespace
 }  // namespace qim
