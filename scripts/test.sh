@@ -6,7 +6,7 @@
 #   QIM_TEST_SKIP_CLUSTER=1 ...      skip the three-node Cassandra gate (faster local runs)
 #
 # Output (DEVELOPERS.md, "Tests"): each phase starts with "=== test phase: NAME" and ends with
-# "=== NAME: passed (...)" or "=== NAME: FAILED (...: why)"; after the engines are stopped, a summary of
+# "=== NAME: passed (...) in T s" or "=== NAME: FAILED (...: why) in T s"; after the engines are stopped, a summary of
 # the phases and, as the very last line, "tests: N passed, M failed": every individual test of every phase
 # (ctest's, counted from its JUnit report, and each smoke script's checks). A phase that fails without a
 # failed test of its own (its engine did not start, it ran no test, all its tests were skipped, a test
@@ -28,6 +28,8 @@ setup() {
   # the total line.
   trap 'rc=$?; echo "test: stopped before the first phase (exit code $rc)"; echo "tests: 0 passed, 1 failed"; exit $((rc ? rc : 1))' EXIT
   [[ ${QIM_TEST_SKIP_BUILD:-0} == 1 ]] || bash scripts/build.sh
+  echo "test: installing and building took $SECONDS s"
+  phase_mark=$SECONDS
 
   export QIM_RUN_DIR=${QIM_RUN_DIR:-/tmp/qim-test-engines}
   engines=scripts/engines
@@ -148,6 +150,9 @@ record() {
     if ((failed == 0)); then failed=$((skipped > 0 ? skipped : 1)); fi
     line="$name: FAILED ($passed passed, $failed failed, $skipped skipped: $why)"
   fi
+  # The time since the previous phase ended (its engine's start included), so a slow run says where.
+  line="$line in $((SECONDS - phase_mark)) s"
+  phase_mark=$SECONDS
   total_passed=$((total_passed + passed))
   total_failed=$((total_failed + failed))
   phase_lines+=("$line")
@@ -319,7 +324,11 @@ node_phase() {
   # The patterns are expanded in clients/js (Node 20's --test does not expand globs itself). The counts come
   # from the TAP reporter's summary, which Debian 12's Node 18 has too (its --test has no junit reporter).
   # shellcheck disable=SC2048,SC2086
-  (cd clients/js && files=($*) && QIM_BINARY=$PWD/../../build/release/src/app/qim node --test \
+  # Bounded (QIM_TEST_NODE_TIMEOUT seconds, 15 min by default): a test file whose process never exits (a
+  # handle left open) would otherwise hold the whole run. timeout signals its process group: node, its test
+  # files' processes and the `qim up` they started.
+  (cd clients/js && files=($*) && QIM_BINARY=$PWD/../../build/release/src/app/qim \
+    timeout --kill-after=30 "${QIM_TEST_NODE_TIMEOUT:-900}" node --test \
     --test-reporter=spec --test-reporter-destination=stdout --test-reporter=tap \
     --test-reporter-destination="$tap" "${files[@]}") || rc=$?
   local counts passed failed skipped why=""
@@ -334,6 +343,10 @@ if "pass" in totals and "fail" in totals:
     print(totals["pass"], totals["fail"] + totals.get("cancelled", 0), totals.get("skipped", 0) + totals.get("todo", 0))
 PY
 )
+  if ((rc == 124 || rc == 137)); then
+    record "$name" 0 0 0 "node --test did not finish within ${QIM_TEST_NODE_TIMEOUT:-900} s (killed)"
+    return 0
+  fi
   if ! [[ $counts =~ ^[0-9]+\ [0-9]+\ [0-9]+$ ]]; then
     record "$name" 0 0 0 "no readable TAP summary from node --test (exit $rc)"
     return 0
@@ -434,6 +447,7 @@ on_exit() {
   echo
   echo "phases:"
   printf '  %s\n' "${phase_lines[@]}"
+  echo "test: the whole run took $((SECONDS / 60)) min $((SECONDS % 60)) s"
   echo "tests: $total_passed passed, $total_failed failed"
   ((total_failed == 0)) || exit 1
   exit 0

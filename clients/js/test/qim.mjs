@@ -7,9 +7,24 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { after } from 'node:test';
 import { promisify } from 'node:util';
 import WebSocket from 'ws';
 import { MAX_FRAME_BYTES, QimClient } from '../dist/index.js';
+
+// Every client a test file starts is closed when the file's tests are done, passed or failed: a test that
+// fails between start() and close() would otherwise leave a client reconnecting to a stopped `qim up` for
+// ever, and the file's process (so `node --test`) would never exit.
+const started = new Set();
+const start = QimClient.prototype.start;
+QimClient.prototype.start = function (...args) {
+  started.add(this);
+  return start.apply(this, args);
+};
+after(() => {
+  for (const c of started) c.close();
+  started.clear();
+});
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const QIM_BINARY = process.env.QIM_BINARY ?? resolve(here, '../../../build/release/src/app/qim');
