@@ -73,7 +73,8 @@ std::string answer_history(HistoryStore* history, GroupStore* groups, GatewayMet
     auto page = read_group_history(*history, *groups, group, query, joined);
     if (!page.ok())
       return read_error_frame(metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
-    return page_for(metrics, ref, query.conversation, std::move(*page), privacy, messages, reader, *history, outbox);
+    return page_for(metrics, ref, query.conversation, std::move(*page), privacy, messages, reader, *history,
+                    outbox);
   }
   if (reader && !is_member(*reader, query.conversation))
     return refuse(WireCode::kForbidden,
@@ -82,7 +83,8 @@ std::string answer_history(HistoryStore* history, GroupStore* groups, GatewayMet
   if (history == nullptr) return refuse(WireCode::kUnavailable, "history is not served by this gateway");
   auto page = history->read(query);
   if (page.ok())
-    return page_for(metrics, ref, query.conversation, std::move(*page), privacy, messages, reader, *history, outbox);
+    return page_for(metrics, ref, query.conversation, std::move(*page), privacy, messages, reader, *history,
+                    outbox);
   return read_error_frame(metrics, ref, "HISTORY of " + query.conversation.str(), page.error());
 }
 

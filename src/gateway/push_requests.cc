@@ -36,7 +36,8 @@ std::string answer_push_request(InboxBackend& backend, const Clock& clock, const
   PushRegistry registry(backend);
   const std::string what = "push registration of " + user.str() + "/" + device.str();
   if (const auto* f = std::get_if<PushRegisterFrame>(&frame)) {
-    Status s = registry.register_device(user, device, f->provider, f->token, backend.cell_version(clock.now_ms()));
+    Status s =
+        registry.register_device(user, device, f->provider, f->token, backend.cell_version(clock.now_ms()));
     if (!s.ok()) return failed(metrics, ref, what, s.error());
     return encode_push_registered(ref, f->provider);
   }

@@ -112,8 +112,8 @@ std::optional<std::vector<Entry>> sync_all(Client& c, uint64_t after) {
 }
 
 std::vector<Entry> sync_until(Client& c, const std::function<bool(const std::vector<Entry>&)>& pred,
-                              uint64_t after) {
-  const auto deadline = std::chrono::steady_clock::now() + kWait;
+                              uint64_t after, std::chrono::milliseconds within) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
   std::vector<Entry> last;
   while (std::chrono::steady_clock::now() < deadline) {
     auto entries = sync_all(c, after);

@@ -57,9 +57,9 @@ std::unique_ptr<Client> login_at(uint16_t port, const std::string& user, const s
 
 // Every entry after `after`, following `more` to the end. nullopt (with a test failure) on an error.
 std::optional<std::vector<Entry>> sync_all(Client& c, uint64_t after = 0);
-// Polls SYNC until `pred` holds for the entries after `after`, or kWait passes.
+// Polls SYNC until `pred` holds for the entries after `after`, or `within` (kWait) passes.
 std::vector<Entry> sync_until(Client& c, const std::function<bool(const std::vector<Entry>&)>& pred,
-                              uint64_t after = 0);
+                              uint64_t after = 0, std::chrono::milliseconds within = kWait);
 // DELIVERed entries until `count` arrived or `timeout` passed.
 std::vector<Entry> collect_delivered(Client& c, size_t count, std::chrono::milliseconds timeout);
 // What the client loop of docs/protocol.md (a started MailboxFollower) shows, until `count` entries were

@@ -41,7 +41,8 @@ MessageState edited(MessageId id, std::initializer_list<uint64_t> edits) {
   s.id = id;
   s.conversation = kConv;
   s.sender = *UserId::parse("alice");
-  for (uint64_t at : edits) s.events[at] = EventOutcome{MessageEventKind::kEdit, true, {}, s.sender, 2000, {}};
+  for (uint64_t at : edits)
+    s.events[at] = EventOutcome{MessageEventKind::kEdit, true, {}, s.sender, 2000, {}};
   return s;
 }
 
