@@ -22,7 +22,9 @@
 #include "attachments/attachment_service.h"
 #include "attachments/object_store.h"
 #include "attachments/orphan_sweeper.h"
+#include "attachments/redis/redis_upload_budget.h"
 #include "attachments/s3/s3_options.h"
+#include "attachments/upload_budget.h"
 #if QIM_WITH_S3
 #include "attachments/s3/s3_object_store.h"
 #endif
@@ -416,6 +418,9 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
   std::unique_ptr<UserRegistryFollower> users_follower;  // the other gateways' writes (distributed only)
   std::optional<api::ApiOptions> api_options;  // the server API (docs/api.md): off unless QIM_API_LISTEN
   std::unique_ptr<api::ApiServer> api_server;
+  // The daily upload budget ATTACH grants are charged to (docs/adr/0158): `qim up` in its memory, a
+  // gateway of a distributed deployment in the routing Redis every gateway shares. Outlives the gateway.
+  std::unique_ptr<attachments::UploadBudget> upload_budget;
   std::unique_ptr<Gateway> gateway;
   GatewayOptions gateway_options;  // for the banner
   if (instance.gateway) {
@@ -502,6 +507,21 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     if (!attach_options.ok()) return refuse(log, instance.name, attach_options.error());
     deps.attachment_options = *attach_options;
     deps.objects = object_store.get();  // null: attachments are refused ATTACHMENTS_DISABLED
+    if (object_store) {
+      if (routing) {
+        upload_budget = std::make_unique<attachments::RedisUploadBudget>(routing->redis());
+      } else if (instance.alone) {
+        // A gateway alone without routed delivery (pull) still shares the budget with the other gateways.
+        auto ro = routing_options_from_env(env);
+        if (!ro.ok()) return refuse(log, instance.name, ro.error());
+        auto b = attachments::RedisUploadBudget::create(*ro);
+        if (!b.ok()) return refuse(log, instance.name + ": the upload budget (QIM_ROUTING_REDIS)", b.error());
+        upload_budget = std::move(b).value();
+      } else {
+        upload_budget = attachments::make_memory_upload_budget();
+      }
+      deps.upload_budget = upload_budget.get();
+    }
     deps.clock = cfg.store.clock;
     deps.shard_count = cfg.shards;
     deps.signals = signal_bus.get();

@@ -31,6 +31,9 @@ Result<AttachmentOptions> attachment_options_from_env(const EnvLookup& getenv) {
   if (max_bytes) o.max_bytes = static_cast<uint64_t>(*max_bytes);
   QIM_ASSIGN_OR_RETURN(auto daily, number("QIM_ATTACH_DAILY_BYTES", 1, int64_t{1} << 50));
   if (daily) o.daily_bytes = static_cast<uint64_t>(*daily);
+  // Bounded: the shared budget keeps one hash field per upload a user was granted that day.
+  QIM_ASSIGN_OR_RETURN(auto uploads, number("QIM_ATTACH_DAILY_UPLOADS", 1, 100'000));
+  if (uploads) o.daily_uploads = static_cast<uint64_t>(*uploads);
   QIM_ASSIGN_OR_RETURN(auto put_ttl, number("QIM_ATTACH_PUT_TTL_S", 1, 3600));
   if (put_ttl) o.put_ttl = std::chrono::seconds(*put_ttl);
   QIM_ASSIGN_OR_RETURN(auto get_ttl, number("QIM_ATTACH_GET_TTL_S", 1, 3600));

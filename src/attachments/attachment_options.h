@@ -13,7 +13,9 @@ namespace qim::attachments {
 
 struct AttachmentOptions {
   uint64_t max_bytes = 100ull << 20;  // QIM_ATTACH_MAX_BYTES: one file
-  uint64_t daily_bytes = 2ull << 30;  // QIM_ATTACH_DAILY_BYTES: one user's ATTACHes per UTC day
+  // One user's ATTACHes per UTC day, on every gateway of the deployment together (docs/adr/0158):
+  uint64_t daily_bytes = 2ull << 30;                 // QIM_ATTACH_DAILY_BYTES: their declared bytes
+  uint64_t daily_uploads = 10'000;                   // QIM_ATTACH_DAILY_UPLOADS: their number (1..100000)
   std::vector<std::string> types = default_types();  // QIM_ATTACH_TYPES: comma-separated, exact match
   std::chrono::seconds put_ttl{300};                 // QIM_ATTACH_PUT_TTL_S: an upload URL's life
   std::chrono::seconds get_ttl{300};                 // QIM_ATTACH_GET_TTL_S: a download URL's life

@@ -64,8 +64,13 @@ std::string_view attachment_kind(std::string_view content_type) {
 }
 
 AttachmentService::AttachmentService(ObjectStore& store, std::string secret, AttachmentOptions options,
-                                     std::shared_ptr<const Clock> clock)
-    : store_(store), secret_(std::move(secret)), options_(std::move(options)), clock_(std::move(clock)) {}
+                                     std::shared_ptr<const Clock> clock, UploadBudget* budget)
+    : store_(store),
+      secret_(std::move(secret)),
+      options_(std::move(options)),
+      clock_(std::move(clock)),
+      own_budget_(budget == nullptr ? make_memory_upload_budget() : nullptr),
+      budget_(budget == nullptr ? *own_budget_ : *budget) {}
 
 Decided<UploadGrant> AttachmentService::grant_upload(const UserId& uploader,
                                                      const ConversationId& conversation,
@@ -81,22 +86,30 @@ Decided<UploadGrant> AttachmentService::grant_upload(const UserId& uploader,
                                                    std::to_string(options_.hash_max_bytes) +
                                                    " bytes; omit it"};
   const int64_t now = clock_->now_ms();
-  {
-    std::lock_guard lock(mu_);
-    const int64_t day = now / kDayMs;
-    if (day != budget_day_) {  // a new UTC day: every budget starts again
-      budget_day_ = day;
-      granted_today_.clear();
-    }
-    uint64_t& used = granted_today_[uploader];
-    if (used + r.size > options_.daily_bytes)
-      return Refusal{WireCode::kQuotaExceeded, "over the daily upload budget of " +
-                                                   std::to_string(options_.daily_bytes) + " bytes (" +
-                                                   std::to_string(used) + " used today, UTC)"};
-    used += r.size;
-  }
   auto minted = mint_attachment_id(secret_, uploader, conversation);
   if (!minted.ok()) return Refusal{WireCode::kInternal, minted.error().message()};
+  // Charged under the object's key (unique per grant), with one `now`: the retry is the same charge, on
+  // the same day, and the budget counts it once.
+  const UploadLimits limits{options_.daily_bytes, options_.daily_uploads};
+  auto charged = budget_.charge(uploader, minted->key, r.size, now, limits);
+  if (!charged.ok() && (charged.code() == Errc::kTransport || charged.code() == Errc::kTimeout))
+    charged = budget_.charge(uploader, minted->key, r.size, now, limits);
+  if (!charged.ok()) {
+    if (charged.code() == Errc::kTransport || charged.code() == Errc::kTimeout)
+      return Refusal{
+          WireCode::kUnavailable,
+          "ATTACH: the upload budget did not answer (tried twice); nothing was granted, retry later: " +
+              charged.error().message()};
+    return Refusal{WireCode::kInternal, charged.error().message()};
+  }
+  if (charged->outcome == BudgetCharge::Outcome::kOverBytes)
+    return Refusal{WireCode::kQuotaExceeded, "over the daily upload budget of " +
+                                                 std::to_string(options_.daily_bytes) + " bytes (" +
+                                                 std::to_string(charged->bytes_used) + " used today, UTC)"};
+  if (charged->outcome == BudgetCharge::Outcome::kOverUploads)
+    return Refusal{WireCode::kQuotaExceeded, "over the daily upload budget of " +
+                                                 std::to_string(options_.daily_uploads) +
+                                                 " uploads (all used today, UTC)"};
   auto url = store_.presign_put(minted->key, r.size, r.content_type, options_.put_ttl);
   if (!url.ok()) return unavailable("ATTACH", url.error());
   UploadGrant g;

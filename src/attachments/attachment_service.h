@@ -8,9 +8,7 @@
 // wire code. Thread-safe; the calls that talk to the store block (run them off an I/O thread).
 
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <variant>
@@ -20,6 +18,7 @@
 #include "attachments/attachment_types.h"
 #include "attachments/message_body.h"
 #include "attachments/object_store.h"
+#include "attachments/upload_budget.h"
 #include "core/clock.h"
 #include "core/ids.h"
 #include "gateway/protocol/wire_code.h"
@@ -55,16 +54,22 @@ struct SweepReport {
 
 class AttachmentService {
  public:
-  // `secret` keys the attachment ids' mac (the gateway's auth secret); must not be empty.
+  // `secret` keys the attachment ids' mac (the gateway's auth secret); must not be empty. `budget`: the
+  // daily upload budget the grants are charged to, shared by every gateway of the deployment (the routing
+  // Redis: redis/redis_upload_budget.h); it must outlive the service. Null: a budget in this service's
+  // memory (one process: `qim up`, tests).
   AttachmentService(ObjectStore& store, std::string secret, AttachmentOptions options,
-                    std::shared_ptr<const Clock> clock);
+                    std::shared_ptr<const Clock> clock, UploadBudget* budget = nullptr);
 
   const AttachmentOptions& options() const { return options_; }
 
   // ATTACH by `uploader` (a member of `conversation`, checked by the caller). Refusals: INVALID_ARGUMENT
   // (a bad name, size 0, a malformed sha256), UNSUPPORTED_TYPE (not in QIM_ATTACH_TYPES), TOO_LARGE (over
-  // QIM_ATTACH_MAX_BYTES), QUOTA_EXCEEDED (over the uploader's daily budget: charged here, at the grant),
-  // UNAVAILABLE (the store could not sign).
+  // QIM_ATTACH_MAX_BYTES), QUOTA_EXCEEDED (over the uploader's daily budget of bytes or of uploads),
+  // UNAVAILABLE (the budget did not answer a charge and its one retry; the store could not sign).
+  // The budget is charged here, at the grant, under the new upload's id: a charge whose answer is lost is
+  // retried once with the same id, which the budget counts once (upload_budget.h). A grant whose URL then
+  // cannot be signed keeps its charge (the client's retry is a new upload).
   Decided<UploadGrant> grant_upload(const UserId& uploader, const ConversationId& conversation,
                                     const UploadRequest& request);
 
@@ -105,10 +110,8 @@ class AttachmentService {
   const std::string secret_;
   const AttachmentOptions options_;
   std::shared_ptr<const Clock> clock_;
-  // The daily budgets (docs/adr/0112): bytes granted per user in the current UTC day, in this process.
-  std::mutex mu_;
-  int64_t budget_day_ = -1;
-  std::map<UserId, uint64_t> granted_today_;
+  std::unique_ptr<UploadBudget> own_budget_;  // when none was given
+  UploadBudget& budget_;                      // the daily budgets (docs/adr/0158)
 };
 
 // "image" for the types a thumbnail is made of (png, jpeg, webp, gif), else "file".

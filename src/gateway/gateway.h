@@ -13,6 +13,7 @@
 #include "archiver/history_store.h"
 #include "attachments/attachment_options.h"
 #include "attachments/object_store.h"
+#include "attachments/upload_budget.h"
 #include "core/clock.h"
 #include "core/status.h"
 #include "delivery/notifier.h"
@@ -150,6 +151,10 @@ struct GatewayDeps {
   // ATTACHMENTS_DISABLED; everything else works the same. Must outlive the gateway.
   attachments::ObjectStore* objects = nullptr;
   attachments::AttachmentOptions attachment_options;
+  // Optional: the daily upload budget ATTACH grants are charged to (attachments/upload_budget.h): the one
+  // every gateway of the deployment shares (the routing Redis; docs/adr/0158). Null: a budget in this
+  // gateway's memory (`qim up`: one gateway). Must outlive the gateway.
+  attachments::UploadBudget* upload_budget = nullptr;
 };
 
 class Gateway {

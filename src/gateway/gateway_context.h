@@ -48,9 +48,10 @@ struct GatewayContext {
     }
     presence = deps.presence != nullptr ? deps.presence : own_presence.get();
     if (deps.objects != nullptr) {
-      // Attachment ids are keyed by the auth secret: every gateway of a deployment shares it.
-      attachments = std::make_unique<attachments::AttachmentService>(*deps.objects, options.auth_secret,
-                                                                     deps.attachment_options, deps.clock);
+      // Attachment ids are keyed by the auth secret, and the daily budgets kept in deps.upload_budget: every
+      // gateway of a deployment shares both.
+      attachments = std::make_unique<attachments::AttachmentService>(
+          *deps.objects, options.auth_secret, deps.attachment_options, deps.clock, deps.upload_budget);
     }
   }
   ~GatewayContext() {

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 #include "e2e/attachment_support.h"
@@ -153,6 +155,57 @@ TEST(E2E, A03_EditKeepsTheAttachments) {
   ASSERT_FALSE(forged.ok());
   EXPECT_NE(forged.error().message().find("INVALID_ARGUMENT"), std::string::npos)
       << forged.error().to_string();
+}
+
+// A4. The daily upload budget holds across gateways (docs/adr/0158): one user ATTACHes the largest file
+//     allowed through every gateway in turn; together they grant what one budget holds
+//     (QIM_ATTACH_DAILY_BYTES over QIM_ATTACH_MAX_BYTES files, the defaults unless the environment sets them)
+//     and then each refuses QUOTA_EXCEEDED. Needs two gateways (the distributed deployment); nothing is
+//     uploaded (a grant is charged by its declared size).
+TEST(E2E, A04_DailyBudgetHoldsAcrossGateways) {
+  if (!store_configured()) GTEST_SKIP() << "QIM_S3_ENDPOINT is unset: no object store for attachments";
+  auto& qim = shared_qim();
+  const auto ports = qim.gateway_ports();
+  if (ports.size() < 2)
+    GTEST_SKIP() << "one gateway: the budget across gateways needs the distributed deployment";
+  auto setting = [](const char* var, uint64_t fallback) -> uint64_t {
+    const char* v = std::getenv(var);
+    return v != nullptr ? std::stoull(v) : fallback;
+  };
+  const uint64_t budget = setting("QIM_ATTACH_DAILY_BYTES", 2ull << 30);
+  const uint64_t size = std::min(setting("QIM_ATTACH_MAX_BYTES", 100ull << 20), budget);
+  const uint64_t fits = budget / size;  // grants one budget holds
+  const auto a = user("a04", "alice"), b = user("a04", "bob");
+  std::vector<std::unique_ptr<Client>> alice;  // one connection per gateway
+  for (size_t i = 0; i < ports.size(); ++i) {
+    alice.push_back(login_at(ports[i], a, "d" + std::to_string(i)));
+    ASSERT_NE(alice.back(), nullptr);
+  }
+  const std::string attach = R"({"type":"ATTACH","conversation":")" + conv(a, b) +
+                             R"(","name":"big.bin","content_type":"application/zip","size":)" +
+                             std::to_string(size) + "}";
+  uint64_t granted = 0;
+  std::vector<uint64_t> granted_by(ports.size(), 0);
+  // Every gateway in turn until each has refused once (bounded: a budget per gateway would show by then).
+  std::vector<bool> refused(ports.size(), false);
+  for (uint64_t n = 0; n < (fits + 1) * ports.size() + ports.size(); ++n) {
+    const size_t g = n % ports.size();
+    auto got = ask(*alice[g], "b" + std::to_string(n), attach);
+    if (got.type == "ATTACH_OK") {
+      ++granted;
+      ++granted_by[g];
+      continue;
+    }
+    ASSERT_EQ(got.code, "QUOTA_EXCEEDED") << got.raw;
+    refused[g] = true;
+    if (std::all_of(refused.begin(), refused.end(), [](bool r) { return r; })) break;
+  }
+  EXPECT_EQ(granted, fits) << "the gateways together granted " << granted * size << " bytes of a budget of "
+                           << budget;
+  for (size_t g = 0; g < ports.size(); ++g) {
+    EXPECT_TRUE(refused[g]) << "gateway " << g << " never refused";
+    EXPECT_GT(granted_by[g], 0u) << "gateway " << g << " granted nothing: the turns did not spread";
+  }
 }
 
 }  // namespace

@@ -172,23 +172,99 @@ TEST_F(AttachmentServiceTest, DownloadOnlyOfAnAttachmentTheMessageCarries) {
       std::holds_alternative<DownloadGrant>(service(o).grant_download(kAlice, kConv, sent, body, id, false)));
 }
 
-// The daily budget is per user per UTC day in ONE process (docs/adr/0112): a second AttachmentService
-// (another gateway) grants the same user a budget of its own. This pins the documented bound (N gateways: N
-// times).
-TEST_F(AttachmentServiceTest, DailyBudgetIsPerProcess) {
+// The daily budget is per user per UTC day across the deployment (docs/adr/0158): two AttachmentServices
+// (two gateways) over one budget (what the routing Redis is to them) grant no more than one budget together,
+// in bytes and in uploads.
+TEST_F(AttachmentServiceTest, DailyBudgetHoldsAcrossGatewaysSharingABudget) {
   AttachmentOptions o;
   o.daily_bytes = 10;
-  auto one = service(o);
-  auto two = service(o);
-  auto ask = [&](AttachmentService& s, uint64_t size) {
-    return s.grant_upload(kAlice, kConv, UploadRequest{"f.txt", "text/plain", size, std::nullopt});
+  o.daily_uploads = 4;
+  auto shared = make_memory_upload_budget();
+  AttachmentService one(*store, "secret", o, clock, shared.get());
+  AttachmentService two(*store, "secret", o, clock, shared.get());
+  auto ask = [&](AttachmentService& s, const UserId& who, uint64_t size) {
+    return s.grant_upload(who, kConv, UploadRequest{"f.txt", "text/plain", size, std::nullopt});
   };
-  EXPECT_TRUE(std::holds_alternative<UploadGrant>(ask(one, 10)));
-  EXPECT_EQ(code_of(ask(one, 1)), WireCode::kQuotaExceeded);
-  EXPECT_TRUE(std::holds_alternative<UploadGrant>(ask(two, 10)));  // the other process's own budget
-  EXPECT_EQ(code_of(ask(two, 1)), WireCode::kQuotaExceeded);
+  EXPECT_TRUE(std::holds_alternative<UploadGrant>(ask(one, kAlice, 6)));
+  EXPECT_TRUE(std::holds_alternative<UploadGrant>(ask(two, kAlice, 4)));
+  EXPECT_EQ(code_of(ask(two, kAlice, 1)), WireCode::kQuotaExceeded);  // the other gateway's bytes count
+  EXPECT_EQ(code_of(ask(one, kAlice, 1)), WireCode::kQuotaExceeded);
+  // The number of uploads too: four of one byte, whichever gateway answers.
+  EXPECT_TRUE(std::holds_alternative<UploadGrant>(ask(one, kBob, 1)));
+  EXPECT_TRUE(std::holds_alternative<UploadGrant>(ask(two, kBob, 1)));
+  EXPECT_TRUE(std::holds_alternative<UploadGrant>(ask(one, kBob, 1)));
+  EXPECT_TRUE(std::holds_alternative<UploadGrant>(ask(two, kBob, 1)));
+  auto fifth = ask(one, kBob, 1);
+  EXPECT_EQ(code_of(fifth), WireCode::kQuotaExceeded);
+  if (auto* r = std::get_if<Refusal>(&fifth)) {
+    EXPECT_NE(r->message.find("4 uploads"), std::string::npos) << r->message;
+  }
   clock->advance_ms(kDayMs);  // the next UTC day: every budget starts again
-  EXPECT_TRUE(std::holds_alternative<UploadGrant>(ask(one, 10)));
+  EXPECT_TRUE(std::holds_alternative<UploadGrant>(ask(two, kAlice, 10)));
+  EXPECT_TRUE(std::holds_alternative<UploadGrant>(ask(one, kBob, 1)));
+}
+
+// A budget whose answers go missing, as a Redis that times out does: the first `lost` charges are made on
+// the budget underneath but their answer is lost (Timeout), the next `down` charges are not made at all
+// (Transport). Counts the calls.
+class FlakyBudget final : public UploadBudget {
+ public:
+  explicit FlakyBudget(UploadBudget& inner) : inner_(inner) {}
+  Result<BudgetCharge> charge(const UserId& user, std::string_view upload, uint64_t bytes, int64_t now_ms,
+                              const UploadLimits& limits) override {
+    ++calls;
+    uploads.emplace_back(upload);
+    if (lost > 0) {
+      --lost;
+      (void)inner_.charge(user, upload, bytes, now_ms, limits);
+      return Error(Errc::kTimeout, "the answer was lost");
+    }
+    if (down > 0) {
+      --down;
+      return Error(Errc::kTransport, "connection refused");
+    }
+    return inner_.charge(user, upload, bytes, now_ms, limits);
+  }
+  int lost = 0, down = 0, calls = 0;
+  std::vector<std::string> uploads;
+
+ private:
+  UploadBudget& inner_;
+};
+
+// A charge whose answer was lost is retried once with the same upload id, and counted once: the grant is
+// given and the budget holds exactly its bytes.
+TEST_F(AttachmentServiceTest, ALostChargeIsRetriedOnceAndCountedOnce) {
+  AttachmentOptions o;
+  o.daily_bytes = 10;
+  auto inner = make_memory_upload_budget();
+  FlakyBudget flaky(*inner);
+  AttachmentService s(*store, "secret", o, clock, &flaky);
+  flaky.lost = 1;
+  EXPECT_TRUE(std::holds_alternative<UploadGrant>(
+      s.grant_upload(kAlice, kConv, UploadRequest{"f.txt", "text/plain", 6, std::nullopt})));
+  ASSERT_EQ(flaky.calls, 2);
+  EXPECT_EQ(flaky.uploads[0], flaky.uploads[1]) << "the retry charges the same upload id";
+  EXPECT_TRUE(std::holds_alternative<UploadGrant>(
+      s.grant_upload(kAlice, kConv, UploadRequest{"f.txt", "text/plain", 4, std::nullopt})));
+  EXPECT_EQ(code_of(s.grant_upload(kAlice, kConv, UploadRequest{"f.txt", "text/plain", 1, std::nullopt})),
+            WireCode::kQuotaExceeded);
+}
+
+// A charge the budget does not answer twice refuses the ATTACH with UNAVAILABLE (no third try) and grants
+// nothing; once it answers again, ATTACH works.
+TEST_F(AttachmentServiceTest, AChargeNotAnsweredTwiceIsRefusedUnavailable) {
+  auto inner = make_memory_upload_budget();
+  FlakyBudget flaky(*inner);
+  AttachmentService s(*store, "secret", AttachmentOptions{}, clock, &flaky);
+  flaky.down = 2;
+  auto refused = s.grant_upload(kAlice, kConv, UploadRequest{"f.txt", "text/plain", 5, std::nullopt});
+  EXPECT_EQ(code_of(refused), WireCode::kUnavailable);
+  EXPECT_EQ(flaky.calls, 2);
+  flaky.down = 1;  // one failure: the retry answers
+  EXPECT_TRUE(std::holds_alternative<UploadGrant>(
+      s.grant_upload(kAlice, kConv, UploadRequest{"f.txt", "text/plain", 5, std::nullopt})));
+  EXPECT_EQ(flaky.calls, 4);
 }
 
 TEST_F(AttachmentServiceTest, RecallDeletesTheObjectsIdempotently) {

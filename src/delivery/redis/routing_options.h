@@ -13,6 +13,8 @@
 //   <prefix>gateways          sorted set on EVERY instance: live gateway id -> expiry
 //   <prefix>gw:<gateway id>   the gateway's pub/sub channel (frontier moves that concern its users)
 //   <prefix>send:<sender>\0<client_msg_id>   the SEND idempotency entry (see redis_send_dedup.h)
+//   <prefix>attach:<day>:<user>   hash: a user's daily upload budget
+//   (attachments/redis/redis_upload_budget.h)
 
 #include <chrono>
 #include <string>
