@@ -10,6 +10,7 @@
 #include "groups/group_store.h"
 #include "inbox/inbox_backend.h"
 #include "lifecycle/message_state_store.h"
+#include "log/log.h"
 
 namespace qim {
 
