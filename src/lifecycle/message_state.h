@@ -106,7 +106,9 @@ Result<MessageState> decode_message_state(std::string_view bytes);
 // The body of the mailbox entry an applied event materialises as (its client_msg_id is "~edit",
 // "~recall", "~react" or "~unreact", so the inbox counts it as a system entry): {"event":"edit",
 // "message_id":"<target>","body":"<new body>","edited_at":<ms>,"edit_count":<n>}, {"event":"recall",
-// "message_id":"<target>","by":"<actor>"}, or {"event":"react"|"unreact","message_id":"<target>",
+// "message_id":"<target>","by":"<actor>","edits":["<id>",...]} ("edits": the message ids of the applied
+// edits before the recall, message_id_of(partition, edit offset), the ids their ~edit entries carry; no
+// field when there is none; docs/adr/0157), or {"event":"react"|"unreact","message_id":"<target>",
 // "by":"<actor>","emoji":"<reaction>","count":<holders of it after the event>}; docs/protocol.md
 // "Editing and recalling" and "Reactions".
 // `offset`: the event's Outbox offset; the body describes the state as of it (a replay writes the same).
