@@ -141,6 +141,22 @@ TEST(MessageEntry, ARecallNamesTheAppliedEditsBeforeIt) {
   EXPECT_EQ(event_entry_body(s, MessageEventKind::kRecall, s.sender, "", 23), expected);  // a replay
 }
 
+// A recall names at most the last kMaxRecallNamedEdits edits: its entry stays a valid message body.
+TEST(MessageEntry, ARecallNamesAtMostTheLastEditsItsBodyCanHold) {
+  MessageState s = sent();
+  const uint64_t n = kMaxRecallNamedEdits + 50;
+  for (uint64_t i = 0; i < n; ++i) {
+    s.events[20 + i] =
+        EventOutcome{MessageEventKind::kEdit, true, EventRefusal::kNone, s.sender, 1'000'100, ""};
+  }
+  const std::string body = event_entry_body(s, MessageEventKind::kRecall, s.sender, "", 20 + n);
+  EXPECT_LT(body.size(), kMaxBodyBytes);
+  EXPECT_EQ(body.find("\"" + std::to_string((uint64_t{1} << 48) | (20 + 49)) + "\""), std::string::npos);
+  EXPECT_NE(body.find("\"edits\":[\"" + std::to_string((uint64_t{1} << 48) | (20 + 50)) + "\","),
+            std::string::npos);
+  EXPECT_TRUE(body.ends_with(",\"" + std::to_string((uint64_t{1} << 48) | (20 + n - 1)) + "\"]}"));
+}
+
 TEST(OutboxRecordV3, EventRoundTripsAndOlderVersionsStillDecode) {
   OutboxRecord plain{ConversationId::parse("d:alice:bob").value(),
                      UserId::parse("alice").value(),
