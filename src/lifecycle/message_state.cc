@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "core/bytes.h"
+#include "core/mailbox_seq.h"
 #include "lifecycle/reaction.h"
+#include "outbox/outbox_record.h"
 
 namespace qim {
 
@@ -234,6 +236,25 @@ std::string event_entry_body(const MessageState& after, MessageEventKind kind, c
   } else {
     out += ",\"by\":";
     json_string(out, actor.str());
+  }
+  if (kind == MessageEventKind::kRecall) {
+    // The applied edits before the recall, by the ids their entries were dispatched under, so that the
+    // mailbox side removes their text too (docs/adr/0157). Only those below the recall's offset: a replay,
+    // whose state is the same there, names the same ones. None: no field (the bytes of a recall of an
+    // unedited message are as before).
+    const uint32_t partition = static_cast<uint32_t>(after.id.value >> kOffsetBits);
+    std::vector<uint64_t> applied;
+    for (auto it = after.events.begin(); it != after.events.end() && it->first < offset; ++it) {
+      if (it->second.applied && it->second.kind == MessageEventKind::kEdit) applied.push_back(it->first);
+    }
+    // The last kMaxRecallNamedEdits only: the entry's body stays far below kMaxBodyBytes.
+    const size_t first = applied.size() > kMaxRecallNamedEdits ? applied.size() - kMaxRecallNamedEdits : 0;
+    std::string edits;
+    for (size_t i = first; i < applied.size(); ++i) {
+      edits += edits.empty() ? "" : ",";
+      edits += "\"" + std::to_string(message_id_of(partition, Offset{applied[i]}).value) + "\"";
+    }
+    if (!edits.empty()) out += ",\"edits\":[" + edits + "]";
   }
   if (is_reaction(kind)) {
     out += ",\"emoji\":";

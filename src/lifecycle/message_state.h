@@ -7,6 +7,7 @@
 //
 // The state never holds a body: after a recall nothing of the body is kept here.
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -20,6 +21,9 @@ namespace qim {
 
 inline constexpr int64_t kDefaultEditWindowMs = 48LL * 3600 * 1000;    // QIM_EDIT_WINDOW_MS
 inline constexpr int64_t kDefaultRecallWindowMs = 24LL * 3600 * 1000;  // QIM_RECALL_WINDOW_MS
+// The edits a recall entry names (event_entry_body): ~21 bytes each, so its body stays far below a
+// message body's 64 KiB. A message edited more often keeps the text of its older edits' entries.
+inline constexpr size_t kMaxRecallNamedEdits = 1024;
 
 struct LifecyclePolicy {
   int64_t edit_window_ms = kDefaultEditWindowMs;      // 0: messages are never editable
@@ -106,10 +110,12 @@ Result<MessageState> decode_message_state(std::string_view bytes);
 // The body of the mailbox entry an applied event materialises as (its client_msg_id is "~edit",
 // "~recall", "~react" or "~unreact", so the inbox counts it as a system entry): {"event":"edit",
 // "message_id":"<target>","body":"<new body>","edited_at":<ms>,"edit_count":<n>}, {"event":"recall",
-// "message_id":"<target>","by":"<actor>"}, or {"event":"react"|"unreact","message_id":"<target>",
-// "by":"<actor>","emoji":"<reaction>","count":<holders of it after the event>}; docs/protocol.md
-// "Editing and recalling" and "Reactions".
-// `offset`: the event's Outbox offset; the body describes the state as of it (a replay writes the same).
+// "message_id":"<target>","by":"<actor>","edits":["<id>",...]} ("edits": the message ids of the applied
+// edits before the recall, message_id_of(partition, edit offset), the ids their ~edit entries carry; no
+// field when there is none; at most the last kMaxRecallNamedEdits; docs/adr/0157), or
+// {"event":"react"|"unreact","message_id":"<target>", "by":"<actor>","emoji":"<reaction>","count":<holders of
+// it after the event>}; docs/protocol.md "Editing and recalling" and "Reactions". `offset`: the event's
+// Outbox offset; the body describes the state as of it (a replay writes the same).
 std::string event_entry_body(const MessageState& after, MessageEventKind kind, const UserId& actor,
                              std::string_view new_body, uint64_t offset = UINT64_MAX);
 std::string event_entry_client_id(MessageEventKind kind);

@@ -55,9 +55,11 @@ class ContractStore final : public MailboxStore {
   Result<DispatchProgress> dispatch_progress(ShardId shard, Epoch epoch,
                                              const DispatchId& dispatch_id) override;
   Result<uint64_t> gc_completed_dispatches() override { return backend_->gc_completed_dispatches(); }
-  // As store.h says; contract_redact.cc. One identity read per epoch of the shard and part of the SEND,
-  // then one backend redaction of users x those entries.
-  Status redact_message(ShardId shard, Epoch epoch, MessageId target, std::span<const UserId> users) override;
+  // As store.h says; contract_redact.cc. One identity read per epoch of the shard and part of the SEND
+  // and of each edit, then one backend redaction of users x the SEND's entries and one of users x the
+  // edits' entries.
+  Status redact_message(ShardId shard, Epoch epoch, const RecallEntry& recall,
+                        std::span<const UserId> users) override;
   // As store.h says, and the trim never passes an entry whose day bucket has not expired (seqs follow
   // the log, buckets the server time): it stops just below the lowest one, and an expired bucket whose
   // proof it does not cover stays in the ledger (buckets_expired counts only the buckets removed).
@@ -100,6 +102,10 @@ class ContractStore final : public MailboxStore {
                                     const std::optional<StoredIdentity>& existing);
   Result<PageOutcome> finish_locked(ShardState& state, ShardId shard, Epoch epoch,
                                     std::span<const PageItem> page);
+  // The seqs of the entries message `message`'s dispatch records wrote in `shard` at each of `epochs`
+  // (the first is this owner's: its in-flight table is asked first); contract_redact.cc.
+  Result<std::vector<MailboxSeq>> dispatched_seqs(ShardState& state, ShardId shard,
+                                                  std::span<const Epoch> epochs, MessageId message);
 
   std::unique_ptr<StoreBackend> backend_;
   BackendContext context_;

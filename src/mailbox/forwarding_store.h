@@ -42,9 +42,9 @@ class ForwardingStore : public MailboxStore {
     return inner_.dispatch_progress(shard, epoch, id);
   }
   Result<uint64_t> gc_completed_dispatches() override { return inner_.gc_completed_dispatches(); }
-  Status redact_message(ShardId shard, Epoch epoch, MessageId target,
+  Status redact_message(ShardId shard, Epoch epoch, const RecallEntry& recall,
                         std::span<const UserId> users) override {
-    return inner_.redact_message(shard, epoch, target, users);
+    return inner_.redact_message(shard, epoch, recall, users);
   }
   Result<SweepOutcome> sweep_retention(const UserId& user) override { return inner_.sweep_retention(user); }
   Result<std::vector<UserId>> list_retention_users(ShardId shard, const std::string& after,

@@ -25,6 +25,7 @@
 #include "mailbox/dispatch.h"
 #include "mailbox/message.h"
 #include "mailbox/op_counters.h"
+#include "mailbox/redaction.h"
 
 namespace qim {
 
@@ -214,16 +215,18 @@ class MailboxStore {
   virtual Result<std::vector<UserId>> list_retention_users(ShardId shard, const std::string& after,
                                                            uint32_t limit) = 0;
 
-  // The mailbox half of a recall (docs/adr/0129): removes the body from the entries that message
-  // `target`'s SEND wrote in `shard` for `users` (all of `shard`, the recall's recipients there), in every
-  // epoch whose identity of the SEND is still kept (31 days, past retention), so the engine holds no body
-  // for them. An entry that was never written, expired or was swept is not created; the rest of an
-  // entry (id, sender, time, seq, expiry) stays. Idempotent. The owner calls it when it materialises the
+  // The mailbox half of a recall (docs/adr/0129, 0157): removes the body from the entries that message
+  // `recall.target`'s SEND wrote in `shard` for `users` (all of `shard`, the recall's recipients there),
+  // and the text from the ~edit entries each of `recall.edits` wrote for them (each keeps its JSON with
+  // "body":"", the bytes fanout dispatches for that edit read again after the recall), in every epoch
+  // whose identity of the SEND or edit is still kept (31 days, past retention), so the engine holds
+  // neither. An entry that was never written, expired or was swept is not created; the rest of an entry
+  // (id, sender, time, seq, expiry) stays. Idempotent. The owner calls it when it materialises the
   // recall entry, before the recall's finish, so a crash in between redoes it. Users who are not
   // recipients of the recall keep their entry (decision 129). InvalidArgument for a user of another shard
   // or an epoch >= 2^16; EpochAhead as write_chunks; the backend's errors (nothing to undo: a retry
   // completes it).
-  virtual Status redact_message(ShardId shard, Epoch epoch, MessageId target,
+  virtual Status redact_message(ShardId shard, Epoch epoch, const RecallEntry& recall,
                                 std::span<const UserId> users) = 0;
 
   // Operations issued so far, by kind.

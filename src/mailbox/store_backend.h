@@ -4,6 +4,7 @@
 // Backends are thread-safe and count every operation they issue in counters().
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -106,6 +107,16 @@ class StoreBackend {
   // engine holds no body for it, and every other field, and the entry's expiry, is as it was. An entry
   // that does not exist is not created. Idempotent. All entries are of users of one shard.
   virtual Status redact_entries(std::span<const EntryKey> entries) = 0;
+  // Replaces the body of each stored entry at (user, seq) in `entries` by redact(client_msg_id, body) when
+  // that answers a value (docs/adr/0157: an edit entry keeps its JSON without its text); nullopt leaves the
+  // entry as it is. Every other field, and the expiry, is as it was; an entry that does not exist is not
+  // created; a write made meanwhile to an entry is not lost (the replacement is a compare-and-set against
+  // the value read, or, on CQL, written above that value's timestamp). Idempotent when `redact` answers
+  // nullopt for its own output. `redact` is called on this thread, during the call. All entries are of
+  // users of one shard.
+  using EntryBodyRedaction =
+      std::function<std::optional<std::string>(std::string_view client_msg_id, std::string_view body)>;
+  virtual Status redact_edit_entries(std::span<const EntryKey> entries, const EntryBodyRedaction& redact) = 0;
 
   // The shard frontier: the highest epoch's row, or nullopt if none. CorruptEntry if the row fails its
   // check (on CQL: WRITETIME(frontier_offset) != frontier_offset).

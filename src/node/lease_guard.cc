@@ -34,10 +34,10 @@ Status LeaseGuardedStore::write_chunks(ShardId shard, Epoch epoch, std::span<con
   return inner().write_chunks(shard, epoch, chunks);
 }
 
-Status LeaseGuardedStore::redact_message(ShardId shard, Epoch epoch, MessageId target,
+Status LeaseGuardedStore::redact_message(ShardId shard, Epoch epoch, const RecallEntry& recall,
                                          std::span<const UserId> users) {
   QIM_RETURN_IF_ERROR(check(shard, epoch));
-  return inner().redact_message(shard, epoch, target, users);
+  return inner().redact_message(shard, epoch, recall, users);
 }
 
 Result<FinishOutcome> LeaseGuardedStore::finish_dispatch(ShardId shard, Epoch epoch, const DispatchId& id,

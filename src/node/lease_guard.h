@@ -26,7 +26,8 @@ class LeaseGuardedStore final : public ForwardingStore {
   Result<std::vector<Result<BeginOutcome>>> begin_dispatch_page(ShardId shard, Epoch epoch,
                                                                 std::span<const BeginRequest> page) override;
   Status write_chunks(ShardId shard, Epoch epoch, std::span<const ChunkWrite> chunks) override;
-  Status redact_message(ShardId shard, Epoch epoch, MessageId target, std::span<const UserId> users) override;
+  Status redact_message(ShardId shard, Epoch epoch, const RecallEntry& recall,
+                        std::span<const UserId> users) override;
   Result<FinishOutcome> finish_dispatch(ShardId shard, Epoch epoch, const DispatchId& id,
                                         const LaneAdvances& advances) override;
   Result<PageOutcome> finish_dispatch_page(ShardId shard, Epoch epoch,

@@ -115,12 +115,19 @@ class NodeTest : public ::testing::Test {
   Offset dispatch_recall(int n, uint64_t at) {
     MessageState target;
     target.id = message_id_of(0, Offset{static_cast<uint64_t>(n)});
+    return dispatch_event(target, MessageEventKind::kRecall, "", at);
+  }
+  // Appends the record fanout appends for the applied event `kind` of `state`'s message (an edit to
+  // `text`), read at Outbox offset `at`, with `state` as it stands after it: its entry to a and b.
+  Offset dispatch_event(MessageState& state, MessageEventKind kind, std::string_view text, uint64_t at) {
+    state.events[at] =
+        EventOutcome{kind, true, EventRefusal::kNone, a_, kServerTimeMs + static_cast<int64_t>(at), ""};
     OutboxRecord r;
     r.sender = a_;
     r.conversation = direct_conversation(a_, b_).value();
-    r.client_msg_id = event_entry_client_id(MessageEventKind::kRecall);
+    r.client_msg_id = event_entry_client_id(kind);
     r.server_time_ms = kServerTimeMs;
-    r.body = event_entry_body(target, MessageEventKind::kRecall, a_, "");
+    r.body = event_entry_body(state, kind, a_, text, at);
     auto plan = plan_dispatches(r, 0, Offset{at}, shards_, 256).value();
     return log_->append_sync(0, "", encode_dispatch_record(plan.at(0).record)).value();
   }
@@ -545,6 +552,40 @@ TEST_F(NodeTest, ARecallEntryRemovesTheRecalledSendsBodyFromTheMailbox) {
     EXPECT_EQ(entries[0].message.body, "") << u.str();
     EXPECT_EQ(entries[1].message.body, "message 1");
     EXPECT_EQ(entries[2].message.client_msg_id, "~recall");
+  }
+}
+
+// Decision 157: the recall entry names the message's applied edits, and the node removes their text from
+// the recipients' ~edit entries too; each keeps its JSON with "body":"", the very bytes fanout dispatches
+// for that edit read again after the recall. Another message's edit keeps its text.
+TEST_F(NodeTest, ARecallEntryRemovesItsEditsTextFromTheMailbox) {
+  MessageState target, other;
+  target.id = message_id_of(0, Offset{0});
+  other.id = message_id_of(0, Offset{1});
+  dispatch(0);
+  dispatch(1);
+  dispatch_event(target, MessageEventKind::kEdit, "changed once", 2);
+  dispatch_event(other, MessageEventKind::kEdit, "the other's edit", 3);
+  dispatch_event(target, MessageEventKind::kEdit, "changed twice", 4);
+  dispatch_event(target, MessageEventKind::kRecall, "", 5);
+  MailboxNode node(*log_, *store_, &recorder_, options());
+  ASSERT_TRUE(node.start().ok());
+  ASSERT_TRUE(node.drain(60s).ok());
+  for (const UserId& u : {a_, b_}) {
+    auto entries = mailbox(u);
+    ASSERT_EQ(entries.size(), 6u);
+    EXPECT_EQ(entries[0].message.body, "") << u.str();
+    EXPECT_EQ(entries[1].message.body, "message 1");
+    EXPECT_EQ(entries[2].message.id, message_id_of(0, Offset{2}));
+    EXPECT_EQ(entries[2].message.client_msg_id, "~edit");
+    EXPECT_EQ(entries[2].message.body, event_entry_body(target, MessageEventKind::kEdit, a_, "", 2));
+    EXPECT_EQ(entries[3].message.body,
+              event_entry_body(other, MessageEventKind::kEdit, a_, "the other's edit", 3));
+    EXPECT_EQ(entries[4].message.body, event_entry_body(target, MessageEventKind::kEdit, a_, "", 4));
+    EXPECT_EQ(entries[5].message.client_msg_id, "~recall");
+    for (const auto& e : entries) {
+      EXPECT_EQ(e.message.body.find("changed"), std::string::npos) << u.str() << ": " << e.message.body;
+    }
   }
 }
 

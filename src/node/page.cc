@@ -90,16 +90,17 @@ Result<PageResult> materialize_page(MailboxStore& store, Quarantine& quarantine,
     }
   }
 
-  // A recall entry removes the recalled SEND's body from its recipients' entries here, before the recall's
-  // finish: a crash in between leaves the recall above the frontier, so the replay redacts again
-  // (docs/adr/0129). Done also when the recall's own entries were known written: it is idempotent.
+  // A recall entry removes the recalled SEND's body, and the text of the edits it names, from its
+  // recipients' entries here, before the recall's finish: a crash in between leaves the recall above the
+  // frontier, so the replay redacts again (docs/adr/0129, 0157). Done also when the recall's own entries
+  // were known written: it is idempotent.
   for (const Begun& b : begun) {
     const DispatchRecord& rec = *b.queued->record;
-    const std::optional<MessageId> target = recall_target_of(rec.message);
-    if (!target) continue;
+    const std::optional<RecallEntry> recall = recall_of(rec.message);
+    if (!recall) continue;
     std::vector<UserId> users;
     for (const auto& chunk : rec.chunks) users.insert(users.end(), chunk.begin(), chunk.end());
-    QIM_RETURN_IF_ERROR(store.redact_message(shard, epoch, *target, users));
+    QIM_RETURN_IF_ERROR(store.redact_message(shard, epoch, *recall, users));
   }
 
   // Before the frontier may pass a refused record (with this finish, or any later one), the quarantine

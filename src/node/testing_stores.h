@@ -49,11 +49,11 @@ class FlakyStore final : public ForwardingStore {
       return Error(Errc::kTimeout, "injected after the write landed");
     return out;
   }
-  Status redact_message(ShardId shard, Epoch epoch, MessageId target,
+  Status redact_message(ShardId shard, Epoch epoch, const RecallEntry& recall,
                         std::span<const UserId> users) override {
     redact_calls++;
     if (fail_redact > 0 && fail_redact-- > 0) return Error(Errc::kTransport, "injected");
-    return inner().redact_message(shard, epoch, target, users);
+    return inner().redact_message(shard, epoch, recall, users);
   }
   Result<MailboxPage> read_mailbox(const MailboxQuery& q) override {
     if (before_read) before_read(q);

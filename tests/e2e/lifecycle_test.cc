@@ -347,6 +347,55 @@ TEST(E2E, L06_ArchiverReplayFromBeforeTheSendChangesNothingInHistory) {
   }
 }
 
+// L7 (issue 39, decision 157). A recall leaves no text of the message in any mailbox, not even its edits':
+//     alice edits twice, then recalls; bob's SYNC (a new device) afterwards holds the message without its
+//     body, both ~edit entries with their JSON but "body":"", and the recall entry naming both edits.
+TEST(E2E, L07_ARecallLeavesNoEditedTextInTheMailbox) {
+  auto& qim = shared_qim();
+  const auto a = user("l07", "alice"), b = user("l07", "bob");
+  auto alice = login(qim, a);
+  auto bob = login(qim, b);
+  const std::string c = conv(a, b);
+  auto sent = alice->send(b, "m1", "the first words");
+  ASSERT_TRUE(sent.ok()) << sent.error().to_string();
+  const uint64_t id = sent->message_id;
+  ASSERT_EQ(collect_delivered(*bob, 1, kWait).size(), 1u);
+  if (unserved(*alice, c, id)) return;
+  std::vector<uint64_t> edits;
+  for (const char* text : {"the second words", "the third words"}) {
+    auto edited = alice->edit(c, id, std::string("e-") + text, text);
+    ASSERT_TRUE(edited.ok()) << edited.error().to_string();
+    edits.push_back(edited->message_id);
+  }
+  ASSERT_EQ(collect_delivered(*bob, 2, kWait).size(), 2u);  // the edits reached bob's mailbox
+  auto recalled = alice->recall(c, id, "r1");
+  ASSERT_TRUE(recalled.ok()) << recalled.error().to_string();
+
+  auto phone = login(qim, b, "phone");
+  auto all = sync_until(*phone, [](const auto& e) { return has_cmid(e, "~recall"); });
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].message_id, id);
+  EXPECT_EQ(all[0].body, "");
+  for (size_t i = 0; i < 2; ++i) {
+    const Entry& e = all[1 + i];
+    EXPECT_EQ(e.client_msg_id, "~edit");
+    EXPECT_EQ(e.message_id, edits[i]);
+    const std::string redacted =
+        R"({"event":"edit","message_id":")" + std::to_string(id) + R"(","body":"","edited_at":)";
+    EXPECT_TRUE(e.body.starts_with(redacted))
+        << "the edit entry keeps its JSON, without its text: " << e.body;
+    EXPECT_NE(e.body.find(",\"edit_count\":" + std::to_string(i + 1) + "}"), std::string::npos) << e.body;
+  }
+  EXPECT_EQ(all[3].client_msg_id, "~recall");
+  EXPECT_NE(all[3].body.find(R"("edits":[")" + std::to_string(edits[0]) + R"(",")" +
+                             std::to_string(edits[1]) + R"("])"),
+            std::string::npos)
+      << all[3].body;
+  for (const Entry& e : all) {
+    EXPECT_EQ(e.body.find("words"), std::string::npos) << "text of the recalled message left: " << e.body;
+  }
+}
+
 // Issue 39 item 11, a figure, not a test (DISABLED_: run it with --gtest_also_run_disabled_tests): the cost
 // of an edit and of a recall in a 1,000-member group. Prints the store operations each one added (mailbox
 // store and history, from /metrics) and the time from its ACK until every member's SYNC holds it (the

@@ -116,9 +116,45 @@ TEST(MessageEntry, BodiesAreJson) {
   EXPECT_EQ(event_entry_body(s, MessageEventKind::kEdit, s.sender, "he said \"hi\""),
             "{\"event\":\"edit\",\"message_id\":\"281474976710666\",\"body\":\"he said \\\"hi\\\"\","
             "\"edited_at\":1000100,\"edit_count\":1}");
-  EXPECT_EQ(event_entry_body(s, MessageEventKind::kRecall, s.sender, ""),
+  // As of an offset before the edit: a recall of an unedited message names no edits (bytes as before).
+  EXPECT_EQ(event_entry_body(s, MessageEventKind::kRecall, s.sender, "", 15),
             "{\"event\":\"recall\",\"message_id\":\"281474976710666\",\"by\":\"alice\"}");
   EXPECT_EQ(event_entry_client_id(MessageEventKind::kRecall), "~recall");
+}
+
+// Decision 157: a recall names the applied edits before it by the message ids their ~edit entries were
+// dispatched under (partition 1: 1 << 48 | offset), so the mailbox side can remove their text; a refused
+// edit, and anything at or after the recall's offset, is not named, so a replay names the same.
+TEST(MessageEntry, ARecallNamesTheAppliedEditsBeforeIt) {
+  MessageState s = sent();
+  s.events[20] = decide_event(&s, request(MessageEventKind::kEdit, "alice", 1'000'100, 20), {});
+  s.events[21] = decide_event(&s, request(MessageEventKind::kEdit, "bob", 1'000'100, 21), {});  // refused
+  s.events[22] = decide_event(&s, request(MessageEventKind::kEdit, "alice", 1'000'200, 22), {});
+  s.events[23] = decide_event(&s, request(MessageEventKind::kRecall, "alice", 1'000'300, 23), {});
+  ASSERT_FALSE(s.events[21].applied);
+  const std::string expected =
+      "{\"event\":\"recall\",\"message_id\":\"281474976710666\",\"by\":\"alice\","
+      "\"edits\":[\"281474976710676\",\"281474976710678\"]}";
+  EXPECT_EQ(event_entry_body(s, MessageEventKind::kRecall, s.sender, "", 23), expected);
+  s.events[24] = decide_event(&s, request(MessageEventKind::kEdit, "alice", 1'000'400, 24), {});  // refused
+  s.events[30] = EventOutcome{MessageEventKind::kEdit, true, EventRefusal::kNone, s.sender, 1'000'500, ""};
+  EXPECT_EQ(event_entry_body(s, MessageEventKind::kRecall, s.sender, "", 23), expected);  // a replay
+}
+
+// A recall names at most the last kMaxRecallNamedEdits edits: its entry stays a valid message body.
+TEST(MessageEntry, ARecallNamesAtMostTheLastEditsItsBodyCanHold) {
+  MessageState s = sent();
+  const uint64_t n = kMaxRecallNamedEdits + 50;
+  for (uint64_t i = 0; i < n; ++i) {
+    s.events[20 + i] =
+        EventOutcome{MessageEventKind::kEdit, true, EventRefusal::kNone, s.sender, 1'000'100, ""};
+  }
+  const std::string body = event_entry_body(s, MessageEventKind::kRecall, s.sender, "", 20 + n);
+  EXPECT_LT(body.size(), kMaxBodyBytes);
+  EXPECT_EQ(body.find("\"" + std::to_string((uint64_t{1} << 48) | (20 + 49)) + "\""), std::string::npos);
+  EXPECT_NE(body.find("\"edits\":[\"" + std::to_string((uint64_t{1} << 48) | (20 + 50)) + "\","),
+            std::string::npos);
+  EXPECT_TRUE(body.ends_with(",\"" + std::to_string((uint64_t{1} << 48) | (20 + n - 1)) + "\"]}"));
 }
 
 TEST(OutboxRecordV3, EventRoundTripsAndOlderVersionsStillDecode) {

@@ -274,6 +274,14 @@ class EmbeddedBackend final : public StoreBackend {
   // Each entry read, and written back with its expiry and an empty body; the older version of the row
   // goes from RocksDB's files as any overwritten row does, when compaction rewrites them.
   Status redact_entries(std::span<const EntryKey> entries) override {
+    return redact_edit_entries(entries, [](std::string_view, std::string_view body) {
+      return body.empty() ? std::nullopt : std::optional<std::string>(std::in_place);
+    });
+  }
+
+  // As redact_entries, the body replaced by what `redact` answers. One process holds the directory, and
+  // the node writes a shard's entries from one thread (the recall's page), so read-then-write loses none.
+  Status redact_edit_entries(std::span<const EntryKey> entries, const EntryBodyRedaction& redact) override {
     rocksdb::WriteBatch batch;
     for (const auto& k : entries) {
       std::string value;
@@ -283,15 +291,16 @@ class EmbeddedBackend final : public StoreBackend {
       QIM_RETURN_IF_ERROR(rocks_status(s, "read entry of " + k.user.str()));
       QIM_ASSIGN_OR_RETURN(int64_t expires, embedded::entry_expiry(value));
       QIM_ASSIGN_OR_RETURN(Message message, embedded::entry_message(value));
-      if (message.body.empty()) continue;
-      message.body.clear();
+      std::optional<std::string> body = redact(message.client_msg_id, message.body);
+      if (!body) continue;
+      message.body = *std::move(body);
       counters_.updates++;
       QIM_RETURN_IF_ERROR(rocks_status(batch.Put(handles_[kEntries], embedded::entry_key(k.user, k.seq),
                                                  embedded::entry_value(message, expires)),
-                                       "batch redacted entry"));
+                                       "batch redacted edit entry"));
     }
     if (batch.Count() == 0) return {};
-    return rocks_status(gated([&] { return db_->Write(write_, &batch); }), "write redacted entries");
+    return rocks_status(gated([&] { return db_->Write(write_, &batch); }), "write redacted edit entries");
   }
 
   Result<std::optional<MailboxSeq>> read_frontier(ShardId shard) override {

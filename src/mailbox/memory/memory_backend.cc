@@ -63,14 +63,23 @@ class MemoryBackend final : public StoreBackend {
   }
 
   Status redact_entries(std::span<const EntryKey> entries) override {
+    return redact_edit_entries(entries, [](std::string_view, std::string_view body) {
+      return body.empty() ? std::nullopt : std::optional<std::string>(std::in_place);
+    });
+  }
+
+  Status redact_edit_entries(std::span<const EntryKey> entries, const EntryBodyRedaction& redact) override {
     std::lock_guard lock(mu_);
     for (const auto& k : entries) {
       auto user = mailboxes_.find(k.user.str());
       if (user == mailboxes_.end()) continue;
       auto it = user->second.find(k.seq.raw());
       if (it == user->second.end()) continue;
+      Message& m = it->second.entry.message;
+      std::optional<std::string> body = redact(m.client_msg_id, m.body);
+      if (!body) continue;
       counters_.updates++;
-      it->second.entry.message.body.clear();
+      m.body = *std::move(body);
     }
     return {};
   }

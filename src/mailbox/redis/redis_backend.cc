@@ -92,6 +92,14 @@ class RedisBackend final : public StoreBackend {
   // The entries' values read in one pipeline, then written back without their body by one script that
   // sets a field only if it still holds what was read (compare-and-set: no entry created or resurrected).
   Status redact_entries(std::span<const EntryKey> entries) override {
+    return redact_edit_entries(entries, [](std::string_view, std::string_view body) {
+      return body.empty() ? std::nullopt : std::optional<std::string>(std::in_place);
+    });
+  }
+
+  // As redact_entries, the body replaced by what `redact` answers, by the same compare-and-set script: a
+  // value written between the read and the script stays (the next redaction, a replay, handles it).
+  Status redact_edit_entries(std::span<const EntryKey> entries, const EntryBodyRedaction& redact) override {
     if (entries.empty()) return {};
     RedisInstance& inst = of_user(entries.front().user);  // one shard's users: one instance
     std::vector<RedisCommand> reads;
@@ -105,8 +113,9 @@ class RedisBackend final : public StoreBackend {
       if (value.is_nil()) continue;
       if (value.kind != RedisReply::Kind::kString) return unexpected(inst.endpoint(), "HGET entry");
       QIM_ASSIGN_OR_RETURN(StoredEntryValue stored, decode_entry_value(value.str));
-      if (stored.message.body.empty()) continue;
-      stored.message.body.clear();
+      std::optional<std::string> body = redact(stored.message.client_msg_id, stored.message.body);
+      if (!body) continue;
+      stored.message.body = *std::move(body);
       if (calls.empty() || calls.back().keys.size() >= kEntriesPerScript) {
         calls.push_back(ScriptCall{RedisScript::kRedactEntries, {}, {}});
       }
@@ -116,6 +125,7 @@ class RedisBackend final : public StoreBackend {
                                 encode_entry_value(stored.message, stored.expires_ms)});
     }
     if (calls.empty()) return {};
+    counters_.updates++;
     QIM_ASSIGN_OR_RETURN(auto written, inst.eval(calls));
     for (auto& r : written) QIM_RETURN_IF_ERROR(reply_or_error(std::move(r), inst.endpoint()));
     return {};

@@ -99,6 +99,18 @@ Status ScyllaFrontierBackend::prepare() {
   QIM_RETURN_IF_ERROR(prepare_into(entry_redact_,
                                    "DELETE body FROM {ks}.mailbox_entry WHERE user_id = ? AND epoch = ? "
                                    "AND log_offset = ?"));
+  // An edit entry read with its remaining TTL and its write time, then written back whole without its
+  // text, for that TTL, one microsecond above that time (frontier_redact.cc).
+  QIM_RETURN_IF_ERROR(prepare_into(
+      entry_body_read_,
+      "SELECT epoch, log_offset, message_id, conversation, sender, sender_device, "
+      "client_msg_id, server_time_ms, body, reply_to, TTL(message_id), WRITETIME(message_id), "
+      "WRITETIME(body) FROM {ks}.mailbox_entry WHERE user_id = ? AND epoch = ? AND log_offset = ?"));
+  QIM_RETURN_IF_ERROR(
+      prepare_into(entry_body_write_,
+                   "INSERT INTO {ks}.mailbox_entry (user_id, epoch, log_offset, message_id, "
+                   "conversation, sender, sender_device, client_msg_id, server_time_ms, body, reply_to) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) USING TTL ? AND TIMESTAMP ?"));
   QIM_RETURN_IF_ERROR(
       prepare_into(proof_write_,
                    "UPDATE {ks}.mailbox_retention_bucket_v2 USING TIMESTAMP ? AND TTL ? "
@@ -326,16 +338,6 @@ Status ScyllaFrontierBackend::write_entries(ShardId, Epoch epoch, std::span<cons
   QIM_RETURN_IF_ERROR(proofs_started);
   QIM_RETURN_IF_ERROR(written);
   return register_buckets(proofs, now);
-}
-
-Status ScyllaFrontierBackend::redact_entries(std::span<const EntryKey> entries) {
-  cql::BatchWriter writes(session_, plain_options(), batch_limits());
-  for (const auto& k : entries) {
-    counters_.updates++;
-    writes.add(entry_redact_,
-               Values().text(k.user.str()).int32(i32(k.seq.epoch().value)).bigint(i64(k.seq.offset().value)));
-  }
-  return lift(cql::wait_all(writes.finish()), "redact mailbox entries");
 }
 
 Status ScyllaFrontierBackend::write_proofs(Epoch epoch, const ProofMap& proofs, cql::BatchWriter& writes) {

@@ -37,6 +37,13 @@ class ScyllaFrontierBackend : public StoreBackend {
   Status write_entries(ShardId shard, Epoch epoch, std::span<const MailboxEntry> entries) override;
   // DELETE of each entry's body cell (one per entry, in UNLOGGED batches like the entry writes).
   Status redact_entries(std::span<const EntryKey> entries) override;
+  // Each entry read with TTL(message_id) and its cells' WRITETIME (all reads in flight together), then,
+  // for each `redact` changes, the whole row written again with the new body USING TTL <the remaining
+  // TTL> AND TIMESTAMP <the write time + 1> (UNLOGGED batches): it wins over the version read whatever
+  // the clocks, and loses to any write made after it, as a compare-and-set would. The whole row, not the
+  // body cell alone: a cell written later than the row expires later than its other cells, and a row
+  // left with a body and no message_id would read as corrupt. frontier_redact.cc.
+  Status redact_edit_entries(std::span<const EntryKey> entries, const EntryBodyRedaction& redact) override;
   Result<std::optional<MailboxSeq>> read_frontier(ShardId shard) override;
   Result<std::vector<MailboxSeq>> read_frontiers(ShardId shard) override;
   Status write_frontier(ShardId shard, Epoch epoch, MailboxSeq expected_previous, MailboxSeq next) override;
@@ -98,8 +105,9 @@ class ScyllaFrontierBackend : public StoreBackend {
 
   LedgerCache cache_;
   cql::Prepared frontier_read_, frontier_list_, frontier_write_, identity_read_, identity_write_,
-      identity_read_many_, entry_write_, entry_read_, entry_redact_, proof_write_, proof_read_, ledger_read_,
-      ledger_add_, ledger_create_, ledger_sweep_, ledger_user_write_, ledger_users_read_;
+      identity_read_many_, entry_write_, entry_read_, entry_redact_, entry_body_read_, entry_body_write_,
+      proof_write_, proof_read_, ledger_read_, ledger_add_, ledger_create_, ledger_sweep_, ledger_user_write_,
+      ledger_users_read_;
 };
 
 }  // namespace qim::scylla

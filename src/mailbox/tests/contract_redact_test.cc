@@ -12,6 +12,13 @@ namespace {
 constexpr uint64_t kSendId = 4000;
 constexpr uint64_t kRecallId = 4001;
 constexpr std::string_view kSecret = "the body that was recalled";
+// Two edits of the SEND (decision 157): their ~edit entries carry the edited text until the recall.
+constexpr uint64_t kEditIds[] = {4002, 4003};
+// As they stand in the entry's JSON (the second escaped).
+constexpr std::string_view kEditTexts[] = {"first edited text", R"(second edited \"text\")"};
+// The recall naming the edits (a recall of the same id naming none, as before decision 157, would be
+// another dispatch of the same identity: a DispatchConflict).
+constexpr uint64_t kRecallWithEditsId = 4005;
 
 class RedactTest : public ContractTest {
  protected:
@@ -27,32 +34,51 @@ class RedactTest : public ContractTest {
     r.message.body.clear();
     return r;
   }
-  // The recall entry, to alice, bob and carol (who joined after the SEND: she has no entry of it).
-  DispatchRecord recall() {
-    Message m = make_message(kRecallId, alice_, clock_->now_ms());
+  // The JSON of edit `n`'s ~edit entry, with `text` as fanout writes it (lifecycle/message_state.h).
+  static std::string edit_body(size_t n, std::string_view text) {
+    return R"({"event":"edit","message_id":")" + std::to_string(kSendId) + R"(","body":")" +
+           std::string(text) + R"(","edited_at":)" + std::to_string(1000 + n) + R"(,"edit_count":)" +
+           std::to_string(n + 1) + "}";
+  }
+  // Edit `n` of the SEND: its ~edit entry to alice and bob, named as fanout names it.
+  DispatchRecord edit(size_t n) {
+    Message m = make_message(kEditIds[n], alice_, clock_->now_ms());
+    m.client_msg_id = "~edit";
+    m.body = edit_body(n, kEditTexts[n]);
+    return make_record(message_dispatch_id(MessageId{kEditIds[n]}, kShard, 0).str(), m, {{alice_, bob_}});
+  }
+  // The recall entry, to alice, bob and carol (who joined after the SEND: she has no entry of it); with
+  // `edits`, it names the two edits as fanout names the applied edits before a recall.
+  DispatchRecord recall(bool edits = false) {
+    const uint64_t id = edits ? kRecallWithEditsId : kRecallId;
+    Message m = make_message(id, alice_, clock_->now_ms());
     m.client_msg_id = "~recall";
     m.body = R"({"event":"recall","message_id":")" + std::to_string(kSendId) + R"(","by":")" + alice_.str() +
-             R"("})";
-    return make_record(message_dispatch_id(MessageId{kRecallId}, kShard, 0).str(), m,
-                       {{alice_, bob_, carol_}});
+             (edits ? R"(","edits":[")" + std::to_string(kEditIds[0]) + R"(",")" +
+                          std::to_string(kEditIds[1]) + R"("]})"
+                    : R"("})");
+    return make_record(message_dispatch_id(MessageId{id}, kShard, 0).str(), m, {{alice_, bob_, carol_}});
   }
-  // The node's step for the recall: begin, write, redact, finish.
-  void materialise_recall(uint64_t observed, MailboxSeq previous, Epoch epoch = kEpoch) {
-    const DispatchRecord r = recall();
+  // The node's step for the recall: begin, write, redact (what the entry names), finish.
+  void materialise_recall(uint64_t observed, MailboxSeq previous, Epoch epoch = kEpoch, bool edits = false) {
+    const DispatchRecord r = recall(edits);
     auto begun = begin(r, observed, epoch);
     ASSERT_TRUE(is_ok(begun));
     if (begun->needs_entries) {
       ASSERT_TRUE(is_ok(write(r, {}, epoch)));
     }
     const std::vector<UserId> users = r.chunks[0];
-    ASSERT_TRUE(is_ok(store().redact_message(kShard, epoch, MessageId{kSendId}, users)));
+    const std::optional<RecallEntry> named = recall_of(r.message);
+    ASSERT_TRUE(named);
+    ASSERT_TRUE(is_ok(store().redact_message(kShard, epoch, *named, users)));
     ASSERT_TRUE(is_ok(finish(r, previous, observed, epoch)));
   }
-  bool engine_holds_secret() {
-    auto held = session_->engine_holds(kSecret);
+  bool engine_holds(std::string_view bytes) {
+    auto held = session_->engine_holds(bytes);
     EXPECT_TRUE(is_ok(held));
     return held.ok() && *held;
   }
+  bool engine_holds_secret() { return engine_holds(kSecret); }
   // The SEND's entry in `user`'s mailbox (fails the test if absent).
   std::optional<MailboxEntry> send_entry(const UserId& user) {
     for (const auto& e : mailbox(user)) {
@@ -130,35 +156,96 @@ TEST_P(RedactTest, ARecallInTheSamePageAsItsSendFindsItInFlight) {
   std::vector<ChunkWrite> chunks = chunk_writes(s);
   for (auto& c : chunk_writes(r)) chunks.push_back(c);
   ASSERT_TRUE(is_ok(store().write_chunks(kShard, kEpoch, chunks)));
-  ASSERT_TRUE(is_ok(store().redact_message(kShard, kEpoch, MessageId{kSendId}, r.chunks[0])));
+  ASSERT_TRUE(
+      is_ok(store().redact_message(kShard, kEpoch, RecallEntry{MessageId{kSendId}, {}}, r.chunks[0])));
   ASSERT_TRUE(is_ok(finish(s, MailboxSeq{}, 10)));
   ASSERT_TRUE(is_ok(finish(r, seq_of(1, 10), 11)));
   EXPECT_FALSE(engine_holds_secret());
 }
 
+// Decision 157: the ~edit entries of the recalled message's edits lose their text too, in the engine
+// itself; each stays, with its JSON (id, time, count) and "body":"", the bytes fanout dispatches for that
+// edit read again after the recall. A recall naming no edits (written before decision 157) leaves them.
+TEST_P(RedactTest, ARecallLeavesNoEditedTextInTheEngineAndKeepsTheEditEntries) {
+  ASSERT_TRUE(is_ok(materialise(send(), 10, MailboxSeq{})));
+  ASSERT_TRUE(is_ok(materialise(edit(0), 11, seq_of(1, 10))));
+  ASSERT_TRUE(is_ok(materialise(edit(1), 12, seq_of(1, 11))));
+  for (size_t n = 0; n < 2; ++n) {
+    ASSERT_TRUE(engine_holds(edit_body(n, kEditTexts[n]))) << "the check must see the edit before the recall";
+  }
+  materialise_recall(13, seq_of(1, 12), kEpoch, /*edits=*/false);  // an older recall: names no edit
+  EXPECT_FALSE(engine_holds_secret());
+  EXPECT_TRUE(engine_holds(kEditTexts[0]));
+  materialise_recall(14, seq_of(1, 13), kEpoch, /*edits=*/true);
+  EXPECT_FALSE(engine_holds_secret());
+  for (size_t n = 0; n < 2; ++n) {
+    EXPECT_FALSE(engine_holds(kEditTexts[n])) << n;
+    EXPECT_TRUE(engine_holds(edit_body(n, ""))) << "the edit entry's JSON stays, " << n;
+  }
+  for (const UserId& u : {alice_, bob_}) {
+    std::vector<std::string> bodies;
+    for (const auto& e : mailbox(u)) {
+      if (e.message.client_msg_id == "~edit") bodies.push_back(e.message.body);
+    }
+    EXPECT_EQ(bodies, (std::vector<std::string>{edit_body(0, ""), edit_body(1, "")})) << u.str();
+  }
+  // Idempotent, after a restart and at a later epoch: the edits' entries of epoch 1 are found again.
+  restart();
+  materialise_recall(15, seq_of(1, 14), Epoch{2}, /*edits=*/true);
+  for (size_t n = 0; n < 2; ++n) EXPECT_FALSE(engine_holds(kEditTexts[n])) << n;
+  EXPECT_EQ(mailbox(bob_).size(), 6u);  // the SEND, two edits, three recall entries
+}
+
 TEST_P(RedactTest, RefusesAUserOfAnotherShard) {
   ASSERT_TRUE(is_ok(materialise(send(), 10, MailboxSeq{})));
   const std::vector<UserId> users = {bob_, stranger_};
-  EXPECT_TRUE(
-      fails_with(store().redact_message(kShard, kEpoch, MessageId{kSendId}, users), Errc::kInvalidArgument));
+  EXPECT_TRUE(fails_with(store().redact_message(kShard, kEpoch, RecallEntry{MessageId{kSendId}, {}}, users),
+                         Errc::kInvalidArgument));
   EXPECT_TRUE(engine_holds_secret());  // nothing was redacted
 }
 
-TEST(RecallTarget, ReadsOnlyARecallEntrysTarget) {
+TEST(RecallTarget, ReadsOnlyARecallEntrysTargetAndEdits) {
   Message m;
   m.client_msg_id = "~recall";
   m.body = R"({"event":"recall","message_id":"281474976710657","by":"alice"})";
-  EXPECT_EQ(recall_target_of(m), MessageId{281474976710657});
+  EXPECT_EQ(recall_of(m), (RecallEntry{MessageId{281474976710657}, {}}));
+  m.body =
+      R"({"event":"recall","message_id":"281474976710657","by":"alice","edits":["5","281474976710659"]})";
+  EXPECT_EQ(recall_of(m),
+            (RecallEntry{MessageId{281474976710657}, {MessageId{5}, MessageId{281474976710659}}}));
   m.client_msg_id = "~edit";
-  EXPECT_EQ(recall_target_of(m), std::nullopt);
+  EXPECT_EQ(recall_of(m), std::nullopt);
   m.client_msg_id = "~recall";
   for (const char* bad : {R"({"event":"recall","message_id":"","by":"a"})", R"({"event":"recall"})",
-                          R"({"event":"recall","message_id":"12x"})", "recall 12"}) {
+                          R"({"event":"recall","message_id":"12x"})", "recall 12",
+                          R"({"event":"recall","message_id":"12","by":"a","edits":[]})",
+                          R"({"event":"recall","message_id":"12","by":"a","edits":["5",]})",
+                          R"({"event":"recall","message_id":"12","by":"a","edits":["5"})"}) {
     m.body = bad;
-    EXPECT_EQ(recall_target_of(m), std::nullopt) << bad;
+    EXPECT_EQ(recall_of(m), std::nullopt) << bad;
   }
   EXPECT_EQ(message_dispatch_id(MessageId{7}, ShardId{3}, 0).str(), "m7-s3");
   EXPECT_EQ(message_dispatch_id(MessageId{7}, ShardId{3}, 2).str(), "m7-s3-p2");
+}
+
+TEST(RedactedEditBody, KeepsTheJsonWithoutTheText) {
+  const MessageId target{12};
+  EXPECT_EQ(redacted_edit_body(
+                target, "~edit",
+                R"({"event":"edit","message_id":"12","body":"say \"hi\" \\","edited_at":5,"edit_count":2})"),
+            R"({"event":"edit","message_id":"12","body":"","edited_at":5,"edit_count":2})");
+  const std::string done = R"({"event":"edit","message_id":"12","body":"","edited_at":5,"edit_count":2})";
+  EXPECT_EQ(redacted_edit_body(target, "~edit", done), std::nullopt);  // nothing left to remove
+  EXPECT_EQ(
+      redacted_edit_body(MessageId{13}, "~edit",
+                         R"({"event":"edit","message_id":"12","body":"x","edited_at":5,"edit_count":2})"),
+      std::nullopt);  // another message's edit
+  EXPECT_EQ(
+      redacted_edit_body(target, "c1",
+                         R"({"event":"edit","message_id":"12","body":"x","edited_at":5,"edit_count":2})"),
+      std::nullopt);  // a client's own message
+  EXPECT_EQ(redacted_edit_body(target, "~edit", R"({"event":"edit","message_id":"12","body":"x)"),
+            std::nullopt);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, RedactTest, ::testing::ValuesIn(contract_backends()), fixture_name);

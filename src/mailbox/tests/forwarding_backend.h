@@ -30,6 +30,9 @@ class ForwardingBackend : public StoreBackend {
     return t_.write_entries(shard, epoch, entries);
   }
   Status redact_entries(std::span<const EntryKey> entries) override { return t_.redact_entries(entries); }
+  Status redact_edit_entries(std::span<const EntryKey> entries, const EntryBodyRedaction& redact) override {
+    return t_.redact_edit_entries(entries, redact);
+  }
   Result<std::optional<MailboxSeq>> read_frontier(ShardId shard) override { return t_.read_frontier(shard); }
   Result<std::vector<MailboxSeq>> read_frontiers(ShardId shard) override { return t_.read_frontiers(shard); }
   Status write_frontier(ShardId shard, Epoch epoch, MailboxSeq expected_previous, MailboxSeq next) override {

@@ -35,6 +35,9 @@ class UncertainFrontier final : public StoreBackend {
     return t_->write_entries(shard, epoch, entries);
   }
   Status redact_entries(std::span<const EntryKey> entries) override { return t_->redact_entries(entries); }
+  Status redact_edit_entries(std::span<const EntryKey> entries, const EntryBodyRedaction& redact) override {
+    return t_->redact_edit_entries(entries, redact);
+  }
   Result<std::optional<MailboxSeq>> read_frontier(ShardId shard) override { return t_->read_frontier(shard); }
   Status write_frontier(ShardId shard, Epoch epoch, MailboxSeq expected_previous, MailboxSeq next) override {
     QIM_RETURN_IF_ERROR(t_->write_frontier(shard, epoch, expected_previous, next));
