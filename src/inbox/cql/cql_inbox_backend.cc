@@ -209,6 +209,7 @@ Result<cql::Rows> CqlInboxBackend::read_all(const cql::Prepared& statement, cons
   QIM_ASSIGN_OR_RETURN(cql::Rows rows,
                        lift(session_.execute(statement, values, o), "inbox: " + std::string(what)));
   counters_.reads += rows.size() / kPage + 1;
+  round_trips_ += rows.size() / kPage + 1;  // a page waits for the one before it
   rows_read_ += rows.size();
   return rows;
 }
@@ -260,6 +261,8 @@ Status CqlInboxBackend::entries_written(ShardId, Epoch, std::span<const MailboxE
     counters_.inserts++;
   }
   add_positions(writes, entries, rows);
+  if (entries.empty()) return {};
+  round_trips_++;
   QIM_RETURN_IF_ERROR(lift(cql::wait_all(writes.finish()), "inbox: write index rows and positions"));
 
   cql::BatchWriter row_writes(session_, plain(), cql::BatchLimits{.max_statements = options_.batch_rows});
@@ -279,6 +282,7 @@ Status CqlInboxBackend::entries_written(ShardId, Epoch, std::span<const MailboxE
     row_writes.add(conversation_write_, std::move(v));
     counters_.updates++;
   }
+  round_trips_++;
   return lift(cql::wait_all(row_writes.finish()), "inbox: write conversation rows");
 }
 
@@ -327,6 +331,7 @@ Result<std::vector<InboxEntryRef>> CqlInboxBackend::index_rows_desc(const UserId
   };
   const cql::PendingResult slices[] = {slice(true), slice(false)};
   counters_.reads += 2;
+  round_trips_++;  // the two slices go out together
   for (size_t k = 0; k < 2; ++k) {
     const cql::Result<cql::Rows>& rows = slices[k].get();
     if (!rows.ok()) return scylla::to_error(rows.error(), "inbox: read index rows of " + c.str());
@@ -346,6 +351,7 @@ Result<uint32_t> CqlInboxBackend::count_unread(const UserId& user, const Convers
                                                MailboxSeq upto, uint32_t cap) {
   if (after >= upto || cap == 0) return uint32_t{0};
   counters_.reads++;
+  round_trips_++;
   QIM_ASSIGN_OR_RETURN(
       cql::Rows rows,
       lift(session_.execute(count_read_,
@@ -367,6 +373,7 @@ Status CqlInboxBackend::raise_read_mark(const UserId& user, const ConversationId
   if (seq.is_zero()) return {};  // every mark starts at zero
   QIM_ASSIGN_OR_RETURN(int64_t ts, scylla::monotonic_max_timestamp(seq.offset(), "inbox_read_mark"));
   counters_.updates++;
+  round_trips_++;
   return written(session_.execute(mark_write_,
                                   Values()
                                       .text(user.str())
@@ -394,6 +401,7 @@ Result<std::vector<ReadMark>> CqlInboxBackend::read_marks(const UserId& user) {
 
 Result<MailboxSeq> CqlInboxBackend::read_mark(const UserId& user, const ConversationId& c) {
   counters_.reads++;
+  round_trips_++;
   QIM_ASSIGN_OR_RETURN(cql::Rows rows,
                        lift(session_.execute(mark_read_, Values().text(user.str()).text(c.str()), plain()),
                             "inbox: read the read mark of " + c.str()));
@@ -408,6 +416,7 @@ Status CqlInboxBackend::raise_receipt(const ConversationId& c, const UserId& use
   QIM_ASSIGN_OR_RETURN(
       int64_t ts, scylla::monotonic_max_timestamp(Offset{read_through.value & kMaxOffset}, "inbox_receipt"));
   counters_.updates++;
+  round_trips_++;
   return written(
       session_.execute(receipt_write_,
                        Values().text(c.str()).text(user.str()).bigint(i64(read_through.value)).bigint(ts),
@@ -439,6 +448,7 @@ Status CqlInboxBackend::put_setting(const UserId& user, const std::string& key, 
                     version, key));
   }
   counters_.updates++;
+  round_trips_++;
   return written(
       session_.execute(setting_write_,
                        Values().text(user.str()).text(key).text(value).bigint(version).bigint(version),

@@ -119,6 +119,11 @@ class CqlInboxBackend final : public InboxBackend {
   // CQL rows received by every read so far (counters().reads counts requests and pages): what a read
   // costs the cluster, so a test tells a page of positions from a scan of every conversation row.
   uint64_t rows_read() const noexcept { return rows_read_.load(); }
+  // Every wave of requests since open: requests sent together and waited for together count once (a
+  // page's summary reads in read_batch, rows_of's IN reads, an index read's two slices, a batch of
+  // writes), a paged read once per page (a page waits for the one before it). Opening (schema, prepared
+  // statements, a backfill) is not counted.
+  uint64_t round_trips() const override { return round_trips_.load(); }
 
   // CQL's maximum TTL (20 years), and what a position outlives its row by (it is written just before it).
   static constexpr int64_t kMaxTtlSeconds = 630'720'000;
@@ -156,6 +161,7 @@ class CqlInboxBackend final : public InboxBackend {
       activity_write_, activity_read_, activity_delete_, rows_in_read_, marks_in_read_;
   OpCounters counters_;
   std::atomic<uint64_t> rows_read_{0};
+  std::atomic<uint64_t> round_trips_{0};
 };
 
 }  // namespace qim
