@@ -75,6 +75,7 @@ Result<std::vector<ActivityPosition>> CqlInboxBackend::activity_desc(const UserI
   std::vector<ActivityPosition> out;
   if (before <= after || limit == 0) return out;
   counters_.reads++;
+  round_trips_++;
   QIM_ASSIGN_OR_RETURN(
       cql::Rows rows,
       lift(session_.execute(activity_read_,
@@ -113,6 +114,7 @@ Status CqlInboxBackend::read_in(const cql::Prepared& statement, const UserId& us
     if (names.size() == kInList) send();
   }
   if (!names.empty()) send();
+  if (!pending.empty()) round_trips_++;  // sent together, waited for together
   for (const cql::PendingResult& p : pending) {
     const cql::Result<cql::Rows>& rows = p.get();
     if (!rows.ok())
@@ -176,6 +178,7 @@ Status CqlInboxBackend::drop_stale_activity(const UserId& user, std::span<const 
                                       .text(p.conversation.str()));
     counters_.updates++;  // deletes
   }
+  round_trips_++;
   return lift(cql::wait_all(deletes.finish()), "inbox: drop stale positions of " + user.str());
 }
 

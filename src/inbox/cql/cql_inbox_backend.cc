@@ -209,6 +209,7 @@ Result<cql::Rows> CqlInboxBackend::read_all(const cql::Prepared& statement, cons
   QIM_ASSIGN_OR_RETURN(cql::Rows rows,
                        lift(session_.execute(statement, values, o), "inbox: " + std::string(what)));
   counters_.reads += rows.size() / kPage + 1;
+  round_trips_ += rows.size() / kPage + 1;  // a page waits for the one before it
   rows_read_ += rows.size();
   return rows;
 }
@@ -260,6 +261,8 @@ Status CqlInboxBackend::entries_written(ShardId, Epoch, std::span<const MailboxE
     counters_.inserts++;
   }
   add_positions(writes, entries, rows);
+  if (entries.empty()) return {};
+  round_trips_++;
   QIM_RETURN_IF_ERROR(lift(cql::wait_all(writes.finish()), "inbox: write index rows and positions"));
 
   cql::BatchWriter row_writes(session_, plain(), cql::BatchLimits{.max_statements = options_.batch_rows});
@@ -279,6 +282,7 @@ Status CqlInboxBackend::entries_written(ShardId, Epoch, std::span<const MailboxE
     row_writes.add(conversation_write_, std::move(v));
     counters_.updates++;
   }
+  round_trips_++;
   return lift(cql::wait_all(row_writes.finish()), "inbox: write conversation rows");
 }
 
@@ -305,68 +309,11 @@ Result<std::vector<ConversationRow>> CqlInboxBackend::conversation_rows(const Us
   return out;
 }
 
-Result<std::vector<InboxEntryRef>> CqlInboxBackend::index_rows_desc(const UserId& user,
-                                                                    const ConversationId& c, MailboxSeq after,
-                                                                    MailboxSeq upto, uint32_t limit) {
-  std::vector<InboxEntryRef> out;
-  if (after >= upto || limit == 0) return out;
-  const int32_t lim = static_cast<int32_t>(std::min<uint32_t>(limit, INT32_MAX));
-  auto slice = [&](bool counts) {
-    return session_.execute_async(index_read_,
-                                  Values()
-                                      .text(user.str())
-                                      .text(c.str())
-                                      .boolean(counts)
-                                      .int32(i32(after.epoch().value))
-                                      .bigint(i64(after.offset().value))
-                                      .boolean(counts)
-                                      .int32(i32(upto.epoch().value))
-                                      .bigint(i64(upto.offset().value))
-                                      .int32(lim),
-                                  plain());
-  };
-  const cql::PendingResult slices[] = {slice(true), slice(false)};
-  counters_.reads += 2;
-  for (size_t k = 0; k < 2; ++k) {
-    const cql::Result<cql::Rows>& rows = slices[k].get();
-    if (!rows.ok()) return scylla::to_error(rows.error(), "inbox: read index rows of " + c.str());
-    rows_read_ += rows->size();
-    for (const cql::Row row : *rows) {
-      QIM_ASSIGN_OR_RETURN(InboxEntryRef ref, inbox_cells::index_row(row, /*counts=*/k == 0));
-      out.push_back(std::move(ref));
-    }
-  }
-  std::sort(out.begin(), out.end(),
-            [](const InboxEntryRef& a, const InboxEntryRef& b) { return a.seq > b.seq; });
-  if (out.size() > limit) out.resize(limit);
-  return out;
-}
-
-Result<uint32_t> CqlInboxBackend::count_unread(const UserId& user, const ConversationId& c, MailboxSeq after,
-                                               MailboxSeq upto, uint32_t cap) {
-  if (after >= upto || cap == 0) return uint32_t{0};
-  counters_.reads++;
-  QIM_ASSIGN_OR_RETURN(
-      cql::Rows rows,
-      lift(session_.execute(count_read_,
-                            Values()
-                                .text(user.str())
-                                .text(c.str())
-                                .int32(i32(after.epoch().value))
-                                .bigint(i64(after.offset().value))
-                                .int32(i32(upto.epoch().value))
-                                .bigint(i64(upto.offset().value))
-                                .int32(static_cast<int32_t>(std::min<uint32_t>(cap, INT32_MAX))),
-                            plain()),
-           "inbox: count unread of " + c.str()));
-  rows_read_ += rows.size();
-  return static_cast<uint32_t>(std::min<size_t>(rows.size(), cap));
-}
-
 Status CqlInboxBackend::raise_read_mark(const UserId& user, const ConversationId& c, MailboxSeq seq) {
   if (seq.is_zero()) return {};  // every mark starts at zero
   QIM_ASSIGN_OR_RETURN(int64_t ts, scylla::monotonic_max_timestamp(seq.offset(), "inbox_read_mark"));
   counters_.updates++;
+  round_trips_++;
   return written(session_.execute(mark_write_,
                                   Values()
                                       .text(user.str())
@@ -394,6 +341,7 @@ Result<std::vector<ReadMark>> CqlInboxBackend::read_marks(const UserId& user) {
 
 Result<MailboxSeq> CqlInboxBackend::read_mark(const UserId& user, const ConversationId& c) {
   counters_.reads++;
+  round_trips_++;
   QIM_ASSIGN_OR_RETURN(cql::Rows rows,
                        lift(session_.execute(mark_read_, Values().text(user.str()).text(c.str()), plain()),
                             "inbox: read the read mark of " + c.str()));
@@ -408,26 +356,12 @@ Status CqlInboxBackend::raise_receipt(const ConversationId& c, const UserId& use
   QIM_ASSIGN_OR_RETURN(
       int64_t ts, scylla::monotonic_max_timestamp(Offset{read_through.value & kMaxOffset}, "inbox_receipt"));
   counters_.updates++;
+  round_trips_++;
   return written(
       session_.execute(receipt_write_,
                        Values().text(c.str()).text(user.str()).bigint(i64(read_through.value)).bigint(ts),
                        plain()),
       "inbox: raise the receipt of " + user.str() + " in " + c.str());
-}
-
-// Paged: a large group's receipts come kPage rows a response, never one huge one.
-Result<std::vector<ReceiptMark>> CqlInboxBackend::receipts(const ConversationId& c, uint32_t limit) {
-  std::vector<ReceiptMark> out;
-  if (limit == 0) return out;
-  const int32_t lim = static_cast<int32_t>(std::min<uint32_t>(limit, INT32_MAX));
-  QIM_ASSIGN_OR_RETURN(cql::Rows rows, read_all(receipts_read_, Values().text(c.str()).int32(lim),
-                                                "read the receipts of " + c.str(), lim));
-  out.reserve(rows.size());
-  for (const cql::Row row : rows) {
-    QIM_ASSIGN_OR_RETURN(ReceiptMark r, inbox_cells::receipt(row, c));
-    out.push_back(std::move(r));
-  }
-  return out;
 }
 
 Status CqlInboxBackend::put_setting(const UserId& user, const std::string& key, const std::string& value,
@@ -439,21 +373,12 @@ Status CqlInboxBackend::put_setting(const UserId& user, const std::string& key, 
                     version, key));
   }
   counters_.updates++;
+  round_trips_++;
   return written(
       session_.execute(setting_write_,
                        Values().text(user.str()).text(key).text(value).bigint(version).bigint(version),
                        plain()),
       "inbox: put setting " + key + " of " + user.str());
-}
-
-Result<std::map<std::string, std::string>> CqlInboxBackend::settings(const UserId& user) {
-  QIM_ASSIGN_OR_RETURN(cql::Rows rows, read_all(settings_read_, Values().text(user.str()), "read settings"));
-  std::map<std::string, std::string> out;
-  for (const cql::Row row : rows) {
-    QIM_ASSIGN_OR_RETURN(auto setting, inbox_cells::setting(row, user));
-    out.insert(std::move(setting));
-  }
-  return out;
 }
 
 }  // namespace qim

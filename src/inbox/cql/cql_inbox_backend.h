@@ -92,7 +92,10 @@ class CqlInboxBackend final : public InboxBackend {
   // One UNLOGGED batch of deletes (per batch_rows), each USING TIMESTAMP the position's own offset.
   Status drop_stale_activity(const UserId& user, std::span<const ActivityPosition> stale) override;
 
-  // Two slices read together (the counting and the other rows), merged: two reads.
+  // The four reads of a page's summaries (index_rows_desc, count_unread, receipts, settings) are in
+  // cql_summary_reads.cc, each an issue half and a fold half shared with read_batch.
+  //
+  // Two slices read together (the counting and the other rows), merged: two reads, one round trip.
   Result<std::vector<InboxEntryRef>> index_rows_desc(const UserId& user, const ConversationId& c,
                                                      MailboxSeq after, MailboxSeq upto,
                                                      uint32_t limit) override;
@@ -107,18 +110,32 @@ class CqlInboxBackend final : public InboxBackend {
   Result<MailboxSeq> read_mark(const UserId& user, const ConversationId& c) override;
 
   Status raise_receipt(const ConversationId& c, const UserId& user, MessageId read_through) override;
-  // One partition read, paged by kPage (a read counted per page).
+  // One partition read, paged by kPage (a read counted per page; nothing read for a limit of 0).
   Result<std::vector<ReceiptMark>> receipts(const ConversationId& c, uint32_t limit) override;
 
   // InvalidArgument for a version outside 0..2^48-1 (it is the write timestamp).
   Status put_setting(const UserId& user, const std::string& key, const std::string& value,
                      int64_t version) override;
+  // One partition read, paged by kPage (a read counted per page).
   Result<std::map<std::string, std::string>> settings(const UserId& user) override;
+
+  // Every query of `reads` sent at once (decision 0159): each one's requests as its single call sends them,
+  // all issued before any is waited for, so the page's summaries cost one round trip (plus the further
+  // pages of a settings or receipts partition longer than kPage), whatever their number; `parallelism` is
+  // not used (no thread waits per query). Each answer is folded exactly as the single call folds it. Every
+  // request is waited for before it answers; the first error in the order of the queries (counts, index,
+  // settings, receipts) fails the batch, as read_batch's default meets it.
+  Result<BatchAnswers> read_batch(const BatchReads& reads, uint32_t parallelism) override;
 
   OpCounters& counters() override { return counters_; }
   // CQL rows received by every read so far (counters().reads counts requests and pages): what a read
   // costs the cluster, so a test tells a page of positions from a scan of every conversation row.
   uint64_t rows_read() const noexcept { return rows_read_.load(); }
+  // Every wave of requests since open: requests sent together and waited for together count once (a
+  // page's summary reads in read_batch, rows_of's IN reads, an index read's two slices, a batch of
+  // writes), a paged read once per page (a page waits for the one before it). Opening (schema, prepared
+  // statements, a backfill) is not counted.
+  uint64_t round_trips() const override { return round_trips_.load(); }
 
   // CQL's maximum TTL (20 years), and what a position outlives its row by (it is written just before it).
   static constexpr int64_t kMaxTtlSeconds = 630'720'000;
@@ -142,6 +159,26 @@ class CqlInboxBackend final : public InboxBackend {
                  std::span<const ConversationId> conversations, std::string_view what,
                  const std::function<Status(const cql::Row&)>& each);
   cql::ExecOptions plain() const;
+  // A summary read sent and not yet waited for (cql_summary_reads.cc): its requests, none when there is
+  // nothing to read (an empty range, a limit of 0).
+  struct Issued {
+    std::vector<cql::PendingResult> requests;
+    bool paged = false;  // settings, receipts: kPage rows a page, every page (up to the limit)
+  };
+  Issued issue_count(const CountQuery& q);
+  Result<uint32_t> fold_count(const CountQuery& q, const Issued& issued);
+  Issued issue_index(const IndexQuery& q);
+  Result<std::vector<InboxEntryRef>> fold_index(const IndexQuery& q, const Issued& issued);
+  Issued issue_settings(const UserId& user);
+  Result<std::map<std::string, std::string>> fold_settings(const UserId& user, const Issued& issued);
+  Issued issue_receipts(const ConversationId& c, uint32_t limit);
+  Result<std::vector<ReceiptMark>> fold_receipts(const ConversationId& c, const Issued& issued);
+  // Waits for every request of `wave` and counts its round trips: one if anything was sent, plus the pages
+  // its longest paged read took past its first.
+  void await(std::span<const Issued> wave);
+  // The rows `request` answered, counting the read (a read a page when `paged`) and its rows; its error
+  // named `what` if it failed. The pointer lives as long as the request.
+  Result<const cql::Rows*> answered(const cql::PendingResult& request, bool paged, const std::string& what);
   // The rows `statement` selects with `values` (every one, or the first max_rows), kPage rows a page; a
   // read counted a page.
   Result<cql::Rows> read_all(const cql::Prepared& statement, const cql::Values& values, std::string_view what,
@@ -156,6 +193,7 @@ class CqlInboxBackend final : public InboxBackend {
       activity_write_, activity_read_, activity_delete_, rows_in_read_, marks_in_read_;
   OpCounters counters_;
   std::atomic<uint64_t> rows_read_{0};
+  std::atomic<uint64_t> round_trips_{0};
 };
 
 }  // namespace qim

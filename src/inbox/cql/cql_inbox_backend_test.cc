@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -326,6 +327,144 @@ TEST_F(CqlInboxBackendTest, AWallClockWriteReadsAsCorrupt) {
         ".inbox_read_mark (user_id, conversation, epoch, read_offset) VALUES ('jack', 'd:alice:bob', 1, 5)");
   EXPECT_EQ(code_of(b().read_mark(*UserId::parse("jack"), conv())), name_of(Errc::kCorruptEntry));
   EXPECT_EQ(code_of(b().read_marks(*UserId::parse("jack"))), name_of(Errc::kCorruptEntry));
+}
+
+// Issue 38 (decision 0159): read_batch sends a page's summary reads at once and folds each answer as its
+// single call does: the same answers, over two epochs, for one wave of requests where the single calls
+// cost a round trip each.
+TEST_F(CqlInboxBackendTest, ReadBatchAnswersAsTheSingleCallsInOneWave) {
+  const UserId lena = *UserId::parse("lena");
+  const UserId mike = *UserId::parse("mike");
+  const UserId nora = *UserId::parse("nora");
+  const ConversationId lm = *ConversationId::parse("d:lena:mike");
+  const ConversationId ln = *ConversationId::parse("d:lena:nora");
+  auto in = [](const ConversationId& c, MailboxEntry e) {
+    e.message.conversation = c;
+    return e;
+  };
+  // lena's mailbox: from mike, her own and a system entry in epoch 1, more from mike in epoch 2; nora in
+  // both. mike's mailbox holds his copies.
+  MailboxEntry system = in(lm, entry("lena", seq(1, 4), "mike", 14));
+  system.message.client_msg_id = "~group-op";
+  ASSERT_TRUE(
+      write({in(lm, entry("lena", seq(1, 1), "mike", 11)), in(lm, entry("lena", seq(1, 2), "mike", 12)),
+             in(lm, entry("lena", seq(1, 3), "lena", 13)), system,
+             in(ln, entry("lena", seq(1, 5), "nora", 15)), in(lm, entry("mike", seq(1, 7), "lena", 13))})
+          .ok());
+  ASSERT_TRUE(
+      write({in(lm, entry("lena", seq(2, 1), "mike", 21)), in(ln, entry("lena", seq(2, 2), "nora", 22)),
+             in(lm, entry("lena", seq(2, 3), "mike", 23)), in(lm, entry("mike", seq(2, 4), "mike", 21))})
+          .ok());
+  ASSERT_TRUE(b().put_setting(mike, "receipts", "off", 1'800'000'000'000).ok());
+  ASSERT_TRUE(b().raise_receipt(lm, mike, MessageId{12}).ok());
+  ASSERT_TRUE(b().raise_receipt(lm, lena, MessageId{23}).ok());
+
+  const MailboxSeq all = MailboxSeq::from_raw(~uint64_t{0});
+  BatchReads reads;
+  reads.counts = {{lena, lm, MailboxSeq{}, all, 999},       {lena, lm, seq(1, 1), seq(1, 1000), 999},
+                  {lena, lm, seq(1, 2), seq(2, 1000), 999}, {lena, lm, MailboxSeq{}, all, 2},
+                  {lena, ln, MailboxSeq{}, all, 999},       {lena, ln, seq(2, 2), seq(2, 2), 9},
+                  {lena, lm, MailboxSeq{}, all, 0}};
+  reads.index = {{lena, lm, MailboxSeq{}, all, 3}, {lena, lm, seq(1, 2), seq(2, 1), 10},
+                 {mike, lm, MailboxSeq{}, all, 1}, {mike, lm, MailboxSeq{}, seq(1, 1000), 1},
+                 {nora, ln, MailboxSeq{}, all, 1}, {lena, ln, seq(1, 5), seq(1, 5), 1}};
+  reads.settings = {mike, nora};
+  reads.receipts = {lm, ln};
+  reads.receipts_limit = 10;
+
+  for (uint32_t parallelism : {1u, 8u}) {
+    const uint64_t before = b().round_trips();
+    auto batch = b().read_batch(reads, parallelism);
+    const uint64_t cost = b().round_trips() - before;
+    ASSERT_TRUE(batch.ok()) << batch.error().to_string();
+    EXPECT_EQ(cost, 1u) << "one wave, whatever the parallelism (" << parallelism << ")";
+
+    // The single calls, each its own round trip (but the empty ranges and limits: none).
+    const uint64_t singles_before = b().round_trips();
+    std::vector<uint32_t> counts;
+    for (const CountQuery& q : reads.counts) {
+      auto n = b().count_unread(q.user, q.conversation, q.after, q.upto, q.cap);
+      ASSERT_TRUE(n.ok()) << n.error().to_string();
+      counts.push_back(*n);
+    }
+    EXPECT_EQ(batch->counts, counts);
+    EXPECT_EQ(batch->counts, (std::vector<uint32_t>{4, 1, 2, 2, 2, 0, 0}));
+    ASSERT_EQ(batch->index.size(), reads.index.size());
+    for (size_t i = 0; i < reads.index.size(); ++i) {
+      const IndexQuery& q = reads.index[i];
+      auto single = b().index_rows_desc(q.user, q.conversation, q.after, q.upto, q.limit);
+      ASSERT_TRUE(single.ok()) << single.error().to_string();
+      EXPECT_EQ(batch->index[i], *single) << "index query " << i;
+    }
+    ASSERT_EQ(batch->index[0].size(), 3u);
+    EXPECT_EQ(batch->index[0][0].seq, seq(2, 3));
+    EXPECT_EQ(batch->index[0][2].seq, seq(1, 4)) << "the system entry, from the other slice";
+    EXPECT_EQ(batch->index[1].size(), 3u);  // 2:1, 1:4, 1:3
+    EXPECT_EQ(batch->index[2].front().seq, seq(2, 4));
+    EXPECT_EQ(batch->index[3].front().seq, seq(1, 7));
+    EXPECT_TRUE(batch->index[4].empty());
+    EXPECT_TRUE(batch->index[5].empty());
+    ASSERT_EQ(batch->settings.size(), 2u);
+    for (size_t i = 0; i < reads.settings.size(); ++i)
+      EXPECT_EQ(batch->settings[i], *b().settings(reads.settings[i]));
+    EXPECT_EQ(batch->settings[0], (std::map<std::string, std::string>{{"receipts", "off"}}));
+    EXPECT_TRUE(batch->settings[1].empty());
+    ASSERT_EQ(batch->receipts.size(), 2u);
+    for (size_t i = 0; i < reads.receipts.size(); ++i) {
+      auto single = b().receipts(reads.receipts[i], reads.receipts_limit);
+      ASSERT_TRUE(single.ok());
+      EXPECT_EQ(batch->receipts[i].size(), single->size());
+      std::map<std::string, uint64_t> got, want;
+      for (const ReceiptMark& m : batch->receipts[i]) got[m.user.str()] = m.read_through.value;
+      for (const ReceiptMark& m : *single) want[m.user.str()] = m.read_through.value;
+      EXPECT_EQ(got, want) << "receipts of " << reads.receipts[i].str();
+    }
+    EXPECT_EQ(batch->receipts[0].size(), 2u);
+    EXPECT_TRUE(batch->receipts[1].empty());
+    // 5 counts, 5 index reads, 2 settings and 2 receipts read: 14 round trips one after another.
+    EXPECT_EQ(b().round_trips() - singles_before, 14u);
+  }
+  BatchReads none;
+  const uint64_t before = b().round_trips();
+  auto empty = b().read_batch(none, 1);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->counts.empty() && empty->index.empty() && empty->settings.empty() &&
+              empty->receipts.empty());
+  EXPECT_EQ(b().round_trips(), before) << "nothing to read, nothing sent";
+}
+
+// The first error fails the batch, the one the single calls meet first in the order of read_batch's
+// default (counts, index, settings, receipts): here a setting and a receipt written at wall-clock time
+// (CorruptEntry). Every request of the wave is still waited for: one round trip, none left in flight.
+TEST_F(CqlInboxBackendTest, ReadBatchFailsWithTheFirstErrorInOneWave) {
+  const UserId olga = *UserId::parse("olga");
+  const UserId pete = *UserId::parse("pete");
+  const ConversationId op = *ConversationId::parse("d:olga:pete");
+  query("INSERT INTO " + keyspace_ +
+        ".inbox_setting (user_id, name, value, version) VALUES ('olga', 'receipts', 'on', 5)");
+  query("INSERT INTO " + keyspace_ +
+        ".inbox_receipt (conversation, user_id, read_through) VALUES ('d:olga:pete', 'pete', 7)");
+  const MailboxSeq all = MailboxSeq::from_raw(~uint64_t{0});
+  BatchReads reads;
+  reads.counts = {{olga, op, MailboxSeq{}, all, 9}, {pete, op, MailboxSeq{}, all, 9}};
+  reads.index = {{pete, op, MailboxSeq{}, all, 1}};
+  reads.settings = {pete, olga};
+  reads.receipts = {op};
+  reads.receipts_limit = 10;
+  auto single = b().settings(olga);
+  ASSERT_EQ(code_of(single), name_of(Errc::kCorruptEntry));
+  ASSERT_EQ(code_of(b().receipts(op, 10)), name_of(Errc::kCorruptEntry));
+  const uint64_t before = b().round_trips();
+  auto batch = b().read_batch(reads, 1);
+  EXPECT_EQ(b().round_trips() - before, 1u);
+  ASSERT_EQ(code_of(batch), name_of(Errc::kCorruptEntry));
+  EXPECT_EQ(batch.error().to_string(), single.error().to_string()) << "the setting's error, met first";
+  // Without the corrupt cells the same batch answers.
+  reads.settings = {pete};
+  reads.receipts = {*ConversationId::parse("d:pete:quin")};
+  auto fine = b().read_batch(reads, 1);
+  ASSERT_TRUE(fine.ok()) << fine.error().to_string();
+  EXPECT_EQ(fine->counts, (std::vector<uint32_t>{0, 0}));
 }
 
 TEST_F(CqlInboxBackendTest, BadOptionsAreConfigErrors) {
