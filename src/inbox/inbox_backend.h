@@ -163,16 +163,14 @@ class InboxBackend : public EntrySink {
   virtual Result<std::map<std::string, std::string>> settings(const UserId& user) = 0;
 
   // Answers every query of `reads` (docs/adr/0153); the first error fails the whole batch. The default
-  // issues the single calls, from up to `parallelism` threads at once (for an engine answering each call
-  // over the network without batching); a backend that can pipeline overrides it (redis: one pipeline of
-  // scripts and one of commands per instance; cql: every request sent before any is waited for, decision
-  // 0159).
+  // issues the single calls, from up to `parallelism` threads at once; a backend that can batch overrides
+  // it (redis: one pipeline of scripts and one of commands per instance; cql: every request sent before
+  // any is waited for, docs/adr/0159).
   virtual Result<BatchAnswers> read_batch(const BatchReads& reads, uint32_t parallelism);
 
   virtual OpCounters& counters() = 0;
-  // Requests sent to the engine, a pipeline (redis) or a wave of requests sent and waited for together
-  // (cql) counting once, so tests and benchmarks see round trips, not commands; 0 for an engine in the
-  // process.
+  // Requests sent to the engine, a redis pipeline or a cql wave (sent, then waited for, together) counting
+  // once, so tests and benchmarks see round trips, not commands; 0 for an engine in the process.
   virtual uint64_t round_trips() const { return 0; }
 
   // The version a door of this process writes a last-writer-wins cell at (a setting, a block, a mute, a
