@@ -94,11 +94,13 @@ fi
 api_requirements="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/api/requirements.txt"
 if [[ $profile == attachments ]]; then
   :
-elif python3 -c 'import openapi_spec_validator, openapi_schema_validator, yaml' 2>/dev/null; then
-  echo "install-deps: the OpenAPI validators present"
+elif python3 -c 'import openapi_spec_validator, openapi_schema_validator, yaml, standardwebhooks' 2>/dev/null; then
+  # Every module of the requirements file: a machine with the validators but not a later addition
+  # (standardwebhooks) still gets it.
+  echo "install-deps: the API tests' Python modules present (OpenAPI validators, standardwebhooks)"
 else
   # Debian's python3 is externally managed (PEP 668): installed for this user, beside Debian's packages.
-  step "pip: the OpenAPI validators ($api_requirements)" \
+  step "pip: the API tests' Python modules ($api_requirements)" \
     python3 -m pip install --user --break-system-packages -q -r "$api_requirements"
 fi
 
