@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <future>
 #include <map>
 #include <tuple>
 
@@ -91,32 +90,18 @@ Status Inbox::summarise(const UserId& user, const MailboxVisibility& vis,
   std::vector<Slots> slots(items.size());
   std::vector<std::optional<UserId>> peers(items.size());
   for (size_t i = 0; i < items.size(); ++i) peers[i] = direct_peer(user, items[i].conversation);
-  // The peers' visibility comes from the mailbox store (two reads each): from up to page_parallelism
-  // threads, as the page's summaries were before the batch.
-  std::vector<MailboxVisibility> peer_vis(items.size());
-  const size_t parallel = std::max<size_t>(1, options_.page_parallelism);
-  for (size_t from = 0; from < items.size(); from += parallel) {
-    const size_t to = std::min(items.size(), from + parallel);
-    std::vector<std::pair<size_t, std::future<Result<MailboxVisibility>>>> running;
-    for (size_t i = from; i < to; ++i) {
-      if (!peers[i]) continue;
-      if (to - from == 1) {
-        QIM_ASSIGN_OR_RETURN(peer_vis[i], mailbox_.visibility(*peers[i]));
-        continue;
-      }
-      running.emplace_back(
-          i, std::async(std::launch::async, [this, &peers, i] { return mailbox_.visibility(*peers[i]); }));
-    }
-    std::optional<Error> first;
-    for (auto& [i, f] : running) {  // every one is waited for before what they read goes
-      auto v = f.get();
-      if (!v.ok()) {
-        if (!first) first = v.error();
-        continue;
-      }
-      peer_vis[i] = std::move(v).value();
-    }
-    if (first) return *first;
+  // The direct peers' visibility from the mailbox store in one call (docs/adr/0163): each shard's
+  // frontiers once, the peers' trims together, not two reads per peer one after another.
+  std::vector<UserId> peer_users;
+  std::vector<size_t> peer_at(items.size(), 0);
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!peers[i]) continue;
+    peer_at[i] = peer_users.size();
+    peer_users.push_back(*peers[i]);
+  }
+  std::vector<MailboxVisibility> peer_vis;
+  if (!peer_users.empty()) {
+    QIM_ASSIGN_OR_RETURN(peer_vis, mailbox_.visibilities(peer_users));
   }
   BatchReads reads;
   reads.receipts_limit = kPeerReceiptsRead;
@@ -132,7 +117,7 @@ Status Inbox::summarise(const UserId& user, const MailboxVisibility& vis,
     slot.count_to = reads.counts.size();
     if (!peers[i]) continue;
     slot.index_from = reads.index.size();
-    for (const auto& [lo, hi] : visible_ranges(peer_vis[i], kNoBound)) {
+    for (const auto& [lo, hi] : visible_ranges(peer_vis[peer_at[i]], kNoBound)) {
       reads.index.push_back(IndexQuery{*peers[i], s.conversation, lo, hi, 1});
     }
     slot.index_to = reads.index.size();

@@ -71,8 +71,8 @@ struct MessageReceipts {
 struct InboxOptions {
   uint32_t readers_max = 100;  // QIM_RECEIPT_READERS_MAX
   // How many of a page's reads are issued at once by a backend that does not batch them (read_batch's
-  // default: that many threads), and how many peers' visibilities are read at once: 1 for an engine in the
-  // process (embedded, memory), more for one answering over the network.
+  // default: that many threads; the peers' visibilities are one batched call, docs/adr/0163): 1 for an
+  // engine in the process (embedded, memory), more for one answering over the network.
   uint32_t page_parallelism = 1;
 };
 

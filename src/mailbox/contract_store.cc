@@ -484,6 +484,28 @@ Result<MailboxVisibility> ContractStore::visibility(const UserId& user) {
   return out;
 }
 
+Result<std::vector<MailboxVisibility>> ContractStore::visibilities(std::span<const UserId> users) {
+  // The users' shards, each read once (a page's peers share the few shards there are).
+  std::vector<ShardId> shards;
+  std::vector<size_t> shard_of(users.size());
+  for (size_t i = 0; i < users.size(); ++i) {
+    if (users[i].empty()) return invalid("visibility without a user");
+    const ShardId shard = context_.shards.shard_of(users[i]);
+    auto at = std::find(shards.begin(), shards.end(), shard);
+    shard_of[i] = static_cast<size_t>(at - shards.begin());
+    if (at == shards.end()) shards.push_back(shard);
+  }
+  if (users.empty()) return std::vector<MailboxVisibility>{};
+  QIM_ASSIGN_OR_RETURN(auto frontiers, backend_->read_frontiers_of(shards));
+  QIM_ASSIGN_OR_RETURN(auto ledgers, backend_->read_ledgers(users));
+  std::vector<MailboxVisibility> out(users.size());
+  for (size_t i = 0; i < users.size(); ++i) {
+    out[i].frontiers = frontiers[shard_of[i]];
+    out[i].trim = ledgers[i].trim;
+  }
+  return out;
+}
+
 Result<DispatchProgress> ContractStore::dispatch_progress(ShardId shard, Epoch epoch,
                                                           const DispatchId& dispatch_id) {
   QIM_RETURN_IF_ERROR(check_epoch(epoch));

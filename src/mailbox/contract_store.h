@@ -52,6 +52,7 @@ class ContractStore final : public MailboxStore {
   Result<std::array<MailboxSeq, kLanes>> lane_watermarks(ShardId shard, Epoch epoch) override;
   Result<MailboxPage> read_mailbox(const MailboxQuery& query) override;
   Result<MailboxVisibility> visibility(const UserId& user) override;
+  Result<std::vector<MailboxVisibility>> visibilities(std::span<const UserId> users) override;
   Result<DispatchProgress> dispatch_progress(ShardId shard, Epoch epoch,
                                              const DispatchId& dispatch_id) override;
   Result<uint64_t> gc_completed_dispatches() override { return backend_->gc_completed_dispatches(); }

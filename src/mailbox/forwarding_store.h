@@ -38,6 +38,9 @@ class ForwardingStore : public MailboxStore {
   }
   Result<MailboxPage> read_mailbox(const MailboxQuery& q) override { return inner_.read_mailbox(q); }
   Result<MailboxVisibility> visibility(const UserId& user) override { return inner_.visibility(user); }
+  Result<std::vector<MailboxVisibility>> visibilities(std::span<const UserId> users) override {
+    return inner_.visibilities(users);
+  }
   Result<DispatchProgress> dispatch_progress(ShardId shard, Epoch epoch, const DispatchId& id) override {
     return inner_.dispatch_progress(shard, epoch, id);
   }

@@ -196,6 +196,11 @@ class MailboxStore {
   // The user's visibility: every epoch's frontier of the user's shard (one read) and the user's trim (one
   // read). InvalidArgument for an empty user; CorruptEntry for a frontier row that fails its check.
   virtual Result<MailboxVisibility> visibility(const UserId& user) = 0;
+  // visibility() of each of `users`, in order (a page of conversations' direct peers, docs/adr/0163):
+  // each distinct shard's frontiers read once and the users' trims read together (on CQL two round
+  // trips, whatever the number of users). InvalidArgument for an empty user (nothing read); the first
+  // failed read fails the call, as visibility() would.
+  virtual Result<std::vector<MailboxVisibility>> visibilities(std::span<const UserId> users) = 0;
 
   // What is known of a dispatch's progress; NotFound if the identity is unknown.
   virtual Result<DispatchProgress> dispatch_progress(ShardId shard, Epoch epoch,

@@ -138,6 +138,29 @@ class StoreBackend {
                                                          MailboxSeq upto, uint32_t limit) = 0;
 
   virtual Result<RetentionLedger> read_ledger(const UserId& user) = 0;
+
+  // read_frontiers of each shard / read_ledger of each user, one answer per element in order; the first
+  // failure (in order) fails the call. What MailboxStore::visibilities reads for a page of users
+  // (docs/adr/0163). These defaults read one after another; a backend whose engine answers over the
+  // network sends them together (on CQL one round trip per call, whatever the number).
+  virtual Result<std::vector<std::vector<MailboxSeq>>> read_frontiers_of(std::span<const ShardId> shards) {
+    std::vector<std::vector<MailboxSeq>> out;
+    out.reserve(shards.size());
+    for (ShardId shard : shards) {
+      QIM_ASSIGN_OR_RETURN(auto frontiers, read_frontiers(shard));
+      out.push_back(std::move(frontiers));
+    }
+    return out;
+  }
+  virtual Result<std::vector<RetentionLedger>> read_ledgers(std::span<const UserId> users) {
+    std::vector<RetentionLedger> out;
+    out.reserve(users.size());
+    for (const UserId& user : users) {
+      QIM_ASSIGN_OR_RETURN(RetentionLedger ledger, read_ledger(user));
+      out.push_back(std::move(ledger));
+    }
+    return out;
+  }
   // The max proof over epochs of (user, bucket), or nullopt if no proof row exists.
   virtual Result<std::optional<MailboxSeq>> read_bucket_proof(const UserId& user, DayBucket bucket) = 0;
   // Sets the trim and drops `expired` from the ledger, only if the ledger still equals `seen`

@@ -356,55 +356,6 @@ Status ScyllaFrontierBackend::write_proofs(Epoch epoch, const ProofMap& proofs, 
   return {};
 }
 
-namespace {
-
-// One mailbox_shard_frontier row as the frontier it stands for; CorruptEntry if it fails its check.
-Result<MailboxSeq> decode_frontier_row(const cql::Row& row, ShardId shard) {
-  QIM_ASSIGN_OR_RETURN(int32_t epoch, cell(row.get_i32(0), "mailbox_shard_frontier.epoch"));
-  QIM_ASSIGN_OR_RETURN(int64_t offset, cell(row.get_i64(1), "mailbox_shard_frontier.frontier_offset"));
-  QIM_ASSIGN_OR_RETURN(int64_t writetime, cell(row.get_i64(2), "WRITETIME(frontier_offset)"));
-  // Written only USING TIMESTAMP offset: anything else (a wall-clock write) would win forever.
-  if (writetime != offset) {
-    return Error(Errc::kCorruptEntry,
-                 fmt::format("frontier of shard {} epoch {}: WRITETIME {} != frontier_offset {} "
-                             "(a write not made USING TIMESTAMP offset)",
-                             shard.value, epoch, writetime, offset));
-  }
-  auto seq = compose(Epoch{static_cast<uint32_t>(epoch)}, Offset{static_cast<uint64_t>(offset)});
-  if (epoch < 0 || offset < 0 || !seq.ok()) {
-    return Error(Errc::kCorruptEntry, fmt::format("frontier of shard {}: epoch {} offset {} out of range",
-                                                  shard.value, epoch, offset));
-  }
-  return *seq;
-}
-
-}  // namespace
-
-Result<std::optional<MailboxSeq>> ScyllaFrontierBackend::read_frontier(ShardId shard) {
-  counters_.reads++;
-  QIM_ASSIGN_OR_RETURN(cql::Rows rows, lift(session_.execute(frontier_read_, Values().int32(i32(shard.value)),
-                                                             plain_options()),
-                                            "read shard frontier"));
-  if (rows.empty()) return std::optional<MailboxSeq>();
-  QIM_ASSIGN_OR_RETURN(MailboxSeq frontier, decode_frontier_row(rows[0], shard));
-  return std::optional(frontier);
-}
-
-// The whole partition: one row per epoch the shard was ever finished at (a handful), highest first.
-Result<std::vector<MailboxSeq>> ScyllaFrontierBackend::read_frontiers(ShardId shard) {
-  counters_.reads++;
-  QIM_ASSIGN_OR_RETURN(cql::Rows rows, lift(session_.execute(frontier_list_, Values().int32(i32(shard.value)),
-                                                             plain_options()),
-                                            "read shard frontiers"));
-  std::vector<MailboxSeq> out;
-  for (const cql::Row row : rows) {
-    QIM_ASSIGN_OR_RETURN(MailboxSeq frontier, decode_frontier_row(row, shard));
-    out.push_back(frontier);
-  }
-  std::reverse(out.begin(), out.end());
-  return out;
-}
-
 Status ScyllaFrontierBackend::write_frontier(ShardId shard, Epoch epoch, MailboxSeq, MailboxSeq next) {
   QIM_ASSIGN_OR_RETURN(int64_t ts, monotonic_max_timestamp(next.offset(), "frontier_offset"));
   counters_.updates++;
@@ -469,25 +420,6 @@ Result<MailboxEntry> ScyllaFrontierBackend::decode_entry(const UserId& user, con
     m.reply_to = MessageId{static_cast<uint64_t>(reply_to)};
   }
   return e;
-}
-
-Result<RetentionLedger> ScyllaFrontierBackend::read_ledger(const UserId& user) {
-  counters_.reads++;
-  QIM_ASSIGN_OR_RETURN(cql::Rows rows,
-                       lift(session_.execute(ledger_read_, Values().text(user.str()), plain_options()),
-                            "read retention ledger"));
-  RetentionLedger ledger;
-  if (rows.empty()) return ledger;
-  const cql::Row row = rows[0];
-  if (!row.is_null(0)) {
-    QIM_ASSIGN_OR_RETURN(auto buckets, cell(row.get_i64_list(0), "mailbox_retention_meta.live_buckets"));
-    for (int64_t b : buckets) ledger.live_buckets.push_back(DayBucket{b});
-  }
-  if (!row.is_null(1)) {
-    QIM_ASSIGN_OR_RETURN(int64_t trim, cell(row.get_i64(1), "mailbox_retention_meta.trim_seq"));
-    ledger.trim = seq_from_bigint(trim);
-  }
-  return ledger;
 }
 
 Result<std::optional<MailboxSeq>> ScyllaFrontierBackend::read_bucket_proof(const UserId& user,

@@ -46,6 +46,10 @@ class ScyllaFrontierBackend : public StoreBackend {
   Status redact_edit_entries(std::span<const EntryKey> entries, const EntryBodyRedaction& redact) override;
   Result<std::optional<MailboxSeq>> read_frontier(ShardId shard) override;
   Result<std::vector<MailboxSeq>> read_frontiers(ShardId shard) override;
+  // One frontier_list read per shard / ledger read per user, all sent before the first is waited for (one
+  // round trip); frontier_visibility.cc with the single reads.
+  Result<std::vector<std::vector<MailboxSeq>>> read_frontiers_of(std::span<const ShardId> shards) override;
+  Result<std::vector<RetentionLedger>> read_ledgers(std::span<const UserId> users) override;
   Status write_frontier(ShardId shard, Epoch epoch, MailboxSeq expected_previous, MailboxSeq next) override;
   Result<std::vector<MailboxEntry>> read_entries(const UserId& user, MailboxSeq after, MailboxSeq upto,
                                                  uint32_t limit) override;

@@ -24,6 +24,10 @@ class ScyllaLwtFormBackend final : public ScyllaFrontierBackend {
                                             std::span<const IdentityClaim> claims) override;
   Result<std::optional<MailboxSeq>> read_frontier(ShardId shard) override;
   Result<std::vector<MailboxSeq>> read_frontiers(ShardId shard) override;
+  // This form's read_frontiers one shard after another (the baseline: its lanes are read apart).
+  Result<std::vector<std::vector<MailboxSeq>>> read_frontiers_of(std::span<const ShardId> shards) override {
+    return StoreBackend::read_frontiers_of(shards);
+  }
   Status write_frontier(ShardId shard, Epoch epoch, MailboxSeq expected_previous, MailboxSeq next) override;
   Result<std::optional<MailboxSeq>> read_bucket_proof(const UserId& user, DayBucket bucket) override;
 

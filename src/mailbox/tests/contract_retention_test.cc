@@ -292,6 +292,37 @@ TEST_P(RetentionTest, TheTrimNeverPassesTheLowestSeqOfALiveBucket) {
   EXPECT_TRUE(seqs(bob_).empty());
 }
 
+// visibilities (docs/adr/0163) answers, for each user in order, what visibility answers: its shard's
+// frontiers and its own trim (bob's moved by a sweep, alice's not), a user of the other shard with no
+// frontier, a user named twice; one read of each shard's frontiers; an empty user refused.
+TEST_P(RetentionTest, VisibilitiesAnswerEachUsersVisibility) {
+  expire_first_day();
+  ASSERT_TRUE(is_ok(store().sweep_retention(bob_)));
+  const std::vector<UserId> users = {bob_, stranger_, alice_, bob_, carol_};
+  const uint64_t reads_before = store().op_counts().reads;
+  auto all = store().visibilities(users);
+  const uint64_t reads = store().op_counts().reads - reads_before;
+  ASSERT_TRUE(is_ok(all));
+  ASSERT_EQ(all->size(), users.size());
+  for (size_t i = 0; i < users.size(); ++i) {
+    auto one = store().visibility(users[i]);
+    ASSERT_TRUE(is_ok(one));
+    EXPECT_EQ((*all)[i].frontiers, one->frontiers) << users[i].str();
+    EXPECT_EQ((*all)[i].trim, one->trim) << users[i].str();
+  }
+  EXPECT_EQ((*all)[0].trim, seq_of(1, 11)) << "bob's trim, moved by the sweep";
+  EXPECT_EQ((*all)[2].trim, MailboxSeq{});
+  EXPECT_FALSE((*all)[0].frontiers.empty());
+  EXPECT_TRUE((*all)[1].frontiers.empty()) << "the other shard never finished a record";
+  // Two shards' frontiers and five ledgers: not two reads per user.
+  EXPECT_LE(reads, 2u + users.size()) << "reads for " << users.size() << " users of two shards";
+  EXPECT_TRUE(
+      fails_with(store().visibilities(std::vector<UserId>{alice_, UserId{}}), Errc::kInvalidArgument));
+  auto none = store().visibilities({});
+  ASSERT_TRUE(is_ok(none));
+  EXPECT_TRUE(none->empty());
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, RetentionTest, ::testing::ValuesIn(contract_backends()), fixture_name);
 
 }  // namespace

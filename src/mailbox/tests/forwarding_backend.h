@@ -43,6 +43,12 @@ class ForwardingBackend : public StoreBackend {
     return t_.read_entries(user, after, upto, limit);
   }
   Result<RetentionLedger> read_ledger(const UserId& user) override { return t_.read_ledger(user); }
+  Result<std::vector<std::vector<MailboxSeq>>> read_frontiers_of(std::span<const ShardId> shards) override {
+    return t_.read_frontiers_of(shards);
+  }
+  Result<std::vector<RetentionLedger>> read_ledgers(std::span<const UserId> users) override {
+    return t_.read_ledgers(users);
+  }
   Result<std::optional<MailboxSeq>> read_bucket_proof(const UserId& user, DayBucket bucket) override {
     return t_.read_bucket_proof(user, bucket);
   }
