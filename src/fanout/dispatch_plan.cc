@@ -56,4 +56,32 @@ Result<std::vector<ShardDispatch>> plan_dispatches_to(const OutboxRecord& record
   return out;
 }
 
+size_t add_former_recipients(std::vector<ShardDispatch>& plan, const ShardMap& shards,
+                             std::vector<UserId> former) {
+  if (former.empty() || plan.empty()) return 0;
+  std::map<uint32_t, std::vector<UserId>> by_shard;
+  for (auto& user : former) by_shard[shards.shard_of(user).value].push_back(std::move(user));
+  const Message message = plan.front().record.message;
+  size_t left_out = 0;
+  for (auto& [shard, users] : by_shard) {
+    if (users.size() > kMaxFormerRecipients) {
+      left_out += users.size() - kMaxFormerRecipients;
+      users.resize(kMaxFormerRecipients);
+    }
+    const DispatchId first = dispatch_id_for(message.id, ShardId{shard}, 0);
+    auto at = std::find_if(plan.begin(), plan.end(), [&](const ShardDispatch& d) {
+      return d.shard.value > shard || d.record.identity.id == first;
+    });
+    if (at == plan.end() || at->record.identity.id != first) {
+      ShardDispatch own{ShardId{shard}, {}};
+      own.record.message = message;
+      at = plan.insert(at, std::move(own));
+    }
+    DispatchRecord& r = at->record;
+    r.former_recipients = std::move(users);
+    r.identity = make_identity(first, r.message, r.chunks, r.former_recipients);
+  }
+  return left_out;
+}
+
 }  // namespace qim

@@ -41,4 +41,15 @@ Result<std::vector<ShardDispatch>> plan_dispatches_to(const OutboxRecord& record
                                                       Offset offset, const ShardMap& shards,
                                                       uint32_t chunk_entries, std::vector<UserId> recipients);
 
+// Adds a recall's former recipients (docs/adr/0160: members who received the recalled SEND or an edit it
+// names and are not members at the recall's offset; sorted, distinct, none of them a recipient) to
+// `plan`, the recall's records: per shard, the first kMaxFormerRecipients in name order go on the shard's
+// first record (part 0), or, when the recall has no recipient in that shard, on a record of their own
+// without chunks under the same name ("m<recall>-s<shard>"), kept in shard order. Each changed record's
+// identity is made again (its digest covers them). Deterministic in its inputs, so a replay plans the same
+// bytes. Returns how many were left out over the bound (their entries keep the text). `plan` must not be
+// empty (its first record gives the recall's message).
+size_t add_former_recipients(std::vector<ShardDispatch>& plan, const ShardMap& shards,
+                             std::vector<UserId> former);
+
 }  // namespace qim

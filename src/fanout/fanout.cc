@@ -219,15 +219,15 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
       // A transient store error fails the batch (retried from the same position): membership must not be
       // guessed. A permanent one (a row that does not decode) would fail it forever, stalling every
       // conversation of the partition: the record is quarantined instead.
-      auto decided = groups_->decide(*outbox, *group, rec.offset.value);
-      if (!decided.ok()) {
-        if (!quarantine_ || !permanent(decided.error())) return decided.error();
-        QIM_RETURN_IF_ERROR(quarantine(partition, rec, decided.error()));
+      auto membership = groups_->decide(*outbox, *group, rec.offset.value);
+      if (!membership.ok()) {
+        if (!quarantine_ || !permanent(membership.error())) return membership.error();
+        QIM_RETURN_IF_ERROR(quarantine(partition, rec, membership.error()));
         if (is_event) QIM_RETURN_IF_ERROR(events_->settle(partition, rec.offset.value));
         ++skipped;
         continue;
       }
-      GroupDecision d = *std::move(decided);
+      GroupDecision d = *std::move(membership);
       if (d.op) ++group_ops;
       if (!d.skipped.empty()) {
         logger().info("fanout: outbox record {}:{} not dispatched: {}", partition, rec.offset.value,
@@ -249,6 +249,20 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
       }
       plan = plan_dispatches_to(entry ? *entry : *outbox, partition, rec.offset, shards_,
                                 options_.chunk_entries, std::move(d.recipients));
+      // A recall also names, per shard, the members who received the SEND or one of its named edits and
+      // were removed since: the node redacts their entries too and writes them none (docs/adr/0160).
+      if (plan.ok() && entry && outbox->event->kind == MessageEventKind::kRecall && decided) {
+        std::vector<uint64_t> earlier = recall_named_edits(*decided, rec.offset.value);
+        earlier.push_back(decided->id.value & kMaxOffset);
+        QIM_ASSIGN_OR_RETURN(std::vector<UserId> former,
+                             groups_->former_members(*group, earlier, rec.offset.value));
+        if (const size_t left_out = add_former_recipients(*plan, shards_, std::move(former)); left_out > 0) {
+          logger().warn(
+              "fanout: recall {}:{} leaves the text in the entries of {} removed members: over {} "
+              "in one shard",
+              partition, rec.offset.value, left_out, kMaxFormerRecipients);
+        }
+      }
     } else if (outbox.ok() && group == nullptr) {
       if (is_event) {
         QIM_ASSIGN_OR_RETURN(bool applied, decide_event(false));

@@ -2,9 +2,11 @@
 // earlier offset (by a fresh fanout over a freshly opened group store) yields the same dispatch records.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
+#include "fanout/dispatch_plan.h"
 #include "fanout/fanout.h"
 #include "groups/embedded/rocks_group_store.h"
 #include "groups/membership.h"
@@ -67,6 +69,7 @@ class GroupFanoutTest : public ::testing::Test {
     o.group_max_members = 10'000;
     o.chunk_entries = chunk_entries;
     o.quarantine = quarantine;
+    o.messages = messages_.get();
     Fanout f(*outbox_, *mailbox_log_, ShardMap::create(kShards).value(), o);
     EXPECT_TRUE(f.start().ok());
     Status drained = f.drain(limit);
@@ -107,6 +110,7 @@ class GroupFanoutTest : public ::testing::Test {
   testing::TempDir dir_;
   std::unique_ptr<EmbeddedLog> outbox_, mailbox_log_;
   std::unique_ptr<RocksGroupStore> store_;
+  std::unique_ptr<MessageStateStore> messages_ = make_memory_message_state_store();
   int sent_ = 0;
 };
 
@@ -152,6 +156,90 @@ TEST_F(GroupFanoutTest, MembersAtEachOffsetReceiveAndAReplayChangesNothing) {
   ASSERT_TRUE(state.has_value());
   EXPECT_EQ(state->meta()->member_count, 2u);
   EXPECT_EQ(state->ops().size(), 4u);
+}
+
+// Decision 160: a recall names, in each shard's record, the members who received the SEND or an edit it
+// names and were removed before it (bob got the SEND, dave only the edit; erin, added after the edit,
+// got neither). They are no recipients of it. A shard where none of the recall's recipients is gets a
+// record with no chunk. A replay from before the SEND plans the same bytes.
+TEST_F(GroupFanoutTest, ARecallNamesTheRemovedMembersWhoReceivedTheMessageInTheirShardsRecord) {
+  const ShardMap shards = ShardMap::create(kShards).value();
+  auto named = [&](const std::string& prefix, auto wanted) {
+    for (int i = 0;; ++i) {
+      if (UserId c = u(prefix + std::to_string(i)); wanted(shards.shard_of(c).value)) return c;
+    }
+  };
+  const uint32_t sa = shards.shard_of(u("alice")).value, sc = shards.shard_of(u("carol")).value;
+  const UserId bob = named("bob", [&](uint32_t s) { return s != sa && s != sc; });  // alone in his shard
+  const UserId dave = named("dave", [&](uint32_t s) { return s == sa; });           // with alice
+  const UserId erin = named("erin", [](uint32_t) { return true; });
+  op("alice", GroupOpKind::kCreate, {bob, u("carol")});
+  const Offset send = say("alice", "the secret");
+  op("alice", GroupOpKind::kAdd, {dave});
+  auto event = [&](MessageEventKind kind, const std::string& body) {
+    OutboxRecord r;
+    r.sender = u("alice");
+    r.client_msg_id = "e" + std::to_string(sent_++);
+    r.body = body;
+    r.event = MessageEvent{kind, message_id_of(0, send)};
+    return append(std::move(r));
+  };
+  const Offset edit = event(MessageEventKind::kEdit, "the secret, edited");
+  op("alice", GroupOpKind::kAdd, {erin});
+  op("alice", GroupOpKind::kRemove, {bob, dave, erin});
+  const Offset recall = event(MessageEventKind::kRecall, "");
+  run_to_end();
+  using S = std::set<std::string>;
+  EXPECT_EQ(recipients_of(edit), (S{"alice", bob.str(), "carol", dave.str()}));
+  EXPECT_EQ(recipients_of(recall), (S{"alice", "carol"}));
+  auto recall_records = [&] {
+    std::map<uint32_t, DispatchRecord> out;  // by shard
+    for (uint32_t s = 0; s < kShards; ++s) {
+      const std::vector<LogRecord> records = mailbox_log_->read(s, Offset{0}, 100'000, 0ms).value();
+      for (const auto& rec : records) {
+        DispatchRecord d = decode_dispatch_record(rec.value).value();
+        if (d.message.id == message_id_of(0, recall)) out[s] = std::move(d);
+      }
+    }
+    return out;
+  };
+  const std::map<uint32_t, DispatchRecord> first = recall_records();
+  ASSERT_TRUE(first.count(shards.shard_of(bob).value));
+  const DispatchRecord& bobs = first.at(shards.shard_of(bob).value);
+  EXPECT_TRUE(bobs.chunks.empty()) << "no recipient of the recall in bob's shard";
+  EXPECT_EQ(bobs.former_recipients, std::vector<UserId>{bob});
+  EXPECT_EQ(bobs.identity, make_identity(bobs.identity.id, bobs.message, {}, bobs.former_recipients));
+  EXPECT_EQ(bobs.identity.id.str(),
+            dispatch_id_for(message_id_of(0, recall), ShardId{shards.shard_of(bob).value}).str());
+  const DispatchRecord& alices = first.at(sa);
+  EXPECT_FALSE(alices.chunks.empty());
+  EXPECT_EQ(alices.former_recipients, std::vector<UserId>{dave});
+  std::vector<UserId> former;
+  for (const auto& [shard, d] : first) {
+    former.insert(former.end(), d.former_recipients.begin(), d.former_recipients.end());
+  }
+  std::sort(former.begin(), former.end());
+  EXPECT_EQ(former, (std::vector<UserId>{bob, dave})) << "erin received neither the SEND nor the edit";
+
+  // A replay from the start by a new fanout over a freshly opened group store: the same recall records.
+  const size_t before = raw_dispatches().size();
+  ASSERT_TRUE(rewind_fanout(*outbox_, {}, Offset{0}).ok());
+  reopen_store();
+  run_to_end();
+  ASSERT_EQ(raw_dispatches().size(), 2 * before);
+  for (uint32_t s = 0; s < kShards; ++s) {
+    std::vector<std::string> bytes;
+    const std::vector<LogRecord> records = mailbox_log_->read(s, Offset{0}, 100'000, 0ms).value();
+    for (const auto& rec : records) {
+      if (decode_dispatch_record(rec.value)->message.id == message_id_of(0, recall)) {
+        bytes.push_back(rec.value);
+      }
+    }
+    ASSERT_EQ(bytes.size(), first.count(s) * 2) << s;
+    if (!bytes.empty()) {
+      EXPECT_EQ(bytes[0], bytes[1]) << "shard " << s;
+    }
+  }
 }
 
 TEST_F(GroupFanoutTest, TenThousandMembersSpanSeveralChunksPerShardAndLoadOnce) {

@@ -25,6 +25,23 @@ Result<bool> GroupRecipients::moderates(const GroupId& group, const UserId& user
          (m->role == GroupRole::kAdmin || m->role == GroupRole::kOwner);
 }
 
+Result<std::vector<UserId>> GroupRecipients::former_members(const GroupId& group,
+                                                            std::span<const uint64_t> earlier, uint64_t now) {
+  std::lock_guard lock(mu_);
+  QIM_ASSIGN_OR_RETURN(GroupState * state, state_of(group));
+  std::vector<UserId> out;
+  for (const auto& [user, record] : state->members()) {  // a map: in name order
+    if (record.member_at(now)) continue;
+    for (uint64_t at : earlier) {
+      if (record.member_at(at)) {
+        out.push_back(user);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 Result<GroupDecision> GroupRecipients::decide(const OutboxRecord& record, const GroupId& group,
                                               uint64_t offset) {
   std::lock_guard lock(mu_);

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -43,6 +44,13 @@ class GroupRecipients {
   // at the offset it is reading, and records the outcome of what it decides with it). Store errors as
   // decide.
   Result<bool> moderates(const GroupId& group, const UserId& user, uint64_t offset);
+
+  // The users who were members at one of the `earlier` offsets and are not at `now`, sorted: a recall's
+  // former recipients (docs/adr/0160), who received the SEND or an edit and none of what followed their
+  // removal. Membership intervals are durable and never rewritten, so a replay gets the same answer. Store
+  // errors as decide.
+  Result<std::vector<UserId>> former_members(const GroupId& group, std::span<const uint64_t> earlier,
+                                             uint64_t now);
 
   uint64_t loads() const;
 

@@ -219,6 +219,18 @@ std::string event_entry_client_id(MessageEventKind kind) {
   return "~" + std::string(message_event_name(kind));
 }
 
+std::vector<uint64_t> recall_named_edits(const MessageState& state, uint64_t recall_offset) {
+  std::vector<uint64_t> applied;
+  for (auto it = state.events.begin(); it != state.events.end() && it->first < recall_offset; ++it) {
+    if (it->second.applied && it->second.kind == MessageEventKind::kEdit) applied.push_back(it->first);
+  }
+  // The last kMaxRecallNamedEdits only: the entry's body stays far below kMaxBodyBytes.
+  if (applied.size() > kMaxRecallNamedEdits) {
+    applied.erase(applied.begin(), applied.end() - static_cast<std::ptrdiff_t>(kMaxRecallNamedEdits));
+  }
+  return applied;
+}
+
 std::string event_entry_body(const MessageState& after, MessageEventKind kind, const UserId& actor,
                              std::string_view new_body, uint64_t offset) {
   // As of the event's own offset: a replay, whose state holds later events too, writes the same body.
@@ -243,16 +255,10 @@ std::string event_entry_body(const MessageState& after, MessageEventKind kind, c
     // whose state is the same there, names the same ones. None: no field (the bytes of a recall of an
     // unedited message are as before).
     const uint32_t partition = static_cast<uint32_t>(after.id.value >> kOffsetBits);
-    std::vector<uint64_t> applied;
-    for (auto it = after.events.begin(); it != after.events.end() && it->first < offset; ++it) {
-      if (it->second.applied && it->second.kind == MessageEventKind::kEdit) applied.push_back(it->first);
-    }
-    // The last kMaxRecallNamedEdits only: the entry's body stays far below kMaxBodyBytes.
-    const size_t first = applied.size() > kMaxRecallNamedEdits ? applied.size() - kMaxRecallNamedEdits : 0;
     std::string edits;
-    for (size_t i = first; i < applied.size(); ++i) {
+    for (uint64_t at : recall_named_edits(after, offset)) {
       edits += edits.empty() ? "" : ",";
-      edits += "\"" + std::to_string(message_id_of(partition, Offset{applied[i]}).value) + "\"";
+      edits += "\"" + std::to_string(message_id_of(partition, Offset{at}).value) + "\"";
     }
     if (!edits.empty()) out += ",\"edits\":[" + edits + "]";
   }

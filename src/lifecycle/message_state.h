@@ -116,6 +116,11 @@ Result<MessageState> decode_message_state(std::string_view bytes);
 // {"event":"react"|"unreact","message_id":"<target>", "by":"<actor>","emoji":"<reaction>","count":<holders of
 // it after the event>}; docs/protocol.md "Editing and recalling" and "Reactions". `offset`: the event's
 // Outbox offset; the body describes the state as of it (a replay writes the same).
+// The Outbox offsets of the edits a recall read at `recall_offset` names: the applied edits below it,
+// oldest first, the last kMaxRecallNamedEdits of them (decision 157). Fanout also redacts the entries of
+// the members who received them and were removed before the recall (decision 160).
+std::vector<uint64_t> recall_named_edits(const MessageState& state, uint64_t recall_offset);
+
 std::string event_entry_body(const MessageState& after, MessageEventKind kind, const UserId& actor,
                              std::string_view new_body, uint64_t offset = UINT64_MAX);
 std::string event_entry_client_id(MessageEventKind kind);

@@ -7,8 +7,6 @@
 namespace qim {
 
 Status validate_manifest(const Manifest& manifest) {
-  if (manifest.entry_counts.empty())
-    return Error(Errc::kInvalidArgument, "empty manifest: a record needs a chunk");
   if (manifest.entry_counts.size() > kMaxChunks) {
     return Error(Errc::kInvalidArgument, "manifest has " + std::to_string(manifest.entry_counts.size()) +
                                              " chunks, over the limit of " + std::to_string(kMaxChunks));
@@ -39,7 +37,8 @@ void hash_u64(XXH3_state_t* st, uint64_t v) {
 }  // namespace
 
 DispatchIdentity make_identity(DispatchId id, const Message& message,
-                               const std::vector<std::vector<UserId>>& chunks) {
+                               const std::vector<std::vector<UserId>>& chunks,
+                               std::span<const UserId> former_recipients) {
   XXH3_state_t* st = XXH3_createState();
   XXH3_64bits_reset(st);
   hash_u64(st, message.id.value);
@@ -56,6 +55,13 @@ DispatchIdentity make_identity(DispatchId id, const Message& message,
     manifest.entry_counts.push_back(static_cast<uint32_t>(chunk.size()));
     hash_u64(st, chunk.size());
     for (const auto& u : chunk) hash_str(st, u.str());
+  }
+  // After a marker no chunk count can take (counts are at most kMaxChunkEntries), so a record with former
+  // recipients never digests as one without (docs/adr/0160).
+  if (!former_recipients.empty()) {
+    hash_u64(st, UINT64_MAX);
+    hash_u64(st, former_recipients.size());
+    for (const auto& u : former_recipients) hash_str(st, u.str());
   }
   const uint64_t digest = XXH3_64bits_digest(st);
   XXH3_freeState(st);

@@ -2,6 +2,7 @@
 // A dispatch record: what fanout writes for one message and one shard, and its identity.
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,10 @@ namespace qim {
 
 inline constexpr size_t kMaxChunks = 1024;
 inline constexpr size_t kMaxChunkEntries = 1024;
+// Former recipients one record names at most (DispatchRecord::former_recipients, docs/adr/0160): with the
+// longest names (64 bytes) 68 KiB, so a record of kMaxRecipientsPerDispatch recipients, the largest body
+// and this many stays under the logs' record bound.
+inline constexpr size_t kMaxFormerRecipients = 1024;
 
 // The chunks of a record: chunk i holds entry_counts[i] recipient entries.
 struct Manifest {
@@ -38,14 +43,22 @@ struct DispatchRecord {
   DispatchIdentity identity;
   Message message;
   std::vector<std::vector<UserId>> chunks;  // recipients, chunk by chunk; sizes match the manifest
+  // A recall's record only (docs/adr/0160): users of the record's shard who received the recalled SEND or
+  // one of its named edits and are no longer members at the recall's offset. The node redacts their
+  // entries with the recipients' and writes them no entry. Sorted, distinct, none of them a recipient, at
+  // most kMaxFormerRecipients. A record may then have no chunk (no recipient in the shard).
+  std::vector<UserId> former_recipients;
 };
 
-// InvalidArgument for an empty manifest, an empty chunk, or counts over kMaxChunks / kMaxChunkEntries.
+// InvalidArgument for an empty chunk, or counts over kMaxChunks / kMaxChunkEntries. An empty manifest is
+// valid: a record that writes no entry (a recall's record naming only former recipients, decision 160).
 Status validate_manifest(const Manifest& manifest);
 
-// Builds the identity of a record from its message and recipient chunks (digest over both).
+// Builds the identity of a record from its message and recipient chunks (digest over both) and its
+// former recipients (in the digest only when there are any: a record without is digested as before).
 DispatchIdentity make_identity(DispatchId id, const Message& message,
-                               const std::vector<std::vector<UserId>>& chunks);
+                               const std::vector<std::vector<UserId>>& chunks,
+                               std::span<const UserId> former_recipients = {});
 
 // Byte encodings for storage and the log. decode_* return CorruptEntry on malformed input.
 std::string encode_manifest(const Manifest& manifest);

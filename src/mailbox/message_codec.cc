@@ -1,6 +1,7 @@
 #include "mailbox/message_codec.h"
 
 #include "core/bytes.h"
+#include "mailbox/redaction.h"
 
 namespace qim {
 
@@ -9,6 +10,9 @@ namespace {
 constexpr uint8_t kMessageVersion = 1;
 constexpr uint8_t kReplyVersion = 2;  // version 1's fields, then reply_to: written for a reply only
 constexpr uint8_t kDispatchVersion = 1;
+// Version 1's fields, then the former recipients (docs/adr/0160): written only for a recall's record that
+// names some, so every other record's bytes are as before.
+constexpr uint8_t kDispatchFormerVersion = 2;
 
 void put_message(ByteWriter& w, const Message& m) {
   const bool reply = m.reply_to.has_value();
@@ -59,7 +63,8 @@ Result<Message> decode_message(std::string_view bytes) {
 
 std::string encode_dispatch_record(const DispatchRecord& rec) {
   ByteWriter w;
-  w.u8(kDispatchVersion);
+  const bool former = !rec.former_recipients.empty();
+  w.u8(former ? kDispatchFormerVersion : kDispatchVersion);
   w.str(rec.identity.id.str());
   w.u64(rec.identity.digest);
   put_message(w, rec.message);
@@ -68,19 +73,25 @@ std::string encode_dispatch_record(const DispatchRecord& rec) {
     w.u32(static_cast<uint32_t>(chunk.size()));
     for (const auto& u : chunk) w.str(u.str());
   }
+  if (former) {
+    w.u32(static_cast<uint32_t>(rec.former_recipients.size()));
+    for (const auto& u : rec.former_recipients) w.str(u.str());
+  }
   return w.take();
 }
 
 Result<DispatchRecord> decode_dispatch_record(std::string_view bytes) {
   ByteReader r(bytes, "dispatch record");
   QIM_ASSIGN_OR_RETURN(uint8_t version, r.u8("version"));
-  if (version != kDispatchVersion) return r.corrupt("version", "unknown version " + std::to_string(version));
+  if (version != kDispatchVersion && version != kDispatchFormerVersion)
+    return r.corrupt("version", "unknown version " + std::to_string(version));
   DispatchRecord rec;
   QIM_ASSIGN_OR_RETURN(rec.identity.id, r.name<DispatchId>("dispatch_id"));
   QIM_ASSIGN_OR_RETURN(rec.identity.digest, r.u64("digest"));
   QIM_ASSIGN_OR_RETURN(rec.message, get_message(r));
   QIM_ASSIGN_OR_RETURN(uint32_t chunks, r.u32("chunk_count"));
-  if (chunks == 0 || chunks > kMaxChunks)
+  // No chunk only for a record that names former recipients (version 2).
+  if ((chunks == 0 && version == kDispatchVersion) || chunks > kMaxChunks)
     return r.corrupt("chunk_count", std::to_string(chunks) + " out of bounds");
   for (uint32_t c = 0; c < chunks; ++c) {
     QIM_ASSIGN_OR_RETURN(uint32_t n, r.u32("chunk_size"));
@@ -91,6 +102,17 @@ Result<DispatchRecord> decode_dispatch_record(std::string_view bytes) {
       chunk.push_back(std::move(u));
     }
     rec.identity.manifest.entry_counts.push_back(n);
+  }
+  if (version == kDispatchFormerVersion) {
+    QIM_ASSIGN_OR_RETURN(uint32_t n, r.u32("former_count"));
+    if (n == 0 || n > kMaxFormerRecipients)
+      return r.corrupt("former_count", std::to_string(n) + " out of bounds");
+    for (uint32_t i = 0; i < n; ++i) {
+      QIM_ASSIGN_OR_RETURN(UserId u, r.name<UserId>("former_recipient"));
+      rec.former_recipients.push_back(std::move(u));
+    }
+    if (!recall_of(rec.message))
+      return r.corrupt("former_count", "former recipients on a record of no recall");
   }
   QIM_RETURN_IF_ERROR(r.finish());
   return rec;

@@ -149,7 +149,8 @@ class MailboxStore {
   // known with another digest or manifest; EpochAhead if the shard holds a higher epoch (an owner with a
   // warm cache learns it within the store's fence bound, see FenceCheck, and from then on every begin,
   // write and finish of that shard fails with EpochAhead and writes nothing); InvalidArgument
-  // for an offset >= 2^48, an epoch >= 2^16, an empty manifest. Nothing is written on error.
+  // for an offset >= 2^48, an epoch >= 2^16. An empty manifest is valid: a record that writes no entry (a
+  // recall's record naming only former recipients, decision 160). Nothing is written on error.
   virtual Result<BeginOutcome> begin_dispatch(ShardId shard, Epoch epoch, const DispatchIdentity& identity,
                                               Offset observed) = 0;
 
@@ -220,15 +221,17 @@ class MailboxStore {
   virtual Result<std::vector<UserId>> list_retention_users(ShardId shard, const std::string& after,
                                                            uint32_t limit) = 0;
 
-  // The mailbox half of a recall (docs/adr/0129, 0157): removes the body from the entries that message
-  // `recall.target`'s SEND wrote in `shard` for `users` (all of `shard`, the recall's recipients there),
+  // The mailbox half of a recall (docs/adr/0129, 0157, 0160): removes the body from the entries that message
+  // `recall.target`'s SEND wrote in `shard` for `users` (all of `shard`: the recall's recipients there and
+  // the former recipients its record names, members removed since, who get no entry of it),
   // and the text from the ~edit entries each of `recall.edits` wrote for them (each keeps its JSON with
   // "body":"", the bytes fanout dispatches for that edit read again after the recall), in every epoch
   // whose identity of the SEND or edit is still kept (31 days, past retention), so the engine holds
   // neither. An entry that was never written, expired or was swept is not created; the rest of an entry
   // (id, sender, time, seq, expiry) stays. Idempotent. The owner calls it when it materialises the
-  // recall entry, before the recall's finish, so a crash in between redoes it. Users who are not
-  // recipients of the recall keep their entry (decision 129). InvalidArgument for a user of another shard
+  // recall entry, before the recall's finish, so a crash in between redoes it. A user not in `users` keeps
+  // their entry as it is (a former recipient past the record's bound, decision 160; a recall made before
+  // that decision named none). InvalidArgument for a user of another shard
   // or an epoch >= 2^16; EpochAhead as write_chunks; the backend's errors (nothing to undo: a retry
   // completes it).
   virtual Status redact_message(ShardId shard, Epoch epoch, const RecallEntry& recall,

@@ -589,6 +589,60 @@ TEST_F(NodeTest, ARecallEntryRemovesItsEditsTextFromTheMailbox) {
   }
 }
 
+// Decision 160: a member removed between the SEND and its recall gets no recall entry, but the recall's
+// record of their shard names them as a former recipient, and the node removes the body from their entry
+// too. Where no recipient of the recall is left in the shard, that record has no chunk at all: the node
+// begins, redacts and finishes it, and writes nobody an entry.
+TEST_F(NodeTest, ARecallRedactsItsFormerRecipientsEntriesAndWritesThemNone) {
+  UserId elsewhere;  // a user of another shard: the only recipient of the second recall
+  for (int i = 0; elsewhere.empty(); ++i) {
+    UserId u = UserId::parse("other" + std::to_string(i)).value();
+    if (shards_.shard_of(u).value != 0) elsewhere = u;
+  }
+  // The recall read at Outbox offset `at` of message `n`, to `recipients`, naming `former`: shard 0's record.
+  auto dispatch_recall_to = [&](int n, uint64_t at, std::vector<UserId> recipients,
+                                std::vector<UserId> former) {
+    MessageState target;
+    target.id = message_id_of(0, Offset{static_cast<uint64_t>(n)});
+    target.events[at] =
+        EventOutcome{MessageEventKind::kRecall, true, EventRefusal::kNone, a_, kServerTimeMs, ""};
+    OutboxRecord r;
+    r.sender = a_;
+    r.conversation = ConversationId::parse("g:team").value();
+    r.client_msg_id = event_entry_client_id(MessageEventKind::kRecall);
+    r.server_time_ms = kServerTimeMs;
+    r.body = event_entry_body(target, MessageEventKind::kRecall, a_, "", at);
+    auto plan = plan_dispatches_to(r, 0, Offset{at}, shards_, 256, std::move(recipients)).value();
+    EXPECT_EQ(add_former_recipients(plan, shards_, std::move(former)), 0u);
+    for (const ShardDispatch& d : plan) {
+      if (d.shard.value == 0) return log_->append_sync(0, "", encode_dispatch_record(d.record)).value();
+    }
+    ADD_FAILURE() << "no record for shard 0";
+    return Offset{};
+  };
+  dispatch(0);
+  dispatch_recall_to(0, 1, {a_}, {b_});  // b was removed before the recall
+  dispatch(2);
+  const Offset last = dispatch_recall_to(2, 3, {elsewhere}, {a_, b_});  // both were removed
+  MailboxNode node(*log_, *store_, &recorder_, options());
+  ASSERT_TRUE(node.start().ok());
+  ASSERT_TRUE(node.drain(60s).ok());
+  EXPECT_EQ(frontier(), compose(Epoch{1}, last).value());
+  EXPECT_TRUE(quarantined().empty());
+  const auto at_a = mailbox(a_);
+  ASSERT_EQ(at_a.size(), 3u);
+  EXPECT_EQ(at_a[0].message.body, "");
+  EXPECT_EQ(at_a[1].message.client_msg_id, "~recall");
+  EXPECT_EQ(at_a[2].message.id, message_id_of(0, Offset{2}));
+  EXPECT_EQ(at_a[2].message.body, "") << "a former recipient of the second recall";
+  const auto at_b = mailbox(b_);
+  ASSERT_EQ(at_b.size(), 2u) << "b received no recall entry";
+  for (const auto& e : at_b) {
+    EXPECT_EQ(e.message.client_msg_id.front(), 'c') << e.message.client_msg_id;
+    EXPECT_EQ(e.message.body, "") << e.message.client_msg_id;
+  }
+}
+
 // The recall's finish waits for its redaction: while the redaction fails the frontier stays below the
 // recall (so a process killed now replays it), and once it succeeds no body is left.
 TEST_F(NodeTest, TheFrontierPassesARecallOnlyOnceItsRedactionSucceeded) {

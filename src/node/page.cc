@@ -91,14 +91,15 @@ Result<PageResult> materialize_page(MailboxStore& store, Quarantine& quarantine,
   }
 
   // A recall entry removes the recalled SEND's body, and the text of the edits it names, from its
-  // recipients' entries here, before the recall's finish: a crash in between leaves the recall above the
-  // frontier, so the replay redacts again (docs/adr/0129, 0157). Done also when the recall's own entries
-  // were known written: it is idempotent.
+  // recipients' entries here, and from its former recipients' (members removed since, who get no entry of
+  // it), before the recall's finish: a crash in between leaves the recall above the frontier, so the
+  // replay redacts again (docs/adr/0129, 0157, 0160). Done also when the recall's own entries were known
+  // written: it is idempotent.
   for (const Begun& b : begun) {
     const DispatchRecord& rec = *b.queued->record;
     const std::optional<RecallEntry> recall = recall_of(rec.message);
     if (!recall) continue;
-    std::vector<UserId> users;
+    std::vector<UserId> users = rec.former_recipients;
     for (const auto& chunk : rec.chunks) users.insert(users.end(), chunk.begin(), chunk.end());
     QIM_RETURN_IF_ERROR(store.redact_message(shard, epoch, *recall, users));
   }

@@ -1,7 +1,8 @@
 // A message's life after SEND (issue 39 items 1, 2 and 8; docs/protocol.md "Editing and recalling"), on
 // `qim up`: an edit and a recall seen by the other member live (DELIVER) and afterwards (HISTORY, SYNC);
 // every refusal a documented code that appends nothing; a fanout replay from before the SEND keeps the
-// tombstone; a group's owner recalls a member's message and a removed member gets no event after removal.
+// tombstone; a group's owner recalls a member's message and a removed member gets no event after removal,
+// nor keeps its text.
 //
 // EDIT and RECALL are served wherever the message state store is: `qim up`, and the distributed
 // deployments on the redis and scylla stores (decisions 90, 128). Only a distributed deployment on the
@@ -19,6 +20,9 @@
 #include "e2e/e2e_env.h"
 #include "e2e/qim_process.h"
 #include "e2e/scenario_helpers.h"
+#include "mailbox/embedded/rows.h"
+
+#include <rocksdb/db.h>
 
 namespace qim::e2e {
 namespace {
@@ -394,6 +398,103 @@ TEST(E2E, L07_ARecallLeavesNoEditedTextInTheMailbox) {
   for (const Entry& e : all) {
     EXPECT_EQ(e.body.find("words"), std::string::npos) << "text of the recalled message left: " << e.body;
   }
+}
+
+// Whether the embedded mailbox store under `data_dir` holds `bytes` in any stored entry, read past the
+// store as Backends/RedactTest's embedded harness does: a second, read-only open (no lock; it replays the
+// WAL the running process wrote) iterating the entries family, what `ldb scan` would show an operator.
+bool embedded_engine_holds(const std::string& data_dir, std::string_view bytes) {
+  const std::string path = data_dir + "/mailbox";
+  std::vector<rocksdb::ColumnFamilyDescriptor> families = {{rocksdb::kDefaultColumnFamilyName, {}},
+                                                           {std::string(embedded::kEntriesFamily), {}}};
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::OpenForReadOnly({}, path, families, &handles, &raw);
+  if (!s.ok()) {
+    ADD_FAILURE() << "read-only open of " << path << ": " << s.ToString();
+    return true;
+  }
+  std::unique_ptr<rocksdb::DB> db(raw);
+  bool found = false;
+  {
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator({}, handles[1]));
+    for (it->SeekToFirst(); it->Valid() && !found; it->Next()) {
+      found = it->value().ToStringView().find(bytes) != std::string_view::npos;
+    }
+    if (!it->status().ok()) ADD_FAILURE() << "iterating " << path << ": " << it->status().ToString();
+  }
+  for (auto* h : handles) (void)db->DestroyColumnFamilyHandle(h);
+  return found;
+}
+
+// L8 (issue 39 item 2, decision 160). bob, removed from the group after a message and its edit and before
+//     its recall, gets no recall entry (no event after his removal), yet his entries of the message and
+//     of the edit lose their text as everyone else's do: SYNC shows them without it and, on `qim up`'s
+//     embedded store, the engine itself no longer holds it. A fanout replay from before the SEND keeps it
+//     so (the replayed SEND and edit carry no text; the replayed recall names bob again).
+TEST(E2E, L08_ARemovedMemberKeepsNoTextOfARecalledMessageAndGetsNoRecall) {
+  auto& qim = shared_qim();
+  const auto o = user("l08", "owner"), b = user("l08", "bob"), c3 = user("l08", "carol");
+  const std::string secret = "l08 the words to take back", edited = "l08 the edited words";
+  auto owner = login(qim, o);
+  auto created = owner->group("GROUP_CREATE", {.members = {b, c3}, .name = "recalled"});
+  ASSERT_TRUE(created.ok()) << created.error().to_string();
+  const std::string g = created->group;
+  auto sent = owner->send_to_conversation(g, "secret", secret);
+  ASSERT_TRUE(sent.ok()) << sent.error().to_string();
+  const uint64_t id = sent->message_id;
+  if (unserved(*owner, g, id)) return;
+  auto edit = owner->edit(g, id, "e1", edited);
+  ASSERT_TRUE(edit.ok()) << edit.error().to_string();
+  auto bob = login(qim, b);
+  auto carol = login(qim, c3);
+  sync_until(*bob, [](const auto& e) { return has_cmid(e, "~edit"); });  // both reached bob's mailbox
+  ASSERT_TRUE(owner->group("GROUP_REMOVE", {.group = g, .members = {b}}).ok());
+  auto recalled = owner->recall(g, id, "r1");
+  ASSERT_TRUE(recalled.ok()) << recalled.error().to_string();
+  sync_until(*carol, [](const auto& e) { return has_cmid(e, "~recall"); });
+
+  // bob's entries lose their text once the recall is materialised in his shard (its record there names
+  // him); the same record writes him nothing, so once they have, no recall entry can still come.
+  auto text_gone = [&](const std::vector<Entry>& entries) {
+    bool send = false, edit_seen = false;
+    for (const Entry& e : entries) {
+      if (e.message_id == id) send = e.body.empty();
+      if (e.client_msg_id == "~edit") edit_seen = e.body.find(edited) == std::string::npos;
+    }
+    return send && edit_seen;
+  };
+  auto check_bob = [&](const char* when) {
+    auto at_bob = sync_until(*bob, text_gone);
+    EXPECT_TRUE(text_gone(at_bob)) << when << ": bob's entries keep the recalled text";
+    EXPECT_EQ(count_cmid(at_bob, "~recall"), 0u) << when << ": a removed member received the recall";
+    EXPECT_EQ(count_cmid(at_bob, "secret"), 1u) << when << ": bob's entry of the message is kept";
+    EXPECT_EQ(count_cmid(at_bob, "~edit"), 1u) << when;
+    for (const Entry& e : at_bob) {
+      EXPECT_EQ(e.body.find("l08 the"), std::string::npos)
+          << when << ": " << e.client_msg_id << " " << e.body;
+    }
+    if (deployment_under_test() != "distributed" && backend_under_test() == "embedded") {
+      EXPECT_FALSE(embedded_engine_holds(qim.data_dir(), secret)) << when << ": the engine holds the body";
+      EXPECT_FALSE(embedded_engine_holds(qim.data_dir(), edited)) << when << ": the engine holds the edit";
+    }
+  };
+  check_bob("after the recall");
+
+  // A fanout replay from before the SEND. It is over for bob's shard once a message alice sends bob after
+  // the replay reached the group (carol sees the marker) is in bob's mailbox: his shard's log holds the
+  // replayed records before it.
+  const uint64_t partition = id >> 48;
+  const uint64_t offset = id & ((uint64_t{1} << 48) - 1);
+  auto replay = http_request(
+      qim.fanout_admin_port(), "POST",
+      "/admin/fanout/replay?offset=" + std::to_string(offset) + "&partition=" + std::to_string(partition));
+  ASSERT_EQ(replay.rfind("200", 0), 0u) << replay;
+  ASSERT_TRUE(owner->send_to_conversation(g, "marker", "after the replay").ok());
+  sync_until(*carol, [](const auto& e) { return has_cmid(e, "marker"); });
+  ASSERT_TRUE(owner->send(b, "direct", "after the replay").ok());
+  sync_until(*bob, [](const auto& e) { return has_cmid(e, "direct"); });
+  check_bob("after a fanout replay from before the SEND");
 }
 
 // Issue 39 item 11, a figure, not a test (DISABLED_: run it with --gtest_also_run_disabled_tests): the cost

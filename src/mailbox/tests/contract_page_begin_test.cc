@@ -40,7 +40,8 @@ TEST_P(ContractTest, BeginPageDecidesEachRecordAsSingleBeginsInPageOrderWould) {
   EXPECT_EQ(b[2]->canonical_offset, Offset{100});
   EXPECT_FALSE(b[2]->canonical);
   EXPECT_FALSE(b[2]->needs_entries) << "its canonical observation earlier in the page writes them";
-  EXPECT_TRUE(fails_with(b[3], Errc::kInvalidArgument)) << "an empty manifest is refused alone";
+  ASSERT_TRUE(is_ok(b[3])) << "an empty manifest (a record that writes no entry, decision 160) is begun";
+  EXPECT_EQ(b[3]->kind, BeginKind::kFresh);
   EXPECT_TRUE(fails_with(b[4], Errc::kDispatchConflict)) << "d1 was first observed with another digest";
   ASSERT_TRUE(is_ok(b[5]));
   EXPECT_EQ(b[5]->canonical_offset, Offset{50});

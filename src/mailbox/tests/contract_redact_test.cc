@@ -3,6 +3,8 @@
 // longer holds it; the entries stay (id, sender, seq); nothing is created for a user who had none; and a
 // replay of the SEND as fanout sends it after the recall (the original identity, no body) is a repeat,
 // not a DispatchConflict, and brings no body back, in the same epoch or a later one.
+#include <algorithm>
+
 #include "mailbox/redaction.h"
 #include "mailbox/tests/contract_fixture.h"
 
@@ -194,6 +196,47 @@ TEST_P(RedactTest, ARecallLeavesNoEditedTextInTheEngineAndKeepsTheEditEntries) {
   materialise_recall(15, seq_of(1, 14), Epoch{2}, /*edits=*/true);
   for (size_t n = 0; n < 2; ++n) EXPECT_FALSE(engine_holds(kEditTexts[n])) << n;
   EXPECT_EQ(mailbox(bob_).size(), 6u);  // the SEND, two edits, three recall entries
+}
+
+// Decision 160: a member removed between the SEND and its recall gets no recall entry; the recall's record
+// of their shard names them as former recipients and the node redacts their entries with the others'.
+// Where the recall has no recipient left in the shard that record has no chunk (an empty manifest): it is
+// begun and finished as any other, writes no entry, and a replay of it is a repeat.
+TEST_P(RedactTest, ARecallOfFormerRecipientsOnlyRedactsTheirEntriesAndWritesThemNone) {
+  ASSERT_TRUE(is_ok(materialise(send(), 10, MailboxSeq{})));
+  ASSERT_TRUE(is_ok(materialise(edit(0), 11, seq_of(1, 10))));
+  DispatchRecord r = recall(/*edits=*/true);
+  r.chunks.clear();
+  r.former_recipients = {alice_, bob_};
+  std::sort(r.former_recipients.begin(), r.former_recipients.end());
+  r.identity = make_identity(r.identity.id, r.message, r.chunks, r.former_recipients);
+  auto begun = begin(r, 12);
+  ASSERT_TRUE(is_ok(begun));
+  EXPECT_EQ(begun->kind, BeginKind::kFresh);
+  const std::optional<RecallEntry> named = recall_of(r.message);
+  ASSERT_TRUE(named);
+  ASSERT_TRUE(is_ok(store().redact_message(kShard, kEpoch, *named, r.former_recipients)));
+  ASSERT_TRUE(is_ok(finish(r, seq_of(1, 11), 12)));
+  EXPECT_EQ(frontier(), seq_of(1, 12));
+  EXPECT_FALSE(engine_holds_secret());
+  EXPECT_FALSE(engine_holds(kEditTexts[0]));
+  for (const UserId& u : {alice_, bob_}) {
+    const auto entries = mailbox(u);
+    ASSERT_EQ(entries.size(), 2u) << u.str() << ": the SEND and the edit, no recall entry";
+    EXPECT_EQ(entries[0].message.body, "") << u.str();
+    EXPECT_EQ(entries[1].message.body, edit_body(0, "")) << u.str();
+  }
+  EXPECT_TRUE(mailbox(carol_).empty()) << "nothing is written for anyone";
+  // Fanout replays the recall (after a restart: nothing in flight): the same identity, a repeat.
+  restart();
+  auto again = begin(r, 13);
+  ASSERT_TRUE(is_ok(again));
+  EXPECT_EQ(again->kind, BeginKind::kExisting);
+  EXPECT_FALSE(again->needs_entries);
+  ASSERT_TRUE(is_ok(store().redact_message(kShard, kEpoch, *named, r.former_recipients)));
+  ASSERT_TRUE(is_ok(finish(r, seq_of(1, 12), 13)));
+  EXPECT_EQ(mailbox(bob_).size(), 2u);
+  EXPECT_FALSE(engine_holds_secret());
 }
 
 TEST_P(RedactTest, RefusesAUserOfAnotherShard) {

@@ -123,7 +123,7 @@ TEST(DispatchRecordCodec, TruncatedVersionedOrTrailingIsCorrupt) {
     EXPECT_TRUE(fails_with(decode_dispatch_record(bytes.substr(0, n)), Errc::kCorruptEntry)) << n << " bytes";
   }
   std::string bad_version = bytes;
-  bad_version[0] = 2;
+  bad_version[0] = 3;
   EXPECT_TRUE(fails_with(decode_dispatch_record(bad_version), Errc::kCorruptEntry));
   EXPECT_TRUE(fails_with(decode_dispatch_record(bytes + std::string(1, '\0')), Errc::kCorruptEntry));
 }
@@ -135,6 +135,37 @@ TEST(DispatchRecordCodec, EmptyChunksAreCorrupt) {
   DispatchRecord empty_chunk = sample_record();
   empty_chunk.chunks.push_back({});
   EXPECT_TRUE(fails_with(decode_dispatch_record(encode_dispatch_record(empty_chunk)), Errc::kCorruptEntry));
+}
+
+// Decision 160: a recall's record names its former recipients (version 2), with chunks or without; only a
+// recall's, and a record without chunks only if it names some.
+TEST(DispatchRecordCodec, ARecallsFormerRecipientsRoundTripWithOrWithoutChunks) {
+  DispatchRecord r = sample_record();
+  r.message.client_msg_id = "~recall";
+  r.message.body = R"({"event":"recall","message_id":"12","by":"alice"})";
+  r.former_recipients = {*UserId::parse("dave"), *UserId::parse("erin")};
+  r.identity = make_identity(r.identity.id, r.message, r.chunks, r.former_recipients);
+  const std::string with_chunks = encode_dispatch_record(r);
+  EXPECT_EQ(with_chunks[0], 2) << "version 2";
+  auto back = decode_dispatch_record(with_chunks);
+  ASSERT_TRUE(is_ok(back));
+  EXPECT_EQ(back->identity, r.identity);
+  EXPECT_EQ(back->chunks, r.chunks);
+  EXPECT_EQ(back->former_recipients, r.former_recipients);
+  for (size_t n = 0; n < with_chunks.size(); ++n) {
+    EXPECT_TRUE(fails_with(decode_dispatch_record(with_chunks.substr(0, n)), Errc::kCorruptEntry)) << n;
+  }
+  r.chunks.clear();
+  r.identity = make_identity(r.identity.id, r.message, r.chunks, r.former_recipients);
+  EXPECT_TRUE(r.identity.manifest.entry_counts.empty());
+  back = decode_dispatch_record(encode_dispatch_record(r));
+  ASSERT_TRUE(is_ok(back));
+  EXPECT_EQ(back->identity, r.identity);
+  EXPECT_TRUE(back->chunks.empty());
+  EXPECT_EQ(back->former_recipients, r.former_recipients);
+  DispatchRecord not_a_recall = sample_record();
+  not_a_recall.former_recipients = r.former_recipients;
+  EXPECT_TRUE(fails_with(decode_dispatch_record(encode_dispatch_record(not_a_recall)), Errc::kCorruptEntry));
 }
 
 TEST(ManifestCodec, RoundTripsAndRefusesMalformedBytes) {
@@ -158,6 +189,10 @@ TEST(DispatchIdentity, DigestCoversMessageAndRecipients) {
   std::swap(swapped[0][0], swapped[0][1]);
   EXPECT_NE(make_identity(r.identity.id, r.message, swapped).digest, r.identity.digest);
   EXPECT_EQ(make_identity(r.identity.id, r.message, r.chunks), r.identity) << "deterministic";
+  const std::vector<UserId> former = {*UserId::parse("dave")};
+  EXPECT_NE(make_identity(r.identity.id, r.message, r.chunks, former).digest, r.identity.digest)
+      << "a record's former recipients are part of its digest (decision 160)";
+  EXPECT_EQ(make_identity(r.identity.id, r.message, r.chunks, {}), r.identity) << "none: digested as before";
 }
 
 }  // namespace
