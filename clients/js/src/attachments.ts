@@ -48,7 +48,7 @@ export interface AttachmentRef {
 }
 
 export type AttachmentClientFrame =
-  | { type: 'ATTACH'; ref: string; conversation: string; name: string; content_type: string; size: number; sha256?: string }
+  | { type: 'ATTACH'; ref: string; conversation: string; name: string; content_type: string; size: number; sha256?: string; client_upload_id?: string }
   | { type: 'ATTACHMENT_URL'; ref: string; conversation: string; message_id: string; attachment: string; thumbnail: boolean };
 
 /** One attachment of a stored message, as the server wrote it. */
