@@ -119,6 +119,10 @@ cassandra_start() {
 objstore_start() {
   bash $engines/objstore.sh clean >/dev/null || return 1
   bash $engines/objstore.sh start && bash $engines/objstore.sh wait || return 1
+  # A second bucket for the e2e sweep test's own `qim up` (tests/e2e/attachment_sweep_test.cc): its short
+  # orphan age must not reach the other tests' uploads.
+  QIM_OBJSTORE_BUCKET=qim-attachments-sweep bash $engines/objstore.sh wait >/dev/null || return 1
+  export QIM_TEST_S3_SWEEP_BUCKET=qim-attachments-sweep
   local vars
   vars=$(bash $engines/objstore.sh env) || return 1
   export QIM_TEST_S3_ENDPOINT QIM_TEST_S3_BUCKET QIM_TEST_S3_ACCESS_KEY QIM_TEST_S3_SECRET_KEY
@@ -520,7 +524,8 @@ run_phases() {
   if wanted pipeline; then
     ctest_phase "pipeline" "" -L pipeline
     # With the object store up (phase group objstore), `qim up` gets it too: the attachment scenarios (A*)
-    # need it and skip, saying why, without it.
+    # need it and skip, saying why, without it; so does the orphan sweep's (qim_e2e_sweep_test, its own
+    # `qim up` on the bucket QIM_TEST_S3_SWEEP_BUCKET with a 2 s orphan age).
     if [[ -n ${QIM_TEST_S3_ENDPOINT:-} ]]; then
       QIM_S3_ENDPOINT=$QIM_TEST_S3_ENDPOINT QIM_S3_BUCKET=$QIM_TEST_S3_BUCKET QIM_S3_ACCESS_KEY=$QIM_TEST_S3_ACCESS_KEY \
         QIM_S3_SECRET_KEY=$QIM_TEST_S3_SECRET_KEY e2e_phase "e2e (embedded)" "" embedded

@@ -9,7 +9,7 @@
 // is read with GROUP_MEMBERS when one is shown and again after each membership change (group.js).
 // Rendering is view.js; words for errors, days and times are text.js; the Notifications toggle and the
 // service worker's clicks are notify.js (sw.js shows what the push role sends).
-import { QimClient, directConversation, isGroupSystemEntry, peerOf } from './sdk/index.js';
+import { QimClient, captionOf, directConversation, editedBody, isGroupSystemEntry, peerOf } from './sdk/index.js';
 import { initGroups, onGroupEvent } from './group.js';
 import { conversationFromAddress, initNotifications, resetNotifications, resumeNotifications } from './notify.js';
 import {
@@ -446,11 +446,12 @@ $('new-chat').onsubmit = (ev) => {
   void show(conversation(directConversation(state.me, peer)));
   followPresence(state.client, peer);
 };
-// Editing a message of mine: the composer holds its body until "Save" (or "Cancel").
+// Editing a message of mine: the composer holds its text (a message with attachments: its caption; an edit
+// never changes the files, decision 152) until "Save" (or "Cancel").
 function startEdit(c, m) {
   endReply();
   state.editing = { c, m };
-  $('body').value = m.body;
+  $('body').value = captionOf(m.body);
   $('send').textContent = 'Save';
   $('cancel-edit').hidden = false;
   $('body').focus();
@@ -464,12 +465,14 @@ function endEdit() {
 async function saveEdit(c, m, body) {
   endEdit();
   const before = { body: m.body, edited_at: m.edited_at, edit_count: m.edit_count };
-  Object.assign(m, { body, edited_at: Date.now(), edit_count: (m.edit_count ?? 0) + 1 });
+  // Shown at once as the server will store it: the new text with the message's attachments.
+  const shown = editedBody(m.body, body);
+  Object.assign(m, { body: shown, edited_at: Date.now(), edit_count: (m.edit_count ?? 0) + 1 });
   render();
   try {
     await state.client.edit(c.id, m.message_id, body);
   } catch (e) {
-    if ((m.edit_count ?? 0) === before.edit_count + 1 && m.body === body) Object.assign(m, before); // not changed
+    if ((m.edit_count ?? 0) === before.edit_count + 1 && m.body === shown) Object.assign(m, before); // not changed
     if (state.open === c) showError(e, 'edit');
     render();
   }
@@ -520,7 +523,7 @@ $('composer').onsubmit = (ev) => {
   if (!state.open || !body.trim() || !state.online) return;
   if (state.editing) {
     const { c, m } = state.editing;
-    if (body !== m.body) void saveEdit(c, m, body);
+    if (body !== captionOf(m.body)) void saveEdit(c, m, body);
     else endEdit();
     return;
   }

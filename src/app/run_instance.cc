@@ -554,10 +554,11 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
     (void)pipeline->shutdown();
     return refuse(log, instance.name, s.error());
   }
-  // The orphan sweep runs in gateway processes (every hour; a day-old upload is its quarry).
+  // The orphan sweep runs in gateway processes (QIM_ATTACH_SWEEP_INTERVAL_MS, an hour; a day-old upload is
+  // its quarry).
   if (attachment_rules && instance.gateway)
-    orphan_sweeper =
-        std::make_unique<attachments::OrphanSweeper>(*attachment_rules, std::chrono::hours(1), log);
+    orphan_sweeper = std::make_unique<attachments::OrphanSweeper>(
+        *attachment_rules, std::chrono::milliseconds(attachment_rules->options().sweep_interval_ms), log);
   // After fanout started: the consumer follows its committed position.
   if (hooks != nullptr) {
     if (Status s = hooks->start(); !s.ok()) {

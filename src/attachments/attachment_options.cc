@@ -42,8 +42,12 @@ Result<AttachmentOptions> attachment_options_from_env(const EnvLookup& getenv) {
   if (hash_max) o.hash_max_bytes = static_cast<uint64_t>(*hash_max);
   QIM_ASSIGN_OR_RETURN(auto thumb_max, number("QIM_ATTACH_THUMB_MAX_BYTES", 0, int64_t{1} << 30));
   if (thumb_max) o.thumb_max_bytes = static_cast<uint64_t>(*thumb_max);
-  QIM_ASSIGN_OR_RETURN(auto orphan, number("QIM_ATTACH_ORPHAN_AGE_MS", 60'000, int64_t{30} * 86'400'000));
+  // Down to a second so that an end-to-end test sees the sweep work (docs/operations.md warns below a
+  // minute).
+  QIM_ASSIGN_OR_RETURN(auto orphan, number("QIM_ATTACH_ORPHAN_AGE_MS", 1000, int64_t{30} * 86'400'000));
   if (orphan) o.orphan_age_ms = *orphan;
+  QIM_ASSIGN_OR_RETURN(auto sweep, number("QIM_ATTACH_SWEEP_INTERVAL_MS", 100, 86'400'000));
+  if (sweep) o.sweep_interval_ms = *sweep;
   // Retention follows the mailboxes' unless set (same bounds as QIM_MAILBOX_RETENTION_MS, which the store
   // checks; here only its default is derived from it).
   QIM_ASSIGN_OR_RETURN(auto mailbox, number("QIM_MAILBOX_RETENTION_MS", 60'000, int64_t{3650} * 86'400'000));

@@ -22,7 +22,11 @@ struct AttachmentOptions {
   uint64_t hash_max_bytes = 16ull << 20;  // QIM_ATTACH_HASH_MAX_BYTES: largest object whose sha256 is checked
   // QIM_ATTACH_THUMB_MAX_BYTES: largest image read back for its thumbnail (larger ones get none; 0: none)
   uint64_t thumb_max_bytes = 20ull << 20;
-  int64_t orphan_age_ms = 86'400'000;  // QIM_ATTACH_ORPHAN_AGE_MS: an upload no SEND referenced, then deleted
+  // QIM_ATTACH_ORPHAN_AGE_MS: an upload no SEND referenced is deleted once this old (1000.. ms; values under
+  // a minute are for tests: an upload whose SEND comes later than this is lost)
+  int64_t orphan_age_ms = 86'400'000;
+  // QIM_ATTACH_SWEEP_INTERVAL_MS: how often each gateway process runs the orphan sweep (orphan_sweeper.h)
+  int64_t sweep_interval_ms = 3'600'000;
   // QIM_ATTACH_RETENTION_MS: a sent attachment's objects are deleted this long after the last SEND that
   // referenced it (docs/adr/0151): by default when the mailbox retention has removed that message from every
   // mailbox (QIM_MAILBOX_RETENTION_MS, default 30 days, plus the day its entries' TTL adds); 0: kept forever.

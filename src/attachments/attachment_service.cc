@@ -55,6 +55,19 @@ std::optional<Refusal> check_declaration(std::string_view name, std::string_view
   return std::nullopt;
 }
 
+// What a claimed ATTACH declared, as one token (no space: the Redis claim stores it beside the id): the
+// sha256 of its fields, each length-prefixed so no two declarations share an encoding.
+std::string declaration_digest(const ConversationId& conversation, const UploadRequest& r) {
+  std::string text;
+  for (std::string_view part :
+       {std::string_view(conversation.str()), std::string_view(r.name), std::string_view(r.content_type)}) {
+    text += std::to_string(part.size()) + ':';
+    text += part;
+  }
+  text += std::to_string(r.size) + '|' + (r.sha256 ? *r.sha256 : std::string("-"));
+  return sha256_hex(text);
+}
+
 }  // namespace
 
 std::string_view attachment_kind(std::string_view content_type) {
@@ -85,15 +98,27 @@ Decided<UploadGrant> AttachmentService::grant_upload(const UserId& uploader,
     return Refusal{WireCode::kInvalidArgument, "a sha256 is checked only for files of at most " +
                                                    std::to_string(options_.hash_max_bytes) +
                                                    " bytes; omit it"};
+  if (r.client_upload_id && !valid_client_upload_id(*r.client_upload_id))
+    return Refusal{WireCode::kInvalidArgument, "field 'client_upload_id' must be 1.." +
+                                                   std::to_string(kMaxClientUploadIdBytes) +
+                                                   " bytes of printable ASCII without spaces"};
   const int64_t now = clock_->now_ms();
+  const int64_t expires_at = now + std::chrono::milliseconds(options_.put_ttl).count();
   auto minted = mint_attachment_id(secret_, uploader, conversation);
   if (!minted.ok()) return Refusal{WireCode::kInternal, minted.error().message()};
   // Charged under the object's key (unique per grant), with one `now`: the retry is the same charge, on
-  // the same day, and the budget counts it once.
+  // the same day, and the budget counts it once. A client's id makes it a claim: the budget then answers a
+  // repeat of the same declaration with the first grant (upload_budget.h).
   const UploadLimits limits{options_.daily_bytes, options_.daily_uploads};
-  auto charged = budget_.charge(uploader, minted->key, r.size, now, limits);
+  const std::string digest = r.client_upload_id ? declaration_digest(conversation, r) : std::string();
+  auto charge = [&] {
+    if (!r.client_upload_id) return budget_.charge(uploader, minted->key, r.size, now, limits);
+    const UploadClaim claim{*r.client_upload_id, digest, minted->id, expires_at};
+    return budget_.charge_claimed(uploader, claim, minted->key, r.size, now, limits);
+  };
+  auto charged = charge();
   if (!charged.ok() && (charged.code() == Errc::kTransport || charged.code() == Errc::kTimeout))
-    charged = budget_.charge(uploader, minted->key, r.size, now, limits);
+    charged = charge();
   if (!charged.ok()) {
     if (charged.code() == Errc::kTransport || charged.code() == Errc::kTimeout)
       return Refusal{
@@ -110,13 +135,30 @@ Decided<UploadGrant> AttachmentService::grant_upload(const UserId& uploader,
     return Refusal{WireCode::kQuotaExceeded, "over the daily upload budget of " +
                                                  std::to_string(options_.daily_uploads) +
                                                  " uploads (all used today, UTC)"};
-  auto url = store_.presign_put(minted->key, r.size, r.content_type, options_.put_ttl);
-  if (!url.ok()) return unavailable("ATTACH", url.error());
+  if (charged->outcome == BudgetCharge::Outcome::kConflict)
+    return Refusal{WireCode::kInvalidArgument,
+                   "client_upload_id '" + *r.client_upload_id +
+                       "' names another upload (conversation, name, content_type, size or sha256 differ) "
+                       "until its grant expires; use a new id for a new upload"};
   UploadGrant g;
   g.attachment = minted->id;
+  g.expires_at_ms = expires_at;
+  std::string key = minted->key;
+  std::chrono::seconds ttl = options_.put_ttl;
+  if (r.client_upload_id && charged->attachment != minted->id) {
+    // A repeat: the first grant's id, and a URL that expires when the first one does (no longer window
+    // to write the object than the first grant gave).
+    auto first = key_of_attachment(secret_, charged->attachment, uploader, conversation);
+    if (!first) return Refusal{WireCode::kInternal, "ATTACH: a claimed attachment id does not check"};
+    key = std::move(*first);
+    g.attachment = charged->attachment;
+    g.expires_at_ms = charged->expires_at_ms;
+    ttl = std::chrono::seconds(std::max<int64_t>((charged->expires_at_ms - now + 999) / 1000, 1));
+  }
+  auto url = store_.presign_put(key, r.size, r.content_type, ttl);
+  if (!url.ok()) return unavailable("ATTACH", url.error());
   g.upload_url = std::move(*url);
   g.headers = {{"Content-Type", r.content_type}, {"Content-Length", std::to_string(r.size)}};
-  g.expires_at_ms = now + std::chrono::milliseconds(options_.put_ttl).count();
   return g;
 }
 

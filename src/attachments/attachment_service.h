@@ -69,7 +69,12 @@ class AttachmentService {
   // UNAVAILABLE (the budget did not answer a charge and its one retry; the store could not sign).
   // The budget is charged here, at the grant, under the new upload's id: a charge whose answer is lost is
   // retried once with the same id, which the budget counts once (upload_budget.h). A grant whose URL then
-  // cannot be signed keeps its charge (the client's retry is a new upload).
+  // cannot be signed keeps its charge (the client's retry is a new upload, unless it names a client id).
+  // With `client_upload_id` (docs/adr/0161): a repeat by the same uploader with the same id and the same
+  // declaration (conversation, name, content_type, size, sha256) before the first grant's expires_at is
+  // answered with the first grant's attachment id and expires_at (a URL signed again, expiring then) and
+  // charges nothing; the same id with another declaration then is INVALID_ARGUMENT (so is a malformed id).
+  // Every gateway of a deployment decides it alike: the claim lives in the budget (upload_budget.h).
   Decided<UploadGrant> grant_upload(const UserId& uploader, const ConversationId& conversation,
                                     const UploadRequest& request);
 

@@ -9,12 +9,16 @@
 
 namespace qim::attachments {
 
-// ATTACH {conversation, name, content_type, size, sha256?}: what the client is about to upload.
+// ATTACH {conversation, name, content_type, size, sha256?, client_upload_id?}: what the client is about to
+// upload.
 struct UploadRequest {
   std::string name;                   // the file's name, 1..kMaxAttachmentNameBytes
   std::string content_type;           // e.g. image/png (lower case, no parameters)
   uint64_t size = 0;                  // exact bytes, > 0
   std::optional<std::string> sha256;  // 64 lower-case hex digits
+  // The client's id of this upload (1..128 printable ASCII, no space): a repeat of the ATTACH with it and
+  // the same declaration, within the grant's validity, is the same grant, charged once (docs/adr/0161).
+  std::optional<std::string> client_upload_id;
 };
 
 // One entry of a SEND's `attachments`: an uploaded object the message shows, as the client declares it.

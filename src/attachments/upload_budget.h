@@ -18,10 +18,19 @@
 // - Errors: InvalidArgument for an empty upload id, one over kMaxUploadIdBytes, or 0 bytes (nothing is
 //   charged); Transport or Timeout when the backend did not answer: the charge may or may not have been
 //   made, and a retry with the same upload id settles it.
+// - A claimed charge (charge_claimed: ATTACH with a `client_upload_id`, docs/adr/0161) first looks up the
+//   user's claim of that client id. A claim still valid (now < its expires_at) with the same declaration
+//   answers kRepeated with the claim's attachment and expiry and charges nothing, whatever the day and the
+//   limits now; with another declaration kConflict (nothing charged). Otherwise the charge is decided as
+//   above and, only when it is kCharged (or kRepeated: a retry of this very charge), the claim
+//   (declaration, attachment, expires_at) is recorded with it, atomically: a claim exists exactly for a
+//   charged upload. A claim is forgotten after its expires_at. InvalidArgument also for a client id that is
+//   not 1..kMaxClientUploadIdBytes of printable ASCII without spaces.
 // Thread-safe.
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "core/ids.h"
@@ -30,6 +39,7 @@
 namespace qim::attachments {
 
 inline constexpr size_t kMaxUploadIdBytes = 128;
+inline constexpr size_t kMaxClientUploadIdBytes = 128;
 
 // The limits one charge is checked against (AttachmentOptions: QIM_ATTACH_DAILY_BYTES,
 // QIM_ATTACH_DAILY_UPLOADS).
@@ -44,12 +54,24 @@ struct BudgetCharge {
     kRepeated,     // this upload id was charged before today: nothing added
     kOverBytes,    // refused: the bytes would pass limits.bytes
     kOverUploads,  // refused: one more upload would pass limits.uploads
+    kConflict,     // refused (charge_claimed): the client upload id is claimed for another declaration
   };
   Outcome outcome = Outcome::kCharged;
   uint64_t bytes_used = 0;    // the user's day after this call
   uint64_t uploads_used = 0;  // the user's day after this call
+  // charge_claimed, when granted: the claim's grant (the first one's on a repeat).
+  std::string attachment;
+  int64_t expires_at_ms = 0;
 
   bool granted() const { return outcome == Outcome::kCharged || outcome == Outcome::kRepeated; }
+};
+
+// What a client's ATTACH with a `client_upload_id` claims (charge_claimed).
+struct UploadClaim {
+  std::string_view client_id;    // the client's upload id
+  std::string_view declaration;  // a digest of what it declared (attachment_service.cc: declaration_digest)
+  std::string_view attachment;   // the attachment id this grant gives, if it is the first
+  int64_t expires_at_ms = 0;     // the grant's validity (its upload URL's expiry): the claim's life
 };
 
 class UploadBudget {
@@ -58,6 +80,11 @@ class UploadBudget {
   // Charges upload `upload` of `bytes` to `user` on the UTC day of `now_ms` (the contract above).
   virtual Result<BudgetCharge> charge(const UserId& user, std::string_view upload, uint64_t bytes,
                                       int64_t now_ms, const UploadLimits& limits) = 0;
+  // The same under the client's claim `claim` (the contract above): a repeat of a valid claim is kRepeated
+  // with the claim's attachment and expires_at_ms; another declaration under it kConflict.
+  virtual Result<BudgetCharge> charge_claimed(const UserId& user, const UploadClaim& claim,
+                                              std::string_view upload, uint64_t bytes, int64_t now_ms,
+                                              const UploadLimits& limits) = 0;
 };
 
 // The budget in this process's memory: what one process (`qim up`) needs; two AttachmentServices over it
@@ -66,5 +93,9 @@ std::unique_ptr<UploadBudget> make_memory_upload_budget();
 
 // The argument checks every backend makes first (InvalidArgument naming the problem, or OK).
 Status check_charge_arguments(std::string_view upload, uint64_t bytes);
+// The same for a claimed charge: the charge's, then the client id's and the claim's.
+Status check_claim_arguments(const UploadClaim& claim, std::string_view upload, uint64_t bytes);
+// Whether `id` is a valid client upload id: 1..kMaxClientUploadIdBytes of printable ASCII, no space.
+bool valid_client_upload_id(std::string_view id);
 
 }  // namespace qim::attachments

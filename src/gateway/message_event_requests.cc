@@ -22,6 +22,21 @@ namespace qim {
 
 namespace net = boost::asio;
 
+Result<std::string> edit_body(Log& outbox, HistoryStore* history, const ConversationId& conversation,
+                              MessageId target, uint32_t partition, std::string_view text) {
+  QIM_ASSIGN_OR_RETURN(auto original, read_event_target_body(outbox, target, partition));
+  if (!original && history != nullptr && target.value != UINT64_MAX) {
+    // The Outbox no longer keeps the SEND: the history row has the message's current body, whose
+    // attachments are the SEND's (no edit changes them).
+    QIM_ASSIGN_OR_RETURN(auto page,
+                         history->read(HistoryQuery{conversation, MessageId{target.value + 1}, 1}));
+    if (!page.messages.empty() && page.messages.front().id.value == target.value)
+      original = page.messages.front().body;
+  }
+  if (!original) return std::string(text);
+  return attachments::edited_body(*original, text);
+}
+
 WireCode wire_code_of(EventRefusal refusal) {
   switch (refusal) {
     case EventRefusal::kNone:
@@ -183,17 +198,16 @@ void Connection::handle_message_event(const std::string& ref, MessageEventFrame 
         }
         // An EDIT replaces the caption of a message with attachments and keeps them (they live in its body,
         // docs/adr/0113): the record carries the whole new body, so fanout, the archiver and replays need no
-        // change. The SEND is read back from the Outbox (the edit window is within its retention; a SEND
-        // already deleted by it is edited as text).
+        // change (edit_body: the SEND read back from the Outbox, else the history row).
         std::string body = f.body;
         if (f.kind == MessageEventKind::kEdit) {
-          auto original = read_event_target_body(outbox, f.target, partition);
-          if (!original.ok()) {
-            ctx->dedup->complete(key, original.error());
-            return encode_error(ref, wire_code_of(original.code()),
-                                what + " could not be checked: " + original.error().message());
+          auto composed = edit_body(outbox, ctx->deps.history, f.conversation, f.target, partition, f.body);
+          if (!composed.ok()) {
+            ctx->dedup->complete(key, composed.error());
+            return encode_error(ref, wire_code_of(composed.code()),
+                                what + " could not be checked: " + composed.error().message());
           }
-          if (*original) body = attachments::edited_body(**original, f.body);
+          body = std::move(*composed);
           if (body.size() > ctx->options.max_body_bytes) {
             return refuse(WireCode::kTooLarge,
                           "the edited body with the message's attachments is " + std::to_string(body.size()) +

@@ -26,4 +26,13 @@ WireCode wire_code_of(EventRefusal refusal);
 Status annotate_history_page(MessageStateStore& messages, HistoryPage& page,
                              const std::optional<UserId>& reader = std::nullopt, Log* outbox = nullptr);
 
+// The body an EDIT of `target` (of `conversation`) with the text `text` appends: an edit changes the text,
+// never the files (docs/adr/0152, 0162): when the message has attachments, its attachments body with `text`
+// as the caption, else `text`. The message's body is its SEND record's in `outbox`; when the log no longer
+// holds that record (QIM_OUTBOX_RETENTION_MS), its row in `history` (the current body: the files are the
+// same), so an old message does not lose its files either; `text` alone when neither holds it. The log's and
+// the history store's errors.
+Result<std::string> edit_body(Log& outbox, HistoryStore* history, const ConversationId& conversation,
+                              MessageId target, uint32_t partition, std::string_view text);
+
 }  // namespace qim

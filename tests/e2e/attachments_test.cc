@@ -208,5 +208,55 @@ TEST(E2E, A04_DailyBudgetHoldsAcrossGateways) {
   }
 }
 
+// A5. An ATTACH with a client_upload_id repeated on the other gateway (the client reconnected there) is the
+//     same grant, charged once against the shared budget (docs/adr/0161): the repeats answer the first
+//     attachment id, the same id with another size is refused, and the budget then holds exactly one grant
+//     fewer than it would have.
+TEST(E2E, A05_RepeatedAttachOnAnotherGatewayIsChargedOnce) {
+  if (!store_configured()) GTEST_SKIP() << "QIM_S3_ENDPOINT is unset: no object store for attachments";
+  auto& qim = shared_qim();
+  const auto ports = qim.gateway_ports();
+  if (ports.size() < 2)
+    GTEST_SKIP() << "one gateway: a repeat on another gateway needs the distributed deployment";
+  auto setting = [](const char* var, uint64_t fallback) -> uint64_t {
+    const char* v = std::getenv(var);
+    return v != nullptr ? std::stoull(v) : fallback;
+  };
+  const uint64_t budget = setting("QIM_ATTACH_DAILY_BYTES", 2ull << 30);
+  const uint64_t size = std::min(setting("QIM_ATTACH_MAX_BYTES", 100ull << 20), budget);
+  const uint64_t fits = budget / size;
+  const auto a = user("a05", "alice"), b = user("a05", "bob");
+  std::vector<std::unique_ptr<Client>> alice;  // one connection per gateway
+  for (size_t i = 0; i < ports.size(); ++i) {
+    alice.push_back(login_at(ports[i], a, "d" + std::to_string(i)));
+    ASSERT_NE(alice.back(), nullptr);
+  }
+  auto attach = [&](uint64_t bytes, const std::string& client_id) {
+    return R"({"type":"ATTACH","conversation":")" + conv(a, b) +
+           R"(","name":"big.bin","content_type":"application/zip","size":)" + std::to_string(bytes) +
+           (client_id.empty() ? std::string() : R"(,"client_upload_id":")" + client_id + "\"") + "}";
+  };
+  auto first = ask(*alice[0], "r0", attach(size, "file-1"));
+  ASSERT_EQ(first.type, "ATTACH_OK") << first.raw;
+  for (size_t g = 1; g <= 2 * ports.size(); ++g) {
+    auto again = ask(*alice[g % ports.size()], "r" + std::to_string(g), attach(size, "file-1"));
+    ASSERT_EQ(again.type, "ATTACH_OK") << again.raw;
+    EXPECT_EQ(field(again.raw, "attachment"), field(first.raw, "attachment"))
+        << "gateway " << g % ports.size();
+  }
+  EXPECT_EQ(ask(*alice[1], "rx", attach(size - 1, "file-1")).code, "INVALID_ARGUMENT");
+  // What is left of the budget: one grant fewer than it holds, whichever gateway asks.
+  uint64_t granted = 0;
+  for (uint64_t n = 0; n < fits + 1; ++n) {
+    auto got = ask(*alice[n % ports.size()], "n" + std::to_string(n), attach(size, ""));
+    if (got.type != "ATTACH_OK") {
+      EXPECT_EQ(got.code, "QUOTA_EXCEEDED") << got.raw;
+      break;
+    }
+    ++granted;
+  }
+  EXPECT_EQ(granted, fits - 1) << "the repeats were charged: " << fits - 1 - granted << " grants too few";
+}
+
 }  // namespace
 }  // namespace qim::e2e

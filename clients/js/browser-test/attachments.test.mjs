@@ -1,7 +1,8 @@
 // Attachments in the web chat page (browser.mjs: Debian's Chromium, headless): one context attaches a real
 // PNG through the attach button's file input (the upload goes from the browser straight to the object store,
 // with its progress bar), the other context shows it inline (its thumbnail, or the image itself), and a file
-// as a link with its name and size. Needs the object store: skipped, saying why, without
+// as a link with its name and size; an edit of the image's message changes its caption and keeps the image.
+// Needs the object store: skipped, saying why, without
 // QIM_TEST_S3_ENDPOINT (scripts/test.sh's objstore phase group sets it).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -122,6 +123,30 @@ test('one context attaches a PNG and a text file; the other shows the image inli
     assert.equal(seen.values.at(-1), 1, `the progress reached 1: ${JSON.stringify(seen.values)}`);
     const src = await b.$eval('[data-testid=attachment-image] img', (img) => img.src);
     assert.match(src, /^http:\/\/127\.0\.0\.1:\d+\//, 'a presigned URL of the object store');
+    // An edit changes the caption and keeps the image (decisions 152, 162): the composer holds the caption
+    // (empty here), not the stored body; after Save both sides show the image with the new caption.
+    await a.waitForFunction(() => document.querySelector('[data-testid=message].mine')?.dataset.messageId !== '', { timeout: WAIT });
+    await a.evaluate(() => {
+      const li = document.querySelector('[data-testid=message].mine');
+      li.querySelector('[data-testid=message-menu] > summary').click();
+      li.querySelector('[data-testid=edit]').click();
+    });
+    assert.equal(await a.$eval('[data-testid=body]', (i) => i.value), '', 'the composer holds the caption');
+    await a.$eval('[data-testid=body]', (i) => (i.value = 'a gradient'));
+    await a.click('[data-testid=send]');
+    for (const p of [a, b]) {
+      await p.waitForFunction(
+        () => {
+          const li = document.querySelector('[data-testid=message]');
+          return (
+            li?.querySelector('.body')?.textContent === 'a gradient' &&
+            li.querySelector('[data-testid=attachment-image] img') !== null &&
+            li.querySelector('[data-testid=edited]') !== null
+          );
+        },
+        { timeout: WAIT },
+      );
+    }
     await (await a.$('[data-testid=file]')).uploadFile(notes);
     await b.waitForSelector('[data-testid=attachment-file]', { timeout: WAIT });
     const link = await b.$eval('[data-testid=attachment-file]', (el) => el.textContent);

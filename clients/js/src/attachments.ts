@@ -48,7 +48,7 @@ export interface AttachmentRef {
 }
 
 export type AttachmentClientFrame =
-  | { type: 'ATTACH'; ref: string; conversation: string; name: string; content_type: string; size: number; sha256?: string }
+  | { type: 'ATTACH'; ref: string; conversation: string; name: string; content_type: string; size: number; sha256?: string; client_upload_id?: string }
   | { type: 'ATTACHMENT_URL'; ref: string; conversation: string; message_id: string; attachment: string; thumbnail: boolean };
 
 /** One attachment of a stored message, as the server wrote it. */
@@ -110,6 +110,30 @@ export function parseAttachmentsBody(body: string): AttachmentsBody | null {
     attachments.push(info);
   }
   return { text: typeof o.text === 'string' ? o.text : '', attachments };
+}
+
+/**
+ * A message's body after an edit (decision 152; docs/protocol.md "Editing and recalling"): an edit changes the
+ * text, never the files. When `original` (the message's body as sent, or as HISTORY serves it) carries
+ * attachments, the same attachments with the edit's text as caption; the edit's text is `edit` itself, or the
+ * caption of an attachments body the server composed. Otherwise `edit` as it is. Never throws.
+ */
+export function editedBody(original: string, edit: string): string {
+  if (typeof original !== 'string' || !original.startsWith(ATTACHMENTS_BODY_PREFIX)) return edit;
+  let files: unknown;
+  try {
+    files = (JSON.parse(original) as { attachments?: unknown }).attachments;
+  } catch {
+    return edit;
+  }
+  if (!Array.isArray(files)) return edit;
+  const text = parseAttachmentsBody(edit)?.text ?? edit;
+  return JSON.stringify({ qim: 'attachments', text, attachments: files });
+}
+
+/** The text of a body: an attachments body's caption, else the body itself (what an edit starts from). */
+export function captionOf(body: string): string {
+  return parseAttachmentsBody(body)?.text ?? body;
 }
 
 /** A file to attach when there is no Blob (Node): its bytes with the name and type to declare. */

@@ -3,6 +3,7 @@
 // one function that gives a message's current state from its entry and the event entries that follow.
 // The fold is open: an event kind it does not know is ignored, never thrown. Reactions (`~react`,
 // `~unreact`) are kinds of it too; their aggregation is in reactions.ts (decision 145).
+import { captionOf, editedBody } from './attachments.js';
 import type { Entry, HistoryMessage, Quote } from './frames.js';
 import type { Reaction, ReactionFact } from './reactions.js';
 import { REACT_ENTRY_ID, UNREACT_ENTRY_ID, foldReactions, sameReactions } from './reactions.js';
@@ -146,7 +147,7 @@ export interface MessageState {
   sender_device?: string;
   client_msg_id?: string;
   server_time: number;
-  /** The current body: the last edit's, '' once recalled. */
+  /** The current body: the last edit's text with the message's attachments (editedBody), '' once recalled. */
   body: string;
   /** The last edit's server time; null if never edited. */
   edited_at: number | null;
@@ -186,7 +187,8 @@ export interface FoldOptions {
  * The fold: a message's current state from its entry (or HISTORY's message, already current up to its
  * `edit_count`) and the events that follow, in any order and with duplicates. Rules: events about another
  * message and kinds this SDK does not know are ignored; the edit with the highest `edit_count` gives the
- * body (an edit the base already counts changes nothing); a recall wins over every edit, before or after
+ * body's text, and the base's attachments stay (`editedBody`: an edit never changes the files; an edit the
+ * base already counts changes nothing); a recall wins over every edit, before or after
  * it (the server refuses edits after a recall: one that raced it is still overridden), and clears the
  * reactions; reactions are HISTORY's aggregate (if the base has one) with the newer events on top
  * (`foldReactions`): the newest event per emoji gives its count, the reader's newest per emoji `mine`.
@@ -221,7 +223,9 @@ export function foldMessage(base: MessageBase, events: Iterable<MessageEvent | E
     } else if (ev.kind === 'edit' && ev.edit_count > state.edit_count) {
       state.edit_count = ev.edit_count;
       state.edited_at = ev.edited_at;
-      if (!state.recalled) state.body = ev.body;
+      // An edit changes the text and keeps the message's attachments (decision 152): whatever the edit's
+      // body (the server's composed body, or plain text from an older server), the files are the message's.
+      if (!state.recalled) state.body = editedBody(base.body, ev.body);
     }
   }
   // A recalled message's reactions are no longer served (docs/protocol.md "Reactions").
@@ -239,7 +243,7 @@ export function eventPreview(e: MessageEvent): string {
     case 'unreact':
       return `removed ${e.emoji}`;
     default:
-      return `edited: ${e.body}`;
+      return `edited: ${captionOf(e.body)}`;
   }
 }
 

@@ -112,3 +112,38 @@ test('lastPreview: a list row whose latest entry is an event, a group system ent
   assert.equal(lastPreview({ last: msg }), 'helo');
   assert.equal(lastPreview({ last: null }), '');
 });
+
+// An edit changes the text, never the files (decision 152): the fold keeps a message's attachments whatever
+// the edit's body is (the server's composed attachments body, or plain text), and the preview shows the text.
+test('an edit of a message with attachments keeps them and changes the caption', async () => {
+  const { editedBody, captionOf, parseAttachmentsBody } = await import('../dist/index.js');
+  const files = [{ attachment: 'a1.r.m', kind: 'image', name: 'cat.png', content_type: 'image/png', size: 5, width: 1, height: 1, thumbnail: true }];
+  const withFiles = { ...msg, body: JSON.stringify({ qim: 'attachments', text: 'old caption', attachments: files }) };
+  const composed = JSON.stringify({ qim: 'attachments', text: 'new caption', attachments: files });
+  for (const body of ['new caption', composed]) {
+    const s = foldMessage(withFiles, [edit(body, 1)]);
+    const shown = parseAttachmentsBody(s.body);
+    assert.ok(shown, `the edited body (${body}) still carries the attachments`);
+    assert.equal(shown.text, 'new caption');
+    assert.deepEqual(shown.attachments, files);
+    assert.equal(s.edit_count, 1);
+  }
+  // Two edits, and HISTORY's already-edited state as the base: still the files, the last text.
+  const twice = foldMessage(withFiles, [edit('first', 1), edit('second', 2)]);
+  assert.equal(parseAttachmentsBody(twice.body).text, 'second');
+  assert.deepEqual(parseAttachmentsBody(twice.body).attachments, files);
+  const states = new MessageStates();
+  states.applyMessage({ ...withFiles, seq: undefined, body: composed, edit_count: 1 });
+  const later = states.applyEvent(edit('third', 2));
+  assert.equal(parseAttachmentsBody(later.body).text, 'third');
+  assert.deepEqual(parseAttachmentsBody(later.body).attachments, files);
+  // A recall still wins, files and all.
+  assert.equal(foldMessage(withFiles, [edit('x', 1), recall()]).body, '');
+  // The preview shows the text, not the body's JSON.
+  assert.equal(eventPreview(parseMessageEvent(edit(composed, 1))), 'edited: new caption');
+  // A text message's edit is its body; the caption of a text body is itself.
+  assert.equal(foldMessage(msg, [edit('hello', 1)]).body, 'hello');
+  assert.equal(editedBody('helo', 'hello'), 'hello');
+  assert.equal(captionOf(composed), 'new caption');
+  assert.equal(captionOf('plain'), 'plain');
+});

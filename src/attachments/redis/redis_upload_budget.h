@@ -10,6 +10,11 @@
 // and "bytes" are written together. The hash expires kBudgetGraceMs after the end of its day (by the
 // charging gateway's clock, as a TTL from now: Redis's own clock decides when it goes): a gateway whose
 // clock is behind by less than the grace still finds the day it charges.
+//   <prefix>attach-claim:<user>:<client upload id>   "<declaration> <attachment> <expires_at ms>": a client's
+//                                 claim (charge_claimed, docs/adr/0161), on the same instance as the user's
+//                                 day, so one script decides the claim and the charge together; it expires
+//                                 kBudgetGraceMs after the claim's expires_at (the script also compares
+//                                 expires_at with the caller's now).
 // A Redis that does not answer: Transport or Timeout (RoutingRedis), and an error reply (e.g. out of memory)
 // is Transport. Thread-safe.
 
@@ -33,6 +38,11 @@ class RedisUploadBudget final : public UploadBudget {
   Result<BudgetCharge> charge(const UserId& user, std::string_view upload, uint64_t bytes, int64_t now_ms,
                               const UploadLimits& limits) override;
 
+  Result<BudgetCharge> charge_claimed(const UserId& user, const UploadClaim& claim, std::string_view upload,
+                                      uint64_t bytes, int64_t now_ms, const UploadLimits& limits) override;
+
+  // The key of `user`'s claim of `client_id` (tests, operators).
+  std::string claim_key(const UserId& user, std::string_view client_id) const;
   // The hash of `user`'s UTC day `day` (for tests and operators: HGETALL shows the day's uploads).
   std::string key(const UserId& user, int64_t day) const;
   size_t instance_of(const UserId& user) const { return redis_.instance_of_user(user); }

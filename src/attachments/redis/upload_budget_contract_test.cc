@@ -35,6 +35,10 @@ class Handle final : public UploadBudget {
                               const UploadLimits& limits) override {
     return b_.charge(user, upload, bytes, now_ms, limits);
   }
+  Result<BudgetCharge> charge_claimed(const UserId& user, const UploadClaim& claim, std::string_view upload,
+                                      uint64_t bytes, int64_t now_ms, const UploadLimits& limits) override {
+    return b_.charge_claimed(user, claim, upload, bytes, now_ms, limits);
+  }
 
  private:
   UploadBudget& b_;
@@ -185,6 +189,114 @@ TEST_P(UploadBudgetContract, BadArgumentsChargeNothing) {
   auto c = charged(*b, kAlice, std::string(kMaxUploadIdBytes, 'x'), 100, limits);
   EXPECT_EQ(c.outcome, Outcome::kCharged);
   EXPECT_EQ(c.uploads_used, 1u);
+}
+
+// A client's claim (charge_claimed, docs/adr/0161): the first charge records it with its attachment; a
+// repeat with the same declaration before expires_at answers that attachment and charges nothing, whatever
+// the day and the limits; another declaration then is kConflict; after expires_at the id is free again.
+TEST_P(UploadBudgetContract, AClaimIsChargedOnceAndAnswersItsFirstGrant) {
+  auto b = handle();
+  const int64_t expires = kNoon + 300'000;
+  auto claimed = [&](const UserId& who, std::string_view client, std::string_view declaration,
+                     std::string_view attachment, std::string_view upload, int64_t now = kNoon,
+                     int64_t until = 0, UploadLimits l = UploadLimits{100, 2}) {
+    auto c = b->charge_claimed(who, UploadClaim{client, declaration, attachment, until ? until : expires},
+                               upload, 10, now, l);
+    EXPECT_TRUE(c.ok()) << c.error().to_string();
+    return c.ok() ? *c : BudgetCharge{Outcome::kOverBytes, ~0ull, ~0ull};
+  };
+  auto c = claimed(kAlice, "c1", "D1", "A1", "k1");
+  EXPECT_EQ(c.outcome, Outcome::kCharged);
+  EXPECT_EQ(c.attachment, "A1");
+  EXPECT_EQ(c.expires_at_ms, expires);
+  // The repeat mints another attachment and key: the claim answers the first, and nothing is charged.
+  c = claimed(kAlice, "c1", "D1", "A2", "k2", kNoon + 1000, kNoon + 301'000);
+  EXPECT_EQ(c.outcome, Outcome::kRepeated);
+  EXPECT_TRUE(c.granted());
+  EXPECT_EQ(c.attachment, "A1");
+  EXPECT_EQ(c.expires_at_ms, expires);
+  EXPECT_EQ(c.uploads_used, 1u);
+  EXPECT_EQ(c.bytes_used, 10u);
+  // Another declaration under the claim: refused, nothing charged, the claim unchanged.
+  c = claimed(kAlice, "c1", "D2", "A3", "k3");
+  EXPECT_EQ(c.outcome, Outcome::kConflict);
+  EXPECT_FALSE(c.granted());
+  EXPECT_EQ(c.uploads_used, 1u);
+  EXPECT_EQ(claimed(kAlice, "c1", "D1", "A4", "k4").attachment, "A1");
+  // Another user's claim of the same client id is their own.
+  c = claimed(kBob, "c1", "D2", "B1", "k1");
+  EXPECT_EQ(c.outcome, Outcome::kCharged);
+  EXPECT_EQ(c.attachment, "B1");
+  // Within its validity a claim answers even when the limits are used up (it was granted before).
+  EXPECT_EQ(claimed(kAlice, "c2", "D1", "A5", "k5").outcome, Outcome::kCharged);  // alice's 2nd of 2
+  EXPECT_EQ(claimed(kAlice, "c3", "D1", "A6", "k6").outcome, Outcome::kOverUploads);
+  EXPECT_EQ(claimed(kAlice, "c1", "D1", "A7", "k7", kNoon, 0, UploadLimits{1, 1}).attachment, "A1");
+  // A refused claimed charge recorded no claim: its retry under room is charged, with its own attachment.
+  c = claimed(kAlice, "c3", "D1", "A8", "k8", kNoon, 0, UploadLimits{100, 3});
+  EXPECT_EQ(c.outcome, Outcome::kCharged);
+  EXPECT_EQ(c.attachment, "A8");
+  // At expires_at the claim is gone: the id is a new upload (a new charge, a new attachment).
+  c = claimed(kAlice, "c1", "D2", "A9", "k9", expires, expires + 300'000, UploadLimits{100, 10});
+  EXPECT_EQ(c.outcome, Outcome::kCharged);
+  EXPECT_EQ(c.attachment, "A9");
+  EXPECT_EQ(c.uploads_used, 4u);
+}
+
+// A claim made just before midnight UTC answers its repeat just after it: no charge on the new day.
+TEST_P(UploadBudgetContract, AClaimOutlivesMidnightWithinItsValidity) {
+  auto b = handle();
+  const int64_t before = (kDay + 1) * kDayMs - 1000;
+  const UploadClaim first{"c1", "D1", "A1", before + 300'000};
+  ASSERT_EQ(b->charge_claimed(kAlice, first, "k1", 10, before, {100, 1})->outcome, Outcome::kCharged);
+  const UploadClaim repeat{"c1", "D1", "A2", before + 302'000};
+  auto c = b->charge_claimed(kAlice, repeat, "k2", 10, before + 2000, {100, 1});
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_EQ(c->outcome, Outcome::kRepeated);
+  EXPECT_EQ(c->attachment, "A1");
+  EXPECT_EQ(c->uploads_used, 0u) << "the new day was charged nothing";
+  EXPECT_EQ(charged(*b, kAlice, "k3", 10, {100, 1}, before + 2000).outcome, Outcome::kCharged);
+}
+
+// Two gateways repeating one claimed ATTACH at once (a client that reconnected to the other one): exactly
+// one charge, and every answer names the same attachment.
+TEST_P(UploadBudgetContract, ConcurrentRepeatsOfAClaimOnTwoGatewaysChargeOnce) {
+  auto one = handle();
+  auto two = handle();
+  std::atomic<int> charged_count{0};
+  std::vector<std::string> answers(40);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      UploadBudget& b = t % 2 == 0 ? *one : *two;
+      for (int i = 0; i < 10; ++i) {
+        const std::string minted = "A" + std::to_string(t) + "-" + std::to_string(i);
+        auto c = b.charge_claimed(kAlice, UploadClaim{"same", "D1", minted, kNoon + 300'000}, "k" + minted, 1,
+                                  kNoon, UploadLimits{1000, 1000});
+        ASSERT_TRUE(c.ok()) << c.error().to_string();
+        if (c->outcome == Outcome::kCharged) charged_count++;
+        answers[t * 10 + i] = c->attachment;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(charged_count.load(), 1);
+  for (const std::string& a : answers) EXPECT_EQ(a, answers[0]);
+  EXPECT_EQ(charged(*one, kAlice, "other", 1, UploadLimits{1000, 1000}).uploads_used, 2u);
+}
+
+TEST_P(UploadBudgetContract, BadClaimsChargeNothing) {
+  auto b = handle();
+  const UploadLimits limits{100, 10};
+  for (std::string bad : {std::string(), std::string("a b"), std::string(kMaxClientUploadIdBytes + 1, 'x'),
+                          std::string("\x7f")})
+    EXPECT_EQ(
+        b->charge_claimed(kAlice, UploadClaim{bad, "D1", "A1", kNoon + 1000}, "k1", 1, kNoon, limits).code(),
+        Errc::kInvalidArgument)
+        << bad;
+  EXPECT_EQ(
+      b->charge_claimed(kAlice, UploadClaim{"c1", "", "A1", kNoon + 1000}, "k1", 1, kNoon, limits).code(),
+      Errc::kInvalidArgument);
+  EXPECT_EQ(charged(*b, kAlice, "k1", 1, limits).uploads_used, 1u) << "nothing was charged before";
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, UploadBudgetContract, ::testing::Values("memory", "redis"),

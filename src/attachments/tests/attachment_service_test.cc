@@ -225,6 +225,21 @@ class FlakyBudget final : public UploadBudget {
     }
     return inner_.charge(user, upload, bytes, now_ms, limits);
   }
+  Result<BudgetCharge> charge_claimed(const UserId& user, const UploadClaim& claim, std::string_view upload,
+                                      uint64_t bytes, int64_t now_ms, const UploadLimits& limits) override {
+    ++calls;
+    uploads.emplace_back(upload);
+    if (lost > 0) {
+      --lost;
+      (void)inner_.charge_claimed(user, claim, upload, bytes, now_ms, limits);
+      return Error(Errc::kTimeout, "the answer was lost");
+    }
+    if (down > 0) {
+      --down;
+      return Error(Errc::kTransport, "connection refused");
+    }
+    return inner_.charge_claimed(user, claim, upload, bytes, now_ms, limits);
+  }
   int lost = 0, down = 0, calls = 0;
   std::vector<std::string> uploads;
 
@@ -247,6 +262,27 @@ TEST_F(AttachmentServiceTest, ALostChargeIsRetriedOnceAndCountedOnce) {
   EXPECT_EQ(flaky.uploads[0], flaky.uploads[1]) << "the retry charges the same upload id";
   EXPECT_TRUE(std::holds_alternative<UploadGrant>(
       s.grant_upload(kAlice, kConv, UploadRequest{"f.txt", "text/plain", 4, std::nullopt})));
+  EXPECT_EQ(code_of(s.grant_upload(kAlice, kConv, UploadRequest{"f.txt", "text/plain", 1, std::nullopt})),
+            WireCode::kQuotaExceeded);
+}
+
+// The same for a claimed ATTACH (client_upload_id, docs/adr/0161): the retry of a charge whose answer was
+// lost finds the claim it made and answers its grant, charged once.
+TEST_F(AttachmentServiceTest, ALostClaimedChargeIsRetriedOnceAndCountedOnce) {
+  AttachmentOptions o;
+  o.daily_uploads = 1;
+  auto inner = make_memory_upload_budget();
+  FlakyBudget flaky(*inner);
+  AttachmentService s(*store, "secret", o, clock, &flaky);
+  flaky.lost = 1;
+  const UploadRequest r{"f.txt", "text/plain", 6, std::nullopt, "up-1"};
+  auto first = s.grant_upload(kAlice, kConv, r);
+  ASSERT_TRUE(std::holds_alternative<UploadGrant>(first));
+  ASSERT_EQ(flaky.calls, 2);
+  EXPECT_EQ(flaky.uploads[0], flaky.uploads[1]) << "the retry charges the same upload id";
+  auto again = s.grant_upload(kAlice, kConv, r);  // the client's own repeat
+  ASSERT_TRUE(std::holds_alternative<UploadGrant>(again));
+  EXPECT_EQ(std::get<UploadGrant>(again).attachment, std::get<UploadGrant>(first).attachment);
   EXPECT_EQ(code_of(s.grant_upload(kAlice, kConv, UploadRequest{"f.txt", "text/plain", 1, std::nullopt})),
             WireCode::kQuotaExceeded);
 }

@@ -76,6 +76,12 @@ std::variant<AttachmentFrame, std::string> parse_attachment_frame(std::string_vi
     std::string err =
         read_declaration(o, f.request.name, f.request.content_type, f.request.size, f.request.sha256);
     if (!err.empty()) return err;
+    // Optional: the client's id of this upload (its rules are the attachment service's).
+    auto cu = str(o, "client_upload_id", false);
+    if (auto* bad = std::get_if<std::string>(&cu)) return *bad;
+    element present;
+    if (o.at_key("client_upload_id").get(present) == simdjson::SUCCESS)
+      f.request.client_upload_id = std::string(std::get<0>(cu));
     return AttachmentFrame{std::move(f)};
   }
   AttachmentUrlFrame f;

@@ -21,7 +21,7 @@ class element;
 
 namespace qim {
 
-// ATTACH {conversation, name, content_type, size, sha256?}
+// ATTACH {conversation, name, content_type, size, sha256?, client_upload_id?}
 struct AttachFrame {
   ConversationId conversation;
   attachments::UploadRequest request;

@@ -82,6 +82,7 @@ class AttachmentsTest : public testing::GatewayHarness {
     d.history = &history_;
     d.groups = groups_.get();
     if (with_store_) d.objects = objects_.get();
+    d.attachment_options = attachment_options_;
   }
 
   // A request by raw JSON (with "ref":"<ref>" added) and its answer (an ERROR too).
@@ -131,6 +132,7 @@ class AttachmentsTest : public testing::GatewayHarness {
   }
 
   bool with_store_ = true;
+  attachments::AttachmentOptions attachment_options_;
   int refs_ = 0;
   testing::TempDir dir_;
   std::unique_ptr<RocksGroupStore> groups_;
@@ -236,6 +238,35 @@ TEST_F(AttachmentsTest, GroupDownloadOnlyForCurrentMembersWhoMaySeeTheMessage) {
   EXPECT_EQ(*objects_->download(field(ok.raw, "url")), kPng);
   EXPECT_EQ(ask(*carol, url_json(conv, ack.message_id, id)).code, "UNKNOWN_ATTACHMENT");
   EXPECT_EQ(ask(*dave, url_json(conv, ack.message_id, id)).code, "UNKNOWN_ATTACHMENT");
+}
+
+// ATTACH with a client_upload_id (docs/adr/0161): a client that repeats the frame (its ATTACH_OK was lost,
+// it reconnected) gets the same attachment id and is charged once against its daily budget; the same id
+// with another declaration is refused INVALID_ARGUMENT; the repeat's URL uploads the object the id names.
+TEST_F(AttachmentsTest, ARepeatedAttachWithAClientUploadIdIsChargedOnce) {
+  attachment_options_.daily_uploads = 2;
+  start();
+  auto attach = [](const std::string& client_id, size_t size) {
+    return R"({"type":"ATTACH","conversation":"d:alice:bob","name":"p.png","content_type":"image/png","size":)" +
+           std::to_string(size) + R"(,"client_upload_id":")" + client_id + R"("})";
+  };
+  auto alice = login("alice");
+  auto first = ask(*alice, attach("up-1", kPng.size()));
+  ASSERT_EQ(first.type, "ATTACH_OK") << first.raw;
+  alice.reset();  // the client goes away and comes back: a new connection repeats the frame
+  auto again_conn = login("alice");
+  auto again = ask(*again_conn, attach("up-1", kPng.size()));
+  ASSERT_EQ(again.type, "ATTACH_OK") << again.raw;
+  EXPECT_EQ(field(again.raw, "attachment"), field(first.raw, "attachment"));
+  EXPECT_EQ(ask(*again_conn, attach("up-1", kPng.size() + 1)).code, "INVALID_ARGUMENT");
+  EXPECT_EQ(ask(*again_conn, attach("bad id", kPng.size())).code, "INVALID_ARGUMENT");
+  // Charged once: the limit of 2 leaves room for exactly one more upload.
+  EXPECT_EQ(ask(*again_conn, attach("up-2", kPng.size())).type, "ATTACH_OK");
+  EXPECT_EQ(ask(*again_conn, attach("up-3", kPng.size())).code, "QUOTA_EXCEEDED");
+  // The repeat's URL writes the object of the one id, which a SEND then references.
+  ASSERT_TRUE(objects_->upload(field(again.raw, "upload_url"), "image/png", kPng).ok());
+  auto ack = ask(*again_conn, send_json("d:alice:bob", field(first.raw, "attachment"), kPng.size(), "c1"));
+  EXPECT_EQ(ack.type, "SEND_ACK") << ack.raw;
 }
 
 }  // namespace
