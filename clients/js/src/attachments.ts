@@ -175,6 +175,12 @@ export interface AttachOptions {
   onProgress?: (p: UploadProgress) => void;
   /** How many upload tries (a failed upload is retried; a fresh ATTACH when the URL expired). Default 3. */
   uploadAttempts?: number;
+  /**
+   * The ATTACH's client_upload_id (default: a fresh random one per file). Every ATTACH of this file sends it,
+   * so one repeated while the first grant is valid (a lost answer, a refused URL) answers the same
+   * attachment and is charged once (docs/protocol.md, decision 161).
+   */
+  clientUploadId?: string;
 }
 
 /** The upload to the object store failed (after its retries): `status` is the store's HTTP status, if any. */

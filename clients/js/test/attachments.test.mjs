@@ -104,7 +104,7 @@ test('sendFile: the peer receives the message and downloads the same bytes; a no
   }
 });
 
-test('a failed upload is tried again: a network error on the same URL, a 403 after a fresh ATTACH', { skip: skipStore }, async () => {
+test('a failed upload is tried again: a network error on the same URL, a 403 after a fresh ATTACH of the same upload', { skip: skipStore }, async () => {
   const a = user('alice'), b = user('bob');
   const alice = client(qim, a), bob = client(qim, b);
   const got = [];
@@ -131,7 +131,7 @@ test('a failed upload is tried again: a network error on the same URL, a 403 aft
     assert.deepEqual(events.map(([ph, n]) => `${ph}${n}`), ['start1', 'retry1', 'start2', 'retry2', 'start3', 'done3']);
     assert.equal(puts.length, 3);
     assert.equal(puts[1], puts[0], 'a network error: the same URL again');
-    assert.notEqual(events[4][2], events[2][2], 'a 403: a fresh ATTACH (a new attachment id)');
+    assert.equal(events[4][2], events[2][2], 'a 403: a fresh ATTACH with the same client_upload_id answers the same attachment (charged once)');
     assert.equal(attachment.attachment, events[4][2]);
     await waitFor('bob receives the message', () => got.some((m) => m.message_id === ack.message_id));
     const info = parseAttachmentsBody(got.find((m) => m.message_id === ack.message_id).body).attachments[0];
