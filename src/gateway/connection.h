@@ -139,6 +139,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Runs `read` in this connection's lane of `pool` and queues the frame it returns (none if empty); answers
   // `ref` with RATE_LIMITED at once over the pending bound, UNAVAILABLE if it did not start by its deadline.
+  // Work the gateway starts itself (an empty `ref`: the block list and the peers' presence after AUTH, a
+  // reload after a block change) is not charged against that bound: a few tasks per connection or per
+  // change of the user's own list, and a client's first requests after AUTH must not find slots taken.
   void run_pooled(FairPool& pool, const std::string& ref, std::function<std::string()> read);
   // Counts one more piece of work of this connection on the pools; false (and `ref` answered
   // RATE_LIMITED naming `what`) when it is at its bound.

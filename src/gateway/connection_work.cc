@@ -80,13 +80,14 @@ bool Connection::writes_full(const std::string& ref) {
 }
 
 void Connection::run_pooled(FairPool& pool, const std::string& ref, std::function<std::string()> read) {
-  if (!take_pending(ref, "frame")) return;
+  const bool charged = !ref.empty();  // the client's request, not the gateway's own work (connection.h)
+  if (charged && !take_pending(ref, "frame")) return;
   const int64_t deadline_ms = ctx_.options.pending_deadline_ms;
   std::weak_ptr<Connection> weak = weak_from_this();
-  auto answer = [weak](std::shared_ptr<const std::string> frame) {
+  auto answer = [weak, charged](std::shared_ptr<const std::string> frame) {
     if (auto self = weak.lock()) {
-      net::post(self->ws_.get_executor(), [self, frame = std::move(frame)] {
-        --self->pending_;
+      net::post(self->ws_.get_executor(), [self, charged, frame = std::move(frame)] {
+        if (charged) --self->pending_;
         if (!frame->empty()) self->enqueue(frame);  // work that answers only a refusal
       });
     }
@@ -102,7 +103,7 @@ void Connection::run_pooled(FairPool& pool, const std::string& ref, std::functio
         encode_error(ref, WireCode::kUnavailable, not_started(deadline_ms))));
   };
   if (!pool.submit(id_, std::move(task))) {
-    --pending_;
+    if (charged) --pending_;
     send_error(ref, WireCode::kUnavailable, "the gateway is stopping");
   }
 }
