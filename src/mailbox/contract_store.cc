@@ -485,6 +485,7 @@ Result<MailboxVisibility> ContractStore::visibility(const UserId& user) {
 }
 
 Result<std::vector<MailboxVisibility>> ContractStore::visibilities(std::span<const UserId> users) {
+  if (users.empty()) return std::vector<MailboxVisibility>{};
   // The users' shards, each read once (a page's peers share the few shards there are).
   std::vector<ShardId> shards;
   std::vector<size_t> shard_of(users.size());
@@ -495,7 +496,6 @@ Result<std::vector<MailboxVisibility>> ContractStore::visibilities(std::span<con
     shard_of[i] = static_cast<size_t>(at - shards.begin());
     if (at == shards.end()) shards.push_back(shard);
   }
-  if (users.empty()) return std::vector<MailboxVisibility>{};
   QIM_ASSIGN_OR_RETURN(auto frontiers, backend_->read_frontiers_of(shards));
   QIM_ASSIGN_OR_RETURN(auto ledgers, backend_->read_ledgers(users));
   std::vector<MailboxVisibility> out(users.size());

@@ -16,6 +16,7 @@
 
 #include "attachments/s3/s3_object_store.h"
 #include "attachments/s3/s3_options.h"
+#include "attachments/tests/one_pixel_png.h"
 #include "e2e/attachment_support.h"
 #include "e2e/deployment.h"
 #include "e2e/e2e_env.h"
@@ -27,13 +28,7 @@ namespace {
 constexpr int64_t kOrphanAgeMs = 2000;
 constexpr int64_t kSweepIntervalMs = 200;
 
-// A real 1x1 PNG: its SEND decodes it and writes its thumbnail.
-const std::string kPng(
-    "\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06"
-    "\x00\x00\x00\x1f\x15\xc4\x89\x00\x00"
-    "\x00\x0d\x49\x44\x41\x54\x78\xda\x63\x64\x60\xf8\x5f\x0f\x00\x02\x87\x01\x80\xeb\x47\xba\x92\x00\x00\x00"
-    "\x00\x49\x45\x4e\x44\xae\x42\x60\x82",
-    70);
+const std::string& kPng = ::qim::test::kOnePixelPng;
 
 // The object key of attachment id "a1.<random>.<mac>" (attachments/attachment_id.h): "att/<random>".
 std::string key_of(const std::string& id) {

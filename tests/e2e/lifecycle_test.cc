@@ -66,6 +66,16 @@ std::optional<Entry> in_history(Client& c, const std::string& conversation, uint
   return std::nullopt;
 }
 
+// Asks fanout to replay the Outbox partition of message `id` from the message's own offset (a message id
+// is its partition above bit 48 and its offset below); answers the admin endpoint's reply.
+std::string replay_fanout_from(Deployment& qim, uint64_t id) {
+  const uint64_t partition = id >> 48;
+  const uint64_t offset = id & ((uint64_t{1} << 48) - 1);
+  return http_request(
+      qim.fanout_admin_port(), "POST",
+      "/admin/fanout/replay?offset=" + std::to_string(offset) + "&partition=" + std::to_string(partition));
+}
+
 // L1. alice edits then recalls; bob, online, receives each change as it happens (~edit, ~recall entries
 //     naming the message), HISTORY shows the current body with its edit count, then the tombstone, and a
 //     later SYNC holds the events in order after the message.
@@ -189,11 +199,7 @@ TEST(E2E, L03_FanoutReplayFromBeforeTheSendKeepsTheTombstone) {
   ASSERT_TRUE(alice->recall(c, id, "r1").ok());
   auto before = sync_until(*bob, [](const auto& e) { return has_cmid(e, "~recall"); });
   ASSERT_EQ(before.size(), 3u);
-  const uint64_t partition = id >> 48;
-  const uint64_t offset = id & ((uint64_t{1} << 48) - 1);
-  auto replay = http_request(
-      qim.fanout_admin_port(), "POST",
-      "/admin/fanout/replay?offset=" + std::to_string(offset) + "&partition=" + std::to_string(partition));
+  const std::string replay = replay_fanout_from(qim, id);
   ASSERT_EQ(replay.rfind("200", 0), 0u) << replay;
   ASSERT_TRUE(alice->send(b, "marker", "after the replay").ok());
   auto after = sync_until(*bob, [](const auto& e) { return has_cmid(e, "marker"); });
@@ -484,11 +490,7 @@ TEST(E2E, L08_ARemovedMemberKeepsNoTextOfARecalledMessageAndGetsNoRecall) {
   // A fanout replay from before the SEND. It is over for bob's shard once a message alice sends bob after
   // the replay reached the group (carol sees the marker) is in bob's mailbox: his shard's log holds the
   // replayed records before it.
-  const uint64_t partition = id >> 48;
-  const uint64_t offset = id & ((uint64_t{1} << 48) - 1);
-  auto replay = http_request(
-      qim.fanout_admin_port(), "POST",
-      "/admin/fanout/replay?offset=" + std::to_string(offset) + "&partition=" + std::to_string(partition));
+  const std::string replay = replay_fanout_from(qim, id);
   ASSERT_EQ(replay.rfind("200", 0), 0u) << replay;
   ASSERT_TRUE(owner->send_to_conversation(g, "marker", "after the replay").ok());
   sync_until(*carol, [](const auto& e) { return has_cmid(e, "marker"); });

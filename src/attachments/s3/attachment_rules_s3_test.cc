@@ -10,6 +10,7 @@
 #include "attachments/attachment_service.h"
 #include "attachments/message_body.h"
 #include "attachments/s3/s3_object_store.h"
+#include "attachments/tests/one_pixel_png.h"
 #include "core/clock.h"
 
 namespace qim::attachments {
@@ -62,13 +63,7 @@ class PrefixedStore final : public ObjectStore {
 const ConversationId kConv = ConversationId::parse("d:alice:bob").value();
 const UserId kAlice = UserId::parse("alice").value();
 constexpr std::string_view kSecret = "s3-rules-secret";
-// A real 1x1 PNG: it decodes, so a SEND of it gets a thumbnail (docs/adr/0115).
-const std::string kPng(
-    "\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06"
-    "\x00\x00\x00\x1f\x15\xc4\x89\x00\x00"
-    "\x00\x0d\x49\x44\x41\x54\x78\xda\x63\x64\x60\xf8\x5f\x0f\x00\x02\x87\x01\x80\xeb\x47\xba\x92\x00\x00\x00"
-    "\x00\x49\x45\x4e\x44\xae\x42\x60\x82",
-    70);
+const std::string& kPng = ::qim::test::kOnePixelPng;
 
 class AttachmentRulesS3Test : public ::testing::Test {
  protected:

@@ -10,6 +10,7 @@
 
 #include "attachments/memory_object_store.h"
 #include "attachments/message_body.h"
+#include "attachments/tests/one_pixel_png.h"
 #include "client/client.h"
 #include "core/conversation.h"
 #include "gateway/tests/gateway_harness.h"
@@ -24,13 +25,7 @@ using namespace std::chrono_literals;
 
 constexpr std::string_view kSecret = "attachments-test-secret";
 constexpr auto kWait = 10s;
-// A real 1x1 PNG: a SEND of a declared image must decode (docs/adr/0115).
-const std::string kPng(
-    "\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06"
-    "\x00\x00\x00\x1f\x15\xc4\x89\x00\x00"
-    "\x00\x0d\x49\x44\x41\x54\x78\xda\x63\x64\x60\xf8\x5f\x0f\x00\x02\x87\x01\x80\xeb\x47\xba\x92\x00\x00\x00"
-    "\x00\x49\x45\x4e\x44\xae\x42\x60\x82",
-    70);
+const std::string& kPng = ::qim::test::kOnePixelPng;
 
 class MapHistory final : public HistoryStore {
  public:
