@@ -24,8 +24,9 @@ ShardMap shard_map(uint32_t shard_count) {
 
 }  // namespace
 
-ConnectionRegistry::ConnectionRegistry(bool push_enabled, uint32_t shard_count, GatewayMetrics& metrics)
-    : push_(push_enabled), shards_(shard_map(shard_count)), metrics_(metrics) {}
+ConnectionRegistry::ConnectionRegistry(bool push_enabled, uint32_t shard_count, GatewayMetrics& metrics,
+                                       int64_t block_cache_ms)
+    : push_(push_enabled), shards_(shard_map(shard_count)), metrics_(metrics), blocked_by_(block_cache_ms) {}
 
 void ConnectionRegistry::add_open(uint64_t id, const std::shared_ptr<Connection>& c) {
   std::lock_guard lock(mu_);
@@ -60,7 +61,9 @@ void ConnectionRegistry::remove(const UserId* user, uint64_t id) {
   auto it = by_user_.find(user->str());
   if (it == by_user_.end()) return;
   std::erase_if(it->second.connections, [id](const auto& slot) { return slot.first == id; });
-  if (it->second.connections.empty()) by_user_.erase(it);
+  if (!it->second.connections.empty()) return;
+  by_user_.erase(it);
+  blocked_by_.forget(*user);  // its own lock, never taken with mu_ the other way round
 }
 
 std::vector<std::shared_ptr<Connection>> ConnectionRegistry::all_open() const {
@@ -198,6 +201,10 @@ void ConnectionRegistry::deliver_signal(std::span<const UserId> users,
   if (is_revocation_signal(*frame)) {
     // Sent by SessionService::revoke to this user's gateways; the client never sees it.
     if (auto s = decode_revocation_signal(*frame); s.ok()) apply_revocation(s->user, s->marks);
+    return;
+  }
+  if (auto user = blocked_by_signal_user(*frame)) {
+    blocked_by_.invalidate(*user);  // sent by a BLOCK or UNBLOCK of the user (privacy_requests.cc)
     return;
   }
   std::vector<std::shared_ptr<Connection>> targets;

@@ -28,6 +28,7 @@
 #include "core/sharding.h"
 #include "delivery/notifier.h"
 #include "delivery/signal_bus.h"
+#include "gateway/blocked_by_cache.h"
 #include "lifecycle/message_state_store.h"
 #include "sessions/revocation.h"
 
@@ -39,7 +40,9 @@ class GatewayMetrics;
 class ConnectionRegistry final : public DeliveryNotifier, public SignalSink {
  public:
   // `shard_count`: how users map to shards (the deployment's), to find the users of a broken shard.
-  ConnectionRegistry(bool push_enabled, uint32_t shard_count, GatewayMetrics& metrics);
+  // `block_cache_ms`: how long who blocks a connected user is kept (blocked_by_cache.h; 0: not kept).
+  ConnectionRegistry(bool push_enabled, uint32_t shard_count, GatewayMetrics& metrics,
+                     int64_t block_cache_ms = 0);
 
   // Every open connection (for stop()), and the authenticated ones by user (for pushes). Thread-safe.
   void add_open(uint64_t id, const std::shared_ptr<Connection>& c);
@@ -52,6 +55,9 @@ class ConnectionRegistry final : public DeliveryNotifier, public SignalSink {
   // user's list changes (BLOCK on this gateway, or a BLOCK_CHANGED signal): advisory, a DELIVER encoded
   // before a reload lands goes unflagged (SYNC and HISTORY read the store). No-op for a user not here.
   void set_blocks(const UserId& user, std::shared_ptr<const std::set<UserId>> blocks);
+  // Who blocks each connected user, for their direct SENDs' and TYPINGs' checks. The registry drops a
+  // user's entry on the invalidation signal (encode_blocked_by_signal) and with their last connection.
+  BlockedByCache& blocked_by() { return blocked_by_; }
   // Where a DELIVER's replies are quoted from (reply_quotes.h; docs/adr/0125): set once, before pushes.
   // Without a history store, replies are pushed with reply_to and no quote.
   void set_quote_sources(HistoryStore* history, MessageStateStore* messages) {
@@ -70,7 +76,8 @@ class ConnectionRegistry final : public DeliveryNotifier, public SignalSink {
   void range_unknown(ShardId shard, MailboxSeq from, MailboxSeq to) override;
   // (SignalSink) Queues an ephemeral signal to the users' live connections (in every delivery mode: a
   // signal is not an entry of the mailbox; docs/adr/0080).
-  // A revocation signal (sessions/revocation.h) is not queued: it goes to apply_revocation.
+  // A revocation signal (sessions/revocation.h) is not queued: it goes to apply_revocation; nor is a
+  // block list's invalidation (blocked_by_cache.h): it goes to blocked_by().
   void deliver_signal(std::span<const UserId> users, std::shared_ptr<const std::string> frame,
                       uint64_t except_connection) override;
   // Closes the user's live connections whose token `marks` revoke (on their strands). Thread-safe.
@@ -102,6 +109,7 @@ class ConnectionRegistry final : public DeliveryNotifier, public SignalSink {
   const bool push_;
   const ShardMap shards_;
   GatewayMetrics& metrics_;
+  BlockedByCache blocked_by_;
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, std::weak_ptr<Connection>> open_;
   std::unordered_map<std::string, UserState> by_user_;

@@ -41,7 +41,7 @@ struct Connection::SendCheck {
   std::atomic<bool> started{false};  // set by the pool thread: later SENDs need a check of their own
   bool done = false;                 // the fields below are set (on the strand)
   GroupCheck result;                 // `member` set: the read succeeded
-  std::set<UserId> blockers;         // a block check: who blocks the sender
+  std::shared_ptr<const std::set<UserId>> blockers;  // a block check: who blocks the sender (set once done)
 };
 
 // One group change: checked (planned) on the group pool, appended in frame order, then its outcome polled.
@@ -164,8 +164,23 @@ InboxBackend* Connection::privacy_backend() const {
 void Connection::queue_direct_send(const std::string& ref, SendFrame f, ConversationId conversation,
                                    std::shared_ptr<AttachmentCheck> attach) {
   if (writes_full(ref)) return;
-  // One read of who blocks the sender serves every direct SEND queued before it starts, whatever its
-  // peer (as a group's membership check does); read at the time of the SENDs, no cache (docs/adr/0096).
+  // Who blocks the sender: kept by the gateway while it is fresh (blocked_by_cache.h, docs/adr/0166), so
+  // the SEND waits for nothing but the writes ahead of it.
+  BlockedByCache::Lookup cached =
+      ctx_.registry.blocked_by().lookup(principal_->user, BlockedByCache::now_ms());
+  if (cached.blockers) {
+    auto check = std::make_shared<SendCheck>();
+    check->started = true;
+    check->done = true;
+    check->result.member = GroupMemberRecord{};  // known: each SEND is decided against its own peer
+    check->blockers = std::move(cached.blockers);
+    writes_.push_back(OutboxWrite{ref, std::move(f), std::move(conversation), std::move(check), nullptr,
+                                  std::move(attach)});
+    drain_writes();
+    return;
+  }
+  // Otherwise one read serves every direct SEND queued before it starts, whatever its peer (as a group's
+  // membership check does), and fills the cache unless a block change came meanwhile.
   std::shared_ptr<SendCheck> check;
   if (open_direct_check_ && !open_direct_check_->started.load()) check = open_direct_check_;
   if (!check) {
@@ -175,17 +190,20 @@ void Connection::queue_direct_send(const std::string& ref, SendFrame f, Conversa
     std::weak_ptr<Connection> weak = weak_from_this();
     FairPool::Task task;
     task.deadline = work_deadline();
-    task.run = [weak, check, backend = privacy_backend(), user = principal_->user] {
+    task.run = [weak, check, backend = privacy_backend(), cache = &ctx_.registry.blocked_by(),
+                generation = cached.generation, user = principal_->user] {
       check->started = true;
       if (weak.expired()) return;
       GroupCheck result;
-      std::set<UserId> blockers;
+      std::shared_ptr<const std::set<UserId>> blockers;
+      const int64_t read_at = BlockedByCache::now_ms();
       auto read = Privacy(*backend).blocked_by(user);
       if (!read.ok()) {
         result.code = wire_code_of(read.code());
         result.message = "the block check failed: " + read.error().message();
       } else {
-        blockers = std::move(*read);
+        blockers = std::make_shared<const std::set<UserId>>(std::move(*read));
+        cache->store(user, generation, blockers, read_at);
         result.member = GroupMemberRecord{};  // read: each SEND is decided against its own peer
       }
       if (auto self = weak.lock()) {
@@ -247,7 +265,7 @@ void Connection::drain_writes() {
     } else if (next.check && !next.check->result.member) {
       send_error(next.ref, next.check->result.code, next.check->result.message);
     } else if (auto blocked = next.check && next.check->group.empty()
-                                  ? blocked_send(principal_->user, next.conversation, next.check->blockers)
+                                  ? blocked_send(principal_->user, next.conversation, *next.check->blockers)
                                   : std::nullopt) {
       send_error(next.ref, blocked->code, blocked->message);  // the rule both doors share (send_request.h)
     } else if (next.attach) {

@@ -99,13 +99,25 @@ void Connection::handle_typing(const std::string& ref, const TypingFrame& f) {
       return;
     }
     // A user who blocks the sender hears none of their typing (docs/adr/0096): dropped without a word.
+    // Who blocks the sender as the SENDs' check keeps it (blocked_by_cache.h), else one read.
     SignalBus* signals = ctx_.signals;
-    run_pooled(ctx_.blocking, ref, [signals, privacy, me, peer = *peer, frame = std::move(frame)]() mutable {
-      auto blockers = Privacy(*privacy).blocked_by(me);
-      if (!blockers.ok()) return std::string();  // fail closed: a typing signal is never owed
-      if (!blockers->contains(peer)) signals->send(std::span(&peer, 1), std::move(frame));
-      return std::string();
-    });
+    BlockedByCache* cache = &ctx_.registry.blocked_by();
+    BlockedByCache::Lookup cached = cache->lookup(me, BlockedByCache::now_ms());
+    if (cached.blockers) {
+      if (!cached.blockers->contains(*peer)) signals->send(std::span(&*peer, 1), std::move(frame));
+      return;
+    }
+    run_pooled(ctx_.blocking, ref,
+               [signals, privacy, cache, generation = cached.generation, me, peer = *peer,
+                frame = std::move(frame)]() mutable {
+                 const int64_t read_at = BlockedByCache::now_ms();
+                 auto blockers = Privacy(*privacy).blocked_by(me);
+                 if (!blockers.ok()) return std::string();  // fail closed: a typing signal is never owed
+                 auto known = std::make_shared<const std::set<UserId>>(*std::move(blockers));
+                 cache->store(me, generation, known, read_at);
+                 if (!known->contains(peer)) signals->send(std::span(&peer, 1), std::move(frame));
+                 return std::string();
+               });
     return;
   }
   GroupStore* groups = ctx_.deps.groups;

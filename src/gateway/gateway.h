@@ -79,6 +79,10 @@ struct GatewayOptions {
   uint32_t max_pending_per_connection = 32;  // QIM_GATEWAY_MAX_PENDING
   // Work not started on a pool this long after its frame came is not done; its frame is answered UNAVAILABLE.
   int64_t pending_deadline_ms = 5'000;  // QIM_GATEWAY_PENDING_DEADLINE_MS
+  // How long who blocks a connected user is kept for their direct SENDs' and TYPINGs' checks (decision
+  // 166): a block holds once its signal reaches the sender's gateway, at the latest this long after its
+  // BLOCK_OK if the signal was lost. 0: read on every check.
+  int64_t block_cache_ms = 5'000;  // QIM_GATEWAY_BLOCK_CACHE_MS
   // Sessions (docs/protocol.md "Session revocation"): how often the gateway asks the session store which
   // users were revoked (its catch-up when a revocation's push was missed): the bound on closing a revoked
   // session's live connection.

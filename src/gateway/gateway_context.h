@@ -32,7 +32,7 @@ struct GatewayContext {
         mode(m),
         memory_dedup(options.dedup_capacity, options.dedup_window_ms),
         dedup(deps.send_dedup ? deps.send_dedup : &memory_dedup),
-        registry(mode != DeliveryMode::kPull, deps.shard_count, metrics),
+        registry(mode != DeliveryMode::kPull, deps.shard_count, metrics, options.block_cache_ms),
         unauthenticated(options.max_unauthenticated, options.max_unauthenticated_per_peer),
         blocking("gateway-read", options.blocking_threads),
         group_ops("gateway-group", 2) {

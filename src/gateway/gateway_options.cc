@@ -65,6 +65,7 @@ Result<GatewayOptions> gateway_options_from_env(const EnvLookup& getenv) {
   QIM_RETURN_IF_ERROR(number("QIM_GROUP_APPLY_WAIT_MS", o.group_apply_wait_ms, 1, 600'000));
   QIM_RETURN_IF_ERROR(number("QIM_GATEWAY_MAX_PENDING", o.max_pending_per_connection, 1, 100'000));
   QIM_RETURN_IF_ERROR(number("QIM_GATEWAY_PENDING_DEADLINE_MS", o.pending_deadline_ms, 1, 600'000));
+  QIM_RETURN_IF_ERROR(number("QIM_GATEWAY_BLOCK_CACHE_MS", o.block_cache_ms, 0, 600'000));
   QIM_RETURN_IF_ERROR(number("QIM_SESSION_RECHECK_MS", o.session_recheck_ms, 50, 60'000));
   QIM_RETURN_IF_ERROR(number("QIM_SEND_ACK_DEADLINE_MS", o.send_ack_deadline_ms, 0, 600'000));
   QIM_RETURN_IF_ERROR(text("QIM_WEB_DIR", o.web_dir));

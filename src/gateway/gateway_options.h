@@ -14,8 +14,8 @@ namespace qim {
 // QIM_GATEWAY_MAX_OUTBOUND (queued frames per connection), QIM_GATEWAY_MAX_OUTBOUND_BYTES, QIM_TLS_CERT and
 // QIM_TLS_KEY (both or neither), QIM_WEB_DIR, QIM_WEB_DEV_TOKENS (0 or 1), QIM_GROUP_MAX_MEMBERS,
 // QIM_GROUP_APPLY_WAIT_MS, QIM_GATEWAY_MAX_PENDING, QIM_GATEWAY_PENDING_DEADLINE_MS,
-// QIM_SEND_ACK_DEADLINE_MS. Config naming the variable on a bad value. Files are not opened here: the
-// gateway's start() loads them and names what does not load.
+// QIM_GATEWAY_BLOCK_CACHE_MS, QIM_SEND_ACK_DEADLINE_MS. Config naming the variable on a bad value. Files are
+// not opened here: the gateway's start() loads them and names what does not load.
 Result<GatewayOptions> gateway_options_from_env(const EnvLookup& getenv);
 
 }  // namespace qim

@@ -257,8 +257,9 @@ void Connection::handle_inbox(const std::string& ref, const InboxFrame& f) {
     send_error(ref, WireCode::kUnavailable, "the inbox is not served by this gateway");
     return;
   }
-  InboxRequestDeps deps{ctx_.deps.inbox, ctx_.deps.groups, ctx_.signals,    ctx_.deps.clock.get(),
-                        &ctx_.metrics,   ctx_.presence,    ctx_.deps.users, ctx_.deps.outbox};
+  InboxRequestDeps deps{ctx_.deps.inbox,       ctx_.deps.groups, ctx_.signals,
+                        ctx_.deps.clock.get(), &ctx_.metrics,    ctx_.presence,
+                        ctx_.deps.users,       ctx_.deps.outbox, &ctx_.registry.blocked_by()};
   // A BLOCK/UNBLOCK also reloads the list this gateway flags the user's DELIVERs with (the signal to the
   // user's other connections skips this one).
   const auto* privacy = std::get_if<PrivacyFrame>(&f);

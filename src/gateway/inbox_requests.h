@@ -36,15 +36,18 @@ namespace qim {
 // Groups up to this many members get RECEIPT pushed (docs/adr/0077).
 inline constexpr uint32_t kReceiptPushMaxMembers = 100;
 
+class BlockedByCache;
+
 struct InboxRequestDeps {
-  Inbox* inbox = nullptr;               // required
-  GroupStore* groups = nullptr;         // group names and membership; null: group RECEIPTS are UNAVAILABLE
-  SignalBus* signals = nullptr;         // null: READ sends no signal
-  const Clock* clock = nullptr;         // required: the version of a SETTINGS write
-  GatewayMetrics* metrics = nullptr;    // optional: refusals counted by code
-  PresenceHub* presence = nullptr;      // optional: told when a SETTINGS changed the presence privacy
-  const UserRegistry* users = nullptr;  // optional (QIM_USER_REGISTRY=1): direct rows carry `peer_name`
-  Log* outbox = nullptr;                // optional: where a READ appends its read receipt (none when null)
+  Inbox* inbox = nullptr;                // required
+  GroupStore* groups = nullptr;          // group names and membership; null: group RECEIPTS are UNAVAILABLE
+  SignalBus* signals = nullptr;          // null: READ sends no signal
+  const Clock* clock = nullptr;          // required: the version of a SETTINGS write
+  GatewayMetrics* metrics = nullptr;     // optional: refusals counted by code
+  PresenceHub* presence = nullptr;       // optional: told when a SETTINGS changed the presence privacy
+  const UserRegistry* users = nullptr;   // optional (QIM_USER_REGISTRY=1): direct rows carry `peer_name`
+  Log* outbox = nullptr;                 // optional: where a READ appends its read receipt (none when null)
+  BlockedByCache* blocked_by = nullptr;  // optional: this gateway's, dropped at once by a BLOCK of its user
 };
 
 // Who asks: the authenticated user and the connection the frame came on (left out of READ_STATE).

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/conversation.h"
+#include "gateway/blocked_by_cache.h"
 #include "gateway/protocol/server_frame.h"
 
 namespace qim {
@@ -47,6 +48,14 @@ std::string answer_block(const InboxRequestDeps& deps, const std::string& ref, c
   Status s =
       f.blocked ? privacy.block(caller.user, f.user, version) : privacy.unblock(caller.user, f.user, version);
   if (!s.ok()) return failed(deps, ref, (f.blocked ? "BLOCK of " : "UNBLOCK of ") + f.user.str(), s.error());
+  // First the gateways drop what they keep of who blocks the target (docs/adr/0166): this one before the
+  // answer (on `qim up` the only one: no window), the others by a signal sent ahead of the caller's
+  // devices' BLOCK_CHANGED.
+  if (deps.blocked_by != nullptr) deps.blocked_by->invalidate(f.user);
+  if (deps.signals != nullptr) {
+    const UserId target[] = {f.user};
+    deps.signals->send(target, encode_blocked_by_signal(f.user));
+  }
   push_to_own(deps, caller, encode_block("BLOCK_CHANGED", {}, f.user, f.blocked));
   // The blocker's own watches stop (or resume) showing the user at once (docs/adr/0096).
   if (deps.presence != nullptr) deps.presence->blocks_changed(caller.user);

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "client/frames.h"
+#include "gateway/blocked_by_cache.h"
 #include "gateway/tests/fake_log.h"
 #include "inbox/tests/inbox_suite.h"
 #include "outbox/outbox_record.h"
@@ -20,7 +21,8 @@ using test::InboxSuite;
 
 struct Signal {
   std::vector<std::string> users;
-  client::ServerFrame frame;
+  client::ServerFrame frame;  // empty for a signal that is no client frame (raw holds it)
+  std::string raw;
   uint64_t except = 0;
 };
 
@@ -30,7 +32,8 @@ class FakeSignalBus final : public SignalBus {
     std::lock_guard lock(mu);
     Signal s;
     for (const auto& u : users) s.users.push_back(u.str());
-    s.frame = *client::parse_server_frame(frame);
+    s.raw = frame;
+    if (auto parsed = client::parse_server_frame(frame); parsed.ok()) s.frame = *std::move(parsed);
     s.except = except_connection;
     sent.push_back(std::move(s));
   }
@@ -251,6 +254,31 @@ TEST_P(InboxRequestsTest, AGroupOverThePushBoundGetsNoReceiptPushed) {
   EXPECT_EQ(bus_.of_type("READ_STATE").size(), 1u);
   EXPECT_TRUE(bus_.of_type("RECEIPT").empty());
   EXPECT_EQ(ask(alice_, ReceiptsFrame{group("big"), MessageId{1}}).read_count, 1u) << "pulled instead";
+}
+
+// A BLOCK (and an UNBLOCK) drops what this gateway keeps of who blocks the target before it answers, and
+// signals the target's gateways ahead of the caller's devices' BLOCK_CHANGED (docs/adr/0166).
+TEST_P(InboxRequestsTest, ABlockDropsTheTargetsKeptBlockersHereAndSignalsTheirGatewaysFirst) {
+  BlockedByCache cache(600'000);
+  auto kept = cache.lookup(bob_, 0);
+  cache.store(bob_, kept.generation, std::make_shared<const std::set<UserId>>(), 0);
+  ASSERT_TRUE(cache.lookup(bob_, 1).blockers);
+  InboxRequestDeps d = deps();
+  d.blocked_by = &cache;
+  for (bool blocked : {true, false}) {
+    bus_.sent.clear();
+    auto text = answer_inbox_frame(d, "r", InboxCaller{alice_, 7}, PrivacyFrame{BlockFrame{bob_, blocked}});
+    ASSERT_TRUE(text.find(R"("type":"BLOCK_OK")") != std::string::npos) << text;
+    EXPECT_FALSE(cache.lookup(bob_, 2).blockers)
+        << "bob's kept answer survived " << (blocked ? "" : "UN") << "BLOCK";
+    ASSERT_EQ(bus_.sent.size(), 2u);
+    EXPECT_EQ(bus_.sent[0].users, std::vector<std::string>{name(bob_)});
+    EXPECT_EQ(bus_.sent[0].raw, encode_blocked_by_signal(bob_)) << "the target's gateways first";
+    EXPECT_EQ(bus_.sent[1].frame.type, "BLOCK_CHANGED");
+    EXPECT_EQ(bus_.sent[1].users, std::vector<std::string>{name(alice_)});
+    kept = cache.lookup(bob_, 3);
+    cache.store(bob_, kept.generation, std::make_shared<const std::set<UserId>>(), 3);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Memory, InboxRequestsTest, ::testing::Values(test::memory_inbox_fixture()),
