@@ -26,6 +26,7 @@ S3 = {k: os.environ.get("QIM_TEST_S3_" + k) for k in ("ENDPOINT", "BUCKET", "ACC
 NO_STORE = None if S3["ENDPOINT"] else (
     "no object store: QIM_TEST_S3_ENDPOINT is unset (scripts/test.sh sets it in its objstore phase group; or run "
     "scripts/engines/objstore.sh start && wait and export QIM_TEST_S3_* from its `env`)")
+DAILY_BYTES = 1_000_000  # QIM_ATTACH_DAILY_BYTES of the instance (test_group_block_and_budget_as_the_frames)
 URL_ROUTE = "/v1/conversations/{conversation}/messages/{message_id}/attachments/{attachment}"
 
 
@@ -50,7 +51,8 @@ class ApiAttachments(Calls, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         env = {"QIM_AUTH_SECRET": AUTH_SECRET, "QIM_S3_ENDPOINT": S3["ENDPOINT"], "QIM_S3_BUCKET": S3["BUCKET"],
-               "QIM_S3_ACCESS_KEY": S3["ACCESS_KEY"], "QIM_S3_SECRET_KEY": S3["SECRET_KEY"]}
+               "QIM_S3_ACCESS_KEY": S3["ACCESS_KEY"], "QIM_S3_SECRET_KEY": S3["SECRET_KEY"],
+               "QIM_ATTACH_DAILY_BYTES": str(DAILY_BYTES)}
         start_class_instance(cls, env, keys=(("key", "all"), ("read_key", "read"), ("send_key", "send")))
 
     @classmethod
@@ -173,6 +175,57 @@ class ApiAttachments(Calls, unittest.TestCase):
         self.assertEqual((s, d["code"]), (415, "UNSUPPORTED_TYPE"))
         s, d, _ = self.call("POST", "/v1/attachments", "/v1/attachments", {"from": "alice", "conversation": conv})
         self.assertEqual((s, d["code"]), (400, "INVALID_ARGUMENT"))
+
+
+    def ws(self, user):
+        c = WsClient(self.ws_port, token(self.inst, user))
+        self.addCleanup(c.close)
+        return c
+
+    def test_group_block_and_budget_as_the_frames(self):
+        data = png(16, 16)
+        # A group (GROUP_CREATE through the API): a member uploads and sends, another member gets the URL; a
+        # user outside may do neither.
+        s, d, _ = self.call("POST", "/v1/groups", "/v1/groups", {"actor": "gina", "name": "support", "members": ["hank"]})
+        self.assertEqual(s, 201, d)
+        g = d["group"]
+        att = self.upload("hank", g, data)["attachment"]
+        s, ack, _ = self.send("hank", g, "screenshot", data, att)
+        self.assertEqual(s, 201, ack)
+        self.archived(g, ack["message_id"])
+        s, d, _ = self.url_of(g, ack["message_id"], att, "gina")
+        self.assertEqual(s, 200, d)
+        self.assertEqual(http_bytes("GET", d["url"])[1], data)
+        s, d, _ = self.grant("ivan", g, data)
+        self.assertEqual((s, d["code"]), (403, "NOT_A_MEMBER"))
+        s, d, _ = self.url_of(g, ack["message_id"], att, "ivan")
+        self.assertEqual((s, d["code"]), (404, "UNKNOWN_ATTACHMENT"))
+        # The block rule (SEND's): jude blocks kate through the socket; kate's upload into their conversation
+        # through the API is refused as her ATTACH frame is.
+        jude, kate = self.ws("jude"), self.ws("kate")
+        jude.send({"type": "BLOCK", "ref": "b1", "user": "kate"})
+        self.assertEqual(jude.wait(lambda f: f.get("ref") == "b1")["type"], "BLOCK_OK")
+        s, d, _ = self.grant("kate", "d:jude:kate", data)
+        self.assertEqual((s, d["code"]), (403, "BLOCKED"))
+        kate.send({"type": "ATTACH", "ref": "a1", "conversation": "d:jude:kate", "name": "a.png",
+                   "content_type": "image/png", "size": len(data)})
+        f = kate.wait(lambda f: f.get("ref") == "a1")
+        self.assertEqual((f["type"], f["code"], f["message"]), ("ERROR", "BLOCKED", d["detail"]))
+        # One daily budget per user behind both doors (QIM_ATTACH_DAILY_BYTES here): most of it granted to
+        # leo's ATTACH frame, the rest is too little for his API request.
+        leo = self.ws("leo")
+        big = DAILY_BYTES * 6 // 10
+        leo.send({"type": "ATTACH", "ref": "a2", "conversation": "d:leo:mia", "name": "scan.pdf",
+                  "content_type": "application/pdf", "size": big})
+        self.assertEqual(leo.wait(lambda f: f.get("ref") == "a2")["type"], "ATTACH_OK")
+        s, d, _ = self.call("POST", "/v1/attachments", "/v1/attachments",
+                            {"from": "leo", "conversation": "d:leo:mia", "name": "scan2.pdf",
+                             "content_type": "application/pdf", "size": big})
+        self.assertEqual((s, d["code"]), (429, "QUOTA_EXCEEDED"))
+        s, d, _ = self.call("POST", "/v1/attachments", "/v1/attachments",
+                            {"from": "mia", "conversation": "d:leo:mia", "name": "scan2.pdf",
+                             "content_type": "application/pdf", "size": big})
+        self.assertEqual(s, 201, d)  # mia's budget is her own
 
 
 class ApiAttachmentsDisabled(Calls, unittest.TestCase):
