@@ -10,6 +10,7 @@ Every answer is checked against docs/api/openapi.yaml (api_test.Calls).
 usage: attachments_test.py QIM_BINARY OPENAPI_YAML   (prints "attachments: N passed, M failed")
 """
 import hashlib
+import http.client
 import os
 import struct
 import sys
@@ -18,7 +19,7 @@ import urllib.request
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from api_test import BOUND_S, Calls, Instance  # noqa: E402  (reads the same argv)
+from api_test import BOUND_S, Calls, Distributed, Instance  # noqa: E402  (reads the same argv)
 from before_send_test import WsClient, running_port, start_class_instance, stop_class_instance, token  # noqa: E402
 
 AUTH_SECRET = "attachments-test-secret-0123456789abcdef"
@@ -257,8 +258,57 @@ class ApiAttachmentsDisabled(Calls, unittest.TestCase):
             inst.stop()
 
 
+@unittest.skipIf(NO_STORE, NO_STORE)
+class ApiAttachmentsDistributed(Calls, unittest.TestCase):
+    """The distributed deployment (api_test.Distributed: Kafka, the phase's store, two gateways sharing the
+    auth secret and the routing Redis): an upload granted through one gateway's API is repeated through the
+    other's by its client_upload_id (the claim in the routing Redis), sent through the other, and its URL asked
+    through the first gives back the same bytes."""
+
+    def test_two_gateways(self):
+        dep = Distributed({"QIM_S3_ENDPOINT": S3["ENDPOINT"], "QIM_S3_BUCKET": S3["BUCKET"],
+                           "QIM_S3_ACCESS_KEY": S3["ACCESS_KEY"], "QIM_S3_SECRET_KEY": S3["SECRET_KEY"]})
+        try:
+            self.key = dep.admin("create", "--scopes", "all")
+            dep.start()
+            self.assertEqual(len(dep.ports), 2)
+            gw1 = http.client.HTTPConnection("127.0.0.1", dep.ports[0], timeout=BOUND_S)
+            gw2 = http.client.HTTPConnection("127.0.0.1", dep.ports[1], timeout=BOUND_S)
+            self.addCleanup(gw1.close)
+            self.addCleanup(gw2.close)
+            data = png(32, 24)
+            conv = "d:alice:bob"
+            ask = {"from": "alice", "conversation": conv, "name": "receipt.png", "content_type": "image/png",
+                   "size": len(data), "sha256": hashlib.sha256(data).hexdigest(), "client_upload_id": "dist-1"}
+            s, g1, _ = self.call("POST", "/v1/attachments", "/v1/attachments", ask, conn=gw1)
+            self.assertEqual(s, 201, g1)
+            self.assertEqual(http_bytes("PUT", g1["upload_url"], data, g1["headers"])[0], 200)
+            s, g2, _ = self.call("POST", "/v1/attachments", "/v1/attachments", ask, conn=gw2)
+            self.assertEqual((s, g2["attachment"]), (201, g1["attachment"]), g2)
+            entry = {k: ask[k] for k in ("name", "content_type", "size", "sha256")}
+            entry["attachment"] = g1["attachment"]
+            s, ack, _ = self.call("POST", "/v1/messages", "/v1/messages",
+                                  {"from": "alice", "to": "bob", "body": "receipt", "attachments": [entry]}, conn=gw2)
+            self.assertEqual(s, 201, ack)
+            path = (f"/v1/conversations/{conv}/messages/{ack['message_id']}/attachments/{g1['attachment']}"
+                    "?user=bob")
+
+            def url():
+                s, d, _ = self.call("GET", path, URL_ROUTE, conn=gw1)
+                self.assertIn(s, (200, 404), d)  # 404 until the archiver has the message
+                return d if s == 200 else None
+            d = self.wait_for("the download URL through the other gateway", url)
+            self.assertEqual(hashlib.sha256(http_bytes("GET", d["url"])[1]).hexdigest(), ask["sha256"])
+        finally:
+            dep.stop()
+
+
 if __name__ == "__main__":
-    result = unittest.main(argv=[sys.argv[0], "-v", "ApiAttachments", "ApiAttachmentsDisabled"], exit=False).result
+    # The distributed e2e phases (QIM_E2E_DEPLOYMENT=distributed) run the two-gateway test; every other run
+    # the `qim up` ones.
+    distributed = os.environ.get("QIM_E2E_DEPLOYMENT") == "distributed"
+    names = ["ApiAttachmentsDistributed"] if distributed else ["ApiAttachments", "ApiAttachmentsDisabled"]
+    result = unittest.main(argv=[sys.argv[0], "-v", *names], exit=False).result
     failed = len(result.failures) + len(result.errors)
     print(f"attachments: {result.testsRun - failed - len(result.skipped)} passed, {failed} failed, "
           f"{len(result.skipped)} skipped")
