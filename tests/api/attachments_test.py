@@ -76,12 +76,12 @@ class ApiAttachments(Calls, unittest.TestCase):
         self.assertEqual(status, 200)
         return d
 
-    def send(self, sender, conversation, text, data, attachment, key=None):
+    def send(self, sender, conversation, text, data, attachment, key=None, headers=None):
         entry = {"attachment": attachment, "name": "receipt.png", "content_type": "image/png", "size": len(data),
                  "sha256": hashlib.sha256(data).hexdigest()}
         return self.call("POST", "/v1/messages", "/v1/messages",
                          {"from": sender, "conversation": conversation, "body": text, "attachments": [entry]},
-                         key=key)
+                         key=key, headers=headers)
 
     def url_of(self, conversation, message_id, attachment, user, thumbnail=None, key=None):
         path = f"/v1/conversations/{conversation}/messages/{message_id}/attachments/{attachment}?user={user}"
@@ -108,8 +108,12 @@ class ApiAttachments(Calls, unittest.TestCase):
         # A repeat with the same client_upload_id and declaration: the same upload (decision 161).
         s, again, _ = self.grant("alice", conv, data, client_upload_id="order-42-receipt", key=self.send_key)
         self.assertEqual((s, again["attachment"], again["expires_at"]), (201, att, grant["expires_at"]))
-        s, ack, _ = self.send("alice", conv, "your receipt", data, att, key=self.send_key)
+        once = {"Idempotency-Key": "order-42-receipt-msg"}
+        s, ack, _ = self.send("alice", conv, "your receipt", data, att, key=self.send_key, headers=once)
         self.assertEqual((s, ack["type"]), (201, "SEND_ACK"), ack)
+        # Its retry (the checked body is the same) is the same message.
+        s, dup, _ = self.send("alice", conv, "your receipt", data, att, key=self.send_key, headers=once)
+        self.assertEqual((s, dup["duplicate"], dup["message_id"]), (200, True, ack["message_id"]), dup)
         msg = self.archived(conv, ack["message_id"])
         self.assertTrue(msg["body"].startswith('{"qim":"attachments"'), msg["body"])
         self.assertIn(att, msg["body"])
