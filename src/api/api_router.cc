@@ -11,8 +11,10 @@
 #include <thread>
 
 #include "api/problem.h"
+#include "api/route_support.h"
 #include "auth/token.h"
 #include "core/conversation.h"
+#include "gateway/attachment_requests.h"
 #include "gateway/group_requests.h"
 #include "gateway/history_requests.h"
 #include "gateway/inbox_requests.h"
@@ -27,8 +29,6 @@ namespace qim::api {
 namespace json = boost::json;
 
 namespace {
-
-constexpr std::string_view kRef = "api";  // the ref of the frames made here (stripped from the answers)
 
 std::string percent_decode(std::string_view s) {
   std::string out;
@@ -76,57 +76,6 @@ void split_target(std::string_view target, std::vector<std::string>& parts,
   }
 }
 
-ApiResponse json_response(unsigned status, std::string body) {
-  ApiResponse r;
-  r.status = status;
-  r.body = std::move(body);
-  return r;
-}
-
-// An answer frame of the protocol as the HTTP answer: ERROR becomes a problem with its code; any other
-// frame is the body without its "ref", with `ok_status`.
-ApiResponse from_frame(const std::string& frame, unsigned ok_status = 200) {
-  json::error_code ec;
-  json::value v = json::parse(frame, ec);
-  if (ec || !v.is_object())
-    return ApiRouter::problem(WireCode::kInternal, "the answer frame did not parse (logged)");
-  // Without "ref", in the frame's own order (object::erase would move the last member into its place).
-  json::object o;
-  for (const auto& [k, value] : v.as_object())
-    if (k != "ref") o[k] = value;
-  const json::value* type = o.if_contains("type");
-  if (type != nullptr && type->is_string() && type->as_string() == "ERROR") {
-    const json::value* code = o.if_contains("code");
-    const json::value* message = o.if_contains("message");
-    const std::string code_text = code != nullptr && code->is_string() ? std::string(code->as_string()) : "";
-    WireCode wc = WireCode::kInternal;
-    for (int c = 0; c <= static_cast<int>(kLastWireCode); ++c) {
-      if (wire_code_name(static_cast<WireCode>(c)) == code_text) wc = static_cast<WireCode>(c);
-    }
-    return ApiRouter::problem(
-        wc, message != nullptr && message->is_string() ? std::string(message->as_string()) : std::string());
-  }
-  return json_response(ok_status, json::serialize(o));
-}
-
-// The request body as a JSON object, or the problem: BAD_FRAME when it is not one.
-std::variant<json::object, ApiResponse> body_object(const std::string& body) {
-  json::error_code ec;
-  json::value v = json::parse(body, ec);
-  if (ec || !v.is_object())
-    return ApiRouter::problem(WireCode::kBadFrame,
-                              ec ? "the body is not JSON: " + ec.message() : "the body is not a JSON object");
-  return std::move(v.as_object());
-}
-
-// Parses `frame` with the protocol's parser: the typed frame, or the problem of its refusal.
-std::variant<ClientFrame, ApiResponse> parse_frame(const json::object& frame, size_t max_body_bytes) {
-  FrameParser parser;
-  auto parsed = parser.parse(json::serialize(frame), FrameLimits{max_body_bytes});
-  if (auto* e = std::get_if<FrameError>(&parsed)) return ApiRouter::problem(e->code, e->message);
-  return std::get<ClientFrame>(std::move(parsed));
-}
-
 // A page's query parameters (`before`, `limit`) copied into its frame, which the frame's parser then checks;
 // INVALID_ARGUMENT for a `limit` that is no integer or a parameter of another name.
 std::optional<ApiResponse> add_paging(const std::map<std::string, std::string>& q, json::object& frame) {
@@ -146,22 +95,8 @@ std::optional<ApiResponse> add_paging(const std::map<std::string, std::string>& 
   return std::nullopt;
 }
 
-// A user id field of the API; the problem INVALID_ARGUMENT naming `field` when it is not one.
-std::variant<UserId, ApiResponse> user_field(const std::string& text, std::string_view field) {
-  auto u = UserId::parse(text);
-  if (!u.ok())
-    return ApiRouter::problem(WireCode::kInvalidArgument,
-                              "field '" + std::string(field) + "': " + u.error().message());
-  return *u;
-}
-
 std::string group_ref(const std::string& group) {
   return group.starts_with("g:") ? group : "g:" + group;
-}
-
-// Copies `name` from `from` into `to` if present.
-void copy_field(const json::object& from, json::object& to, std::string_view name) {
-  if (const json::value* v = from.if_contains(name)) to[name] = *v;
 }
 
 }  // namespace
@@ -250,6 +185,10 @@ ApiResponse ApiRouter::handle(const ApiRequest& r) {
     m = Match{{"GET"}, Scope::kRead};
   } else if (is({"v1", "conversations", "*", "history"})) {
     m = Match{{"GET"}, Scope::kRead};
+  } else if (is({"v1", "conversations", "*", "messages", "*", "attachments", "*"})) {
+    m = Match{{"GET"}, Scope::kRead};
+  } else if (is({"v1", "attachments"})) {
+    m = Match{{"POST"}, Scope::kSend};
   } else if (is({"v1", "tokens"})) {
     m = Match{{"POST"}, Scope::kTokens};
   } else if (is({"v1", "users", "*", "devices"})) {
@@ -277,6 +216,8 @@ ApiResponse ApiRouter::handle(const ApiRequest& r) {
 
   if (parts[1] == "messages") return post_message(r, q, parts);
   if (parts[1] == "tokens") return mint(r);
+  if (parts[1] == "attachments") return attach(r);
+  if (parts[1] == "conversations" && n == 7) return attachment_url(q, parts);
   if (parts[1] == "conversations") return history(q, parts[2]);
   if (parts[1] == "users" && n <= 3) return users(r, q, parts);
   if (parts[1] == "users") {
@@ -328,7 +269,7 @@ ApiResponse ApiRouter::post_message(const ApiRequest& r, const std::map<std::str
   auto device = DeviceId::parse(device_text);
   if (!device.ok()) return problem(WireCode::kInvalidArgument, "field 'device': " + device.error().message());
   for (const auto& [k, v] : in) {
-    if (k != "from" && k != "device" && k != "to" && k != "conversation" && k != "body")
+    if (k != "from" && k != "device" && k != "to" && k != "conversation" && k != "body" && k != "attachments")
       return problem(WireCode::kInvalidArgument, "unknown field '" + std::string(k) + "'");
   }
   // The SEND frame of the request, checked by the protocol's parser (client_msg_id, to / conversation, body).
@@ -345,6 +286,7 @@ ApiResponse ApiRouter::post_message(const ApiRequest& r, const std::map<std::str
   copy_field(in, frame, "conversation");
   copy_field(in, frame, "body");
   copy_field(in, frame, "reply_to");
+  copy_field(in, frame, "attachments");
   auto parsed = parse_frame(frame, deps_.max_body_bytes);
   if (auto* p = std::get_if<ApiResponse>(&parsed)) {
     if (!r.has_idempotency_key || p->body.find("client_msg_id") == std::string::npos) return std::move(*p);
@@ -372,6 +314,15 @@ ApiResponse ApiRouter::post_message(const ApiRequest& r, const std::map<std::str
       return problem(WireCode::kUnavailable, "groups are not served by this gateway");
     GroupCheck check = check_group_member(*deps_.groups, *target.group, who);
     if (!check.member) return problem(check.code, check.message);
+  }
+  // The frames' attachment rule (attachment_requests.h): each upload checked, the body then the attachments
+  // body with `body` as its caption; refused (ATTACHMENTS_DISABLED without an object store), nothing
+  // appended.
+  if (!send.attachments.empty()) {
+    auto checked = checked_send_body(deps_.attachments, who, target.conversation, send, deps_.max_body_bytes);
+    if (auto* refusal = std::get_if<attachments::Refusal>(&checked))
+      return problem(refusal->code, refusal->message);
+    send.body = std::get<std::string>(std::move(checked));
   }
   // The frames' reply rule (send_request.h): the same check, nothing appended when refused.
   const std::optional<MessageId> reply_to = send.reply_to;

@@ -3,7 +3,8 @@
 // independent of the transport (api_server.h) so tests drive it directly. Every endpoint is a door onto the
 // same functions the WebSocket frames call: the request is turned into the protocol's frame and parsed by the
 // protocol's parser (so the field rules and limits are the frames'), then answered by submit_send,
-// plan_group_frame / group_outcome_answer, answer_history and answer_inbox_frame; the answer frame becomes
+// plan_group_frame / group_outcome_answer, answer_history, answer_inbox_frame, answer_attach and
+// answer_attachment_url; the answer frame becomes
 // the HTTP body (without its "ref"), an ERROR frame a problem document with the same code (problem.h).
 //
 // handle() blocks (store reads, the Outbox append, fanout's decision of a group change): call it from a
@@ -32,6 +33,9 @@ class SessionService;
 class BeforeSendHook;
 class UserRegistry;
 class MessageStateStore;
+namespace attachments {
+class AttachmentService;
+}
 }  // namespace qim
 
 namespace qim::api {
@@ -48,6 +52,10 @@ struct ApiDeps {
   MessageStateStore* messages = nullptr;  // edit and recall marks in history (decision 90; null: none)
   BeforeSendHook* before_send = nullptr;  // the gateway's before-send hook (null: none); both doors ask it
   UserRegistry* users = nullptr;  // QIM_USER_REGISTRY=1: the /v1/users routes and UNKNOWN_USER (null: off)
+  // The gateway's attachment rules (Gateway::attachments(): the same ids, budget and client_upload_id
+  // claims as the frames'); null without an object store: the attachment routes and a message with
+  // `attachments` answer ATTACHMENTS_DISABLED (501).
+  attachments::AttachmentService* attachments = nullptr;
   std::shared_ptr<const Clock> clock;
   std::string auth_secret;              // QIM_AUTH_SECRET: tokens minted here verify at AUTH
   size_t max_body_bytes = 16 * 1024;    // QIM_GATEWAY_MAX_BODY_BYTES, as for SEND frames
@@ -94,6 +102,11 @@ class ApiRouter {
   ApiResponse revoke(const std::string& user, const std::optional<std::string>& device);
   // push_routes.cc: a user's push targets: list, register or replace one device's, clear it (scope tokens).
   ApiResponse push_targets(const ApiRequest& r, const std::vector<std::string>& parts);
+  // attachment_routes.cc: an upload grant as a user (scope send; the ATTACH frame) and a download URL of a
+  // message's attachment for a user (scope read; the ATTACHMENT_URL frame).
+  ApiResponse attach(const ApiRequest& r);
+  ApiResponse attachment_url(const std::map<std::string, std::string>& q,
+                             const std::vector<std::string>& parts);
   // user_routes.cc: the user registry (scope users).
   ApiResponse users(const ApiRequest& r, const std::map<std::string, std::string>& q,
                     const std::vector<std::string>& parts);

@@ -611,6 +611,7 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
       ad.messages = pipeline->messages();
       ad.before_send = before_send.get();
       ad.users = users.get();
+      ad.attachments = gateway->attachments();  // the frames' rules, ids and budget (docs/adr/0165)
       ad.clock = cfg.store.clock;
       ad.auth_secret = gateway_options.auth_secret;
       ad.max_body_bytes = gateway_options.max_body_bytes;

@@ -22,8 +22,13 @@ std::string refusal_frame(const std::string& ref, const attachments::Refusal& r)
 
 }  // namespace
 
-std::string answer_attach(attachments::AttachmentService& service, GroupStore* groups, InboxBackend* privacy,
+attachments::Refusal attachments_disabled() {
+  return {WireCode::kAttachmentsDisabled, "attachments are not configured on this deployment"};
+}
+
+std::string answer_attach(attachments::AttachmentService* service, GroupStore* groups, InboxBackend* privacy,
                           const std::string& ref, const UserId& user, const AttachFrame& f) {
+  if (service == nullptr) return refusal_frame(ref, attachments_disabled());
   auto c = Conversation::of(f.conversation);
   if (!c.ok()) return encode_error(ref, WireCode::kInvalidArgument, c.error().message());
   if (const GroupId* group = c->group_id()) {
@@ -45,16 +50,17 @@ std::string answer_attach(attachments::AttachmentService& service, GroupStore* g
         return encode_error(ref, refused->code, refused->message);
     }
   }
-  auto grant = service.grant_upload(user, f.conversation, f.request);
+  auto grant = service->grant_upload(user, f.conversation, f.request);
   if (auto* r = std::get_if<attachments::Refusal>(&grant)) return refusal_frame(ref, *r);
   const auto& g = std::get<attachments::UploadGrant>(grant);
   return encode_attach_ok(ref, f.conversation, g.attachment, g.upload_url, g.method, g.headers,
                           g.expires_at_ms);
 }
 
-std::string answer_attachment_url(attachments::AttachmentService& service, HistoryStore* history,
+std::string answer_attachment_url(attachments::AttachmentService* service, HistoryStore* history,
                                   GroupStore* groups, MessageStateStore* messages, const std::string& ref,
                                   const UserId& reader, const AttachmentUrlFrame& f) {
+  if (service == nullptr) return refusal_frame(ref, attachments_disabled());
   const std::string unknown_message = "no such attachment in a message you may see";
   auto unknown = [&] { return encode_error(ref, WireCode::kUnknownAttachment, unknown_message); };
   auto failed = [&](const Error& e) {
@@ -93,17 +99,19 @@ std::string answer_attachment_url(attachments::AttachmentService& service, Histo
     if (!state.ok()) return failed(state.error());
     if (*state && (*state)->recalled()) return unknown();
   }
-  auto grant = service.grant_download(message->sender, f.conversation, message->server_time_ms, message->body,
-                                      f.attachment, f.thumbnail);
+  auto grant = service->grant_download(message->sender, f.conversation, message->server_time_ms,
+                                       message->body, f.attachment, f.thumbnail);
   if (auto* r = std::get_if<attachments::Refusal>(&grant)) return refusal_frame(ref, *r);
   const auto& g = std::get<attachments::DownloadGrant>(grant);
   return encode_attachment_url_ok(ref, f, g.url, g.expires_at_ms);
 }
 
-attachments::Decided<std::string> checked_send_body(attachments::AttachmentService& service,
+attachments::Decided<std::string> checked_send_body(attachments::AttachmentService* service,
                                                     const UserId& sender, const ConversationId& conversation,
                                                     const SendFrame& f, size_t max_body_bytes) {
-  auto checked = service.check_references(sender, conversation, f.attachments);
+  if (f.attachments.empty()) return f.body;
+  if (service == nullptr) return attachments_disabled();
+  auto checked = service->check_references(sender, conversation, f.attachments);
   if (auto* r = std::get_if<attachments::Refusal>(&checked)) return *r;
   std::string body = attachments::encode_message_body(attachments::MessageBody{
       f.body, std::get<std::vector<attachments::StoredAttachment>>(std::move(checked))});

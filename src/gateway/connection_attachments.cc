@@ -20,29 +20,26 @@ struct Connection::AttachmentCheck {
 };
 
 void Connection::handle_attachment(const std::string& ref, const AttachmentFrame& f) {
-  attachments::AttachmentService* service = ctx_.attachments.get();
-  if (service == nullptr) {
-    send_error(ref, WireCode::kAttachmentsDisabled, "attachments are not configured on this deployment");
-    return;
-  }
+  attachments::AttachmentService* service = ctx_.attachments.get();  // null: ATTACHMENTS_DISABLED
   if (const auto* attach = std::get_if<AttachFrame>(&f)) {
     run_pooled(ctx_.blocking, ref,
                [service, groups = ctx_.deps.groups, privacy = privacy_backend(), ref, user = principal_->user,
-                frame = *attach] { return answer_attach(*service, groups, privacy, ref, user, frame); });
+                frame = *attach] { return answer_attach(service, groups, privacy, ref, user, frame); });
     return;
   }
   run_pooled(ctx_.blocking, ref,
              [service, history = ctx_.deps.history, groups = ctx_.deps.groups, messages = ctx_.deps.messages,
               ref, user = principal_->user, frame = std::get<AttachmentUrlFrame>(f)] {
-               return answer_attachment_url(*service, history, groups, messages, ref, user, frame);
+               return answer_attachment_url(service, history, groups, messages, ref, user, frame);
              });
 }
 
 std::shared_ptr<Connection::AttachmentCheck> Connection::start_attachment_check(
     const std::string& ref, const SendFrame& f, const ConversationId& conversation) {
   attachments::AttachmentService* service = ctx_.attachments.get();
-  if (service == nullptr && !f.attachments.empty()) {
-    send_error(ref, WireCode::kAttachmentsDisabled, "attachments are not configured on this deployment");
+  if (service == nullptr && !f.attachments.empty()) {  // refused at once, before the pool
+    const attachments::Refusal disabled = attachments_disabled();
+    send_error(ref, disabled.code, disabled.message);
     return nullptr;
   }
   if (!take_pending(ref, "SEND")) return nullptr;
@@ -63,8 +60,7 @@ std::shared_ptr<Connection::AttachmentCheck> Connection::start_attachment_check(
   task.run = [weak, finish, service, outbox = ctx_.deps.outbox, user = principal_->user, conversation,
               frame = f, max_body = ctx_.options.max_body_bytes] {
     if (weak.expired()) return;
-    attachments::Decided<std::string> body = frame.body;
-    if (!frame.attachments.empty()) body = checked_send_body(*service, user, conversation, frame, max_body);
+    attachments::Decided<std::string> body = checked_send_body(service, user, conversation, frame, max_body);
     // A reply's target (docs/adr/0125), on the same pool turn: both checks pass or nothing is appended.
     if (frame.reply_to && std::holds_alternative<std::string>(body) && outbox != nullptr) {
       if (auto refusal = check_reply_target(*outbox, conversation, *frame.reply_to))

@@ -12,6 +12,7 @@
 
 #include "archiver/history_store.h"
 #include "attachments/attachment_options.h"
+#include "attachments/attachment_service.h"
 #include "attachments/object_store.h"
 #include "attachments/upload_budget.h"
 #include "core/clock.h"
@@ -177,6 +178,10 @@ class Gateway {
   virtual SignalSink& signal_sink() = 0;
   // The bus the gateway sends signals on: deps.signals, or its own.
   virtual SignalBus& signals() = 0;
+  // The attachment rules the frames call (over deps.objects, keyed by the auth secret, charged to
+  // deps.upload_budget), for the server API's door onto them (docs/adr/0165); null without an object store.
+  // Lives as long as the gateway.
+  virtual attachments::AttachmentService* attachments() = 0;
 };
 
 std::unique_ptr<Gateway> make_gateway(GatewayOptions options, GatewayDeps deps);

@@ -156,6 +156,7 @@ class GatewayServer final : public Gateway {
   DeliveryNotifier& notifier() override { return ctx_->registry; }
   SignalSink& signal_sink() override { return ctx_->registry; }
   SignalBus& signals() override { return *ctx_->signals; }
+  attachments::AttachmentService* attachments() override { return ctx_->attachments.get(); }
 
  private:
   // Refills the idempotency table from the Outbox tail, so a retry after a restart still finds its
