@@ -93,12 +93,15 @@ Status ScyllaFrontierBackend::prepare() {
                    "SELECT epoch, log_offset, message_id, conversation, sender, sender_device, "
                    "client_msg_id, server_time_ms, body, reply_to FROM {ks}.mailbox_entry WHERE user_id = ? "
                    "AND (epoch, log_offset) > (?, ?) AND (epoch, log_offset) <= (?, ?) LIMIT ?"));
-  // The body cell deleted at the writer's time, like the entry's own write (no USING TIMESTAMP: entries
-  // are written at the driver's clock, and a timestamp below 2^48 would lose to them): the tombstone
-  // shadows the SEND's body, and deleting a cell of a row that does not exist creates no row.
+  // A recalled SEND's entry: its write times read, then its body cell deleted one microsecond above them
+  // (docs/adr/0164; frontier_redact.cc): the tombstone shadows the body whatever clock stamped it, and
+  // deleting a cell of a row that does not exist creates no row.
+  QIM_RETURN_IF_ERROR(prepare_into(entry_writetime_read_,
+                                   "SELECT WRITETIME(message_id), WRITETIME(body) FROM {ks}.mailbox_entry "
+                                   "WHERE user_id = ? AND epoch = ? AND log_offset = ?"));
   QIM_RETURN_IF_ERROR(prepare_into(entry_redact_,
-                                   "DELETE body FROM {ks}.mailbox_entry WHERE user_id = ? AND epoch = ? "
-                                   "AND log_offset = ?"));
+                                   "DELETE body FROM {ks}.mailbox_entry USING TIMESTAMP ? WHERE user_id = ? "
+                                   "AND epoch = ? AND log_offset = ?"));
   // An edit entry read with its remaining TTL and its write time, then written back whole without its
   // text, for that TTL, one microsecond above that time (frontier_redact.cc).
   QIM_RETURN_IF_ERROR(prepare_into(

@@ -35,7 +35,12 @@ class ScyllaFrontierBackend : public StoreBackend {
   Result<std::optional<StoredIdentity>> read_identity(ShardId shard, Epoch epoch,
                                                       const DispatchId& id) override;
   Status write_entries(ShardId shard, Epoch epoch, std::span<const MailboxEntry> entries) override;
-  // DELETE of each entry's body cell (one per entry, in UNLOGGED batches like the entry writes).
+  // Each entry's WRITETIME(message_id) and WRITETIME(body) read (all reads in flight together), then, for
+  // each that exists with a body, the body cell deleted USING TIMESTAMP <the later of the two + 1>
+  // (UNLOGGED batches): the deletion wins over the body read whatever clock stamped it (the entries are
+  // written without a client timestamp: the coordinator's clock, which may be ahead of the one that would
+  // stamp a plain DELETE). An entry that does not exist, or has no body, gets no write. docs/adr/0164,
+  // frontier_redact.cc.
   Status redact_entries(std::span<const EntryKey> entries) override;
   // Each entry read with TTL(message_id) and its cells' WRITETIME (all reads in flight together), then,
   // for each `redact` changes, the whole row written again with the new body USING TTL <the remaining
@@ -109,9 +114,9 @@ class ScyllaFrontierBackend : public StoreBackend {
 
   LedgerCache cache_;
   cql::Prepared frontier_read_, frontier_list_, frontier_write_, identity_read_, identity_write_,
-      identity_read_many_, entry_write_, entry_read_, entry_redact_, entry_body_read_, entry_body_write_,
-      proof_write_, proof_read_, ledger_read_, ledger_add_, ledger_create_, ledger_sweep_, ledger_user_write_,
-      ledger_users_read_;
+      identity_read_many_, entry_write_, entry_read_, entry_writetime_read_, entry_redact_, entry_body_read_,
+      entry_body_write_, proof_write_, proof_read_, ledger_read_, ledger_add_, ledger_create_, ledger_sweep_,
+      ledger_user_write_, ledger_users_read_;
 };
 
 }  // namespace qim::scylla

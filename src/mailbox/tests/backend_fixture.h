@@ -33,6 +33,8 @@ struct BackendLimits {
   std::optional<std::string> no_clock_entry_ttl;
   // Only one backend may be open over the data at a time (so there can be no stale second owner).
   std::optional<std::string> single_opener;
+  // Writes are not ordered by a timestamp their writer stamps (so no writer's clock can be ahead).
+  std::optional<std::string> no_writer_clock;
 };
 
 // One test's stored data.
@@ -49,6 +51,14 @@ class BackendHarness {
   // read-only RocksDB open iterating the entries family, every key of the Redis prefix with its values,
   // every row of the keyspace's mailbox_entry. `backend` is the one this harness opened last.
   virtual Result<bool> engine_holds(StoreBackend& backend, std::string_view bytes) = 0;
+  // Writes the body of the stored entry (user, seq) again as `body`, past the store, as a writer whose
+  // clock is an hour ahead of the one the store's writes carry (CQL: the body cell USING TIMESTAMP now +
+  // 1 h, in microseconds). Only for fixtures without limits.no_writer_clock; the others answer
+  // InvalidArgument.
+  virtual Status write_body_ahead(StoreBackend& /*backend*/, const UserId& /*user*/, MailboxSeq /*seq*/,
+                                  std::string_view /*body*/) {
+    return Error(Errc::kInvalidArgument, "this backend's writes carry no writer's clock");
+  }
 };
 
 struct BackendFixture {

@@ -35,6 +35,10 @@ class StoreSession {
   }
   // Whether the engine itself holds `bytes` in a stored entry (BackendHarness::engine_holds).
   Result<bool> engine_holds(std::string_view bytes) { return harness_->engine_holds(*backend_, bytes); }
+  // The entry's body written again by a writer whose clock is ahead (BackendHarness::write_body_ahead).
+  Status write_body_ahead(const UserId& user, MailboxSeq seq, std::string_view body) {
+    return harness_->write_body_ahead(*backend_, user, seq, body);
+  }
 
  private:
   Status open(std::optional<uint32_t> page_max);

@@ -115,6 +115,32 @@ TEST_P(RedactTest, ARecallLeavesNoBodyInTheEngineAndKeepsTheEntries) {
   EXPECT_EQ(mailbox(bob_).size(), 2u);
 }
 
+// docs/adr/0164: where a write carries its writer's clock (CQL), the SEND's entry may have been written by
+// a writer whose clock is ahead of the recall's (a lease moved between two machines, or two coordinators):
+// the recall still removes its body, whatever clock it runs on.
+TEST_P(RedactTest, ARecallRemovesABodyWrittenByAWriterWhoseClockIsAhead) {
+  SKIP_IF_LIMITED(no_writer_clock);
+  ASSERT_TRUE(is_ok(materialise(send(), 10, MailboxSeq{})));
+  for (const UserId& u : {alice_, bob_}) {
+    ASSERT_TRUE(is_ok(session_->write_body_ahead(u, seq_of(1, 10), kSecret)));
+  }
+  ASSERT_TRUE(engine_holds_secret()) << "the check must see the body before the recall";
+  materialise_recall(11, seq_of(1, 10));
+  EXPECT_FALSE(engine_holds_secret());
+  for (const UserId& u : {alice_, bob_}) {
+    auto e = send_entry(u);
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->message.body, "") << u.str();
+    EXPECT_EQ(e->message.sender, alice_) << u.str();
+  }
+  EXPECT_EQ(mailbox(carol_).size(), 1u) << "carol had no entry of the SEND: none is created";
+  // Idempotent: the recall replayed after a restart finds no body left and changes nothing.
+  restart();
+  materialise_recall(12, seq_of(1, 11));
+  EXPECT_FALSE(engine_holds_secret());
+  EXPECT_EQ(mailbox(bob_).size(), 2u);  // the SEND and its recall entry
+}
+
 TEST_P(RedactTest, AReplayOfTheRecalledSendIsARepeatAndBringsNoBodyBack) {
   ASSERT_TRUE(is_ok(materialise(send(), 10, MailboxSeq{})));
   materialise_recall(11, seq_of(1, 10));

@@ -66,6 +66,7 @@ BackendFixture embedded_fixture() {
   f.name = "embedded";
   f.property_runs = 10;  // each run restarts RocksDB about 20 times
   f.limits.single_opener = "RocksDB's directory lock admits one process: no stale owner can write";
+  f.limits.no_writer_clock = "RocksDB orders writes by its own sequence number, not by a writer's clock";
   f.make_harness = []() -> Result<std::unique_ptr<BackendHarness>> {
     std::string pattern = ::testing::TempDir() + "qim-embedded-XXXXXX";
     if (mkdtemp(pattern.data()) == nullptr) {

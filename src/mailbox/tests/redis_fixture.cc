@@ -80,6 +80,7 @@ BackendFixture redis_fixture() {
     if (test_redis_endpoints().empty()) return std::string(kTestRedisSkipMessage);
     return std::nullopt;
   };
+  f.limits.no_writer_clock = "Redis applies writes in the order it gets them; none carries a time";
   f.make_harness = []() -> Result<std::unique_ptr<BackendHarness>> {
     return std::unique_ptr<BackendHarness>(
         std::make_unique<RedisHarness>(test_redis_endpoints(), unique_test_prefix("contract")));

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <string>
 
@@ -64,6 +65,27 @@ class ScyllaHarness final : public BackendHarness {
       }
     }
     return false;
+  }
+
+  // The body cell alone, through this harness's own session, USING TIMESTAMP an hour past this machine's
+  // clock: the store's entries carry the coordinator's clock (no client timestamp), so this is a write
+  // made by a writer an hour ahead of it (docs/adr/0164).
+  Status write_body_ahead(StoreBackend&, const UserId& user, MailboxSeq seq, std::string_view body) override {
+    const auto ahead = std::chrono::system_clock::now() + std::chrono::hours(1);
+    const int64_t ahead_us =
+        std::chrono::duration_cast<std::chrono::microseconds>(ahead.time_since_epoch()).count();
+    auto done = admin_.query("UPDATE " + keyspace_ +
+                                 ".mailbox_entry USING TIMESTAMP ? SET body = ? WHERE user_id = ? AND "
+                                 "epoch = ? AND log_offset = ?",
+                             cql::Values()
+                                 .bigint(ahead_us)
+                                 .blob(body)
+                                 .text(user.str())
+                                 .int32(static_cast<int32_t>(seq.epoch().value))
+                                 .bigint(static_cast<int64_t>(seq.offset().value)),
+                             cql::ExecOptions{.consistency = cql::Consistency::kQuorum});
+    if (!done.ok()) return scylla::to_error(done.error(), "write mailbox_entry.body ahead");
+    return {};
   }
 
  private:
