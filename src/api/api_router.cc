@@ -269,7 +269,8 @@ ApiResponse ApiRouter::post_message(const ApiRequest& r, const std::map<std::str
   auto device = DeviceId::parse(device_text);
   if (!device.ok()) return problem(WireCode::kInvalidArgument, "field 'device': " + device.error().message());
   for (const auto& [k, v] : in) {
-    if (k != "from" && k != "device" && k != "to" && k != "conversation" && k != "body" && k != "attachments")
+    if (k != "from" && k != "device" && k != "to" && k != "conversation" && k != "body" && k != "attachments" &&
+        k != "reply_to")
       return problem(WireCode::kInvalidArgument, "unknown field '" + std::string(k) + "'");
   }
   // The SEND frame of the request, checked by the protocol's parser (client_msg_id, to / conversation, body).

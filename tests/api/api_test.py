@@ -408,6 +408,34 @@ class Api(Calls, unittest.TestCase):
         item = self.wait_for("the conversation in bob's list", listed)[0]
         self.assertEqual(item["peer"], "alice")
 
+    def test_send_reply(self):
+        # reply_to as on the SEND frame (docs/protocol.md "Replies"): a message of the same conversation; the
+        # history carries it with the quote; another conversation's message is UNKNOWN_MESSAGE, nothing sent.
+        s, first, _ = self.call("POST", "/v1/messages", "/v1/messages",
+                                {"from": "dora", "to": "emil", "body": "lunch at noon?"},
+                                headers={"Idempotency-Key": "reply-q"})
+        self.assertEqual(s, 201)
+        s, other, _ = self.call("POST", "/v1/messages", "/v1/messages", {"from": "dora", "to": "fay", "body": "x"})
+        self.assertEqual(s, 201)
+        s, reply, _ = self.call("POST", "/v1/messages", "/v1/messages",
+                                {"from": "emil", "to": "dora", "body": "yes", "reply_to": first["message_id"]},
+                                headers={"Idempotency-Key": "reply-a"})
+        self.assertEqual(s, 201, reply)
+        s, d, _ = self.call("POST", "/v1/messages", "/v1/messages",
+                            {"from": "emil", "to": "dora", "body": "no", "reply_to": other["message_id"]},
+                            headers={"Idempotency-Key": "reply-b"})
+        self.assertEqual((s, d["code"]), (404, "UNKNOWN_MESSAGE"))
+
+        def history():
+            s, d, _ = self.call("GET", "/v1/conversations/d:dora:emil/history?limit=50",
+                                "/v1/conversations/{conversation}/history")
+            self.assertEqual(s, 200)
+            return [m for m in d["messages"] if m.get("client_msg_id") in ("reply-a", "reply-b")]
+        got = self.wait_for("the reply in the history", history)
+        self.assertEqual([m["client_msg_id"] for m in got], ["reply-a"], "the refused reply was stored")
+        self.assertEqual(got[0]["reply_to"], first["message_id"])
+        self.assertEqual((got[0]["quote"]["sender"], got[0]["quote"]["body"]), ("dora", "lunch at noon?"))
+
     def test_send_as_system_and_refusals(self):
         s, d, _ = self.call("POST", "/v1/messages", "/v1/messages", {"to": "alice", "body": "welcome"})
         self.assertEqual(s, 201)
