@@ -69,6 +69,7 @@ Fanout::Fanout(Log& outbox, Log& mailbox_log, ShardMap shards, FanoutOptions opt
       events_(options_.messages
                   ? std::make_unique<MessageEvents>(outbox_, *options_.messages, options_.lifecycle)
                   : nullptr),
+      known_watermarks_(outbox_.partition_count()),
       consumer_(outbox_, options_.consumer,
                 [this](uint32_t p, std::span<const LogRecord> batch) { return handle(p, batch); }) {}
 
@@ -138,7 +139,7 @@ Status Fanout::quarantine(uint32_t partition, const LogRecord& rec, const Error&
 
 Result<bool> Fanout::recalled_send(uint32_t partition, Offset offset, std::optional<uint64_t>& watermark) {
   // Only below the watermark can an event about this message have been decided: on the live path a SEND
-  // costs one watermark read per batch and no state read.
+  // costs no state read, and a batch at most one watermark read (none when it continues an eventless one).
   if (!watermark) {
     QIM_ASSIGN_OR_RETURN(uint64_t w, options_.messages->watermark(partition));
     watermark = w;
@@ -158,7 +159,15 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
   std::vector<Append> appends;
   uint64_t used = 0, skipped = 0, repeated = 0, group_ops = 0, group_refused = 0, events = 0,
            events_refused = 0;
-  std::optional<uint64_t> watermark;  // the message state's, read once per batch and only if needed
+  // The message state's watermark: read at most once per batch and only if needed, or known from the batch
+  // before when this one continues it and that one held no event (nobody else raises it: one fanout reads
+  // a partition). Taken out now, so a batch that fails leaves nothing known and its retry reads the store.
+  std::optional<uint64_t> watermark;
+  std::optional<KnownWatermark>* known =
+      partition < known_watermarks_.size() ? &known_watermarks_[partition] : nullptr;
+  if (known != nullptr && *known && !batch.empty() && (*known)->next == batch.front().offset.value)
+    watermark = (*known)->value;
+  if (known != nullptr) known->reset();
   for (size_t index = 0; index < batch.size(); ++index) {
     const LogRecord& rec = batch[index];
     auto outbox = decode_outbox_record(rec.value);
@@ -358,6 +367,9 @@ Status Fanout::handle(uint32_t partition, std::span<const LogRecord> batch) {
   group_refused_ += group_refused;
   events_read_ += events;
   events_refused_ += events_refused;
+  // An event may have raised the watermark (decided, refused or settled): the next batch reads it again.
+  if (known != nullptr && events == 0 && watermark && !batch.empty())
+    *known = KnownWatermark{batch.back().offset.value + 1, *watermark};
   return {};
 }
 

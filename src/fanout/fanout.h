@@ -90,6 +90,12 @@ class Fanout {
   // Whether the SEND at `offset` was recalled (the message state says so); `watermark` caches the state's
   // watermark of `partition` for the batch. The store's errors.
   Result<bool> recalled_send(uint32_t partition, Offset offset, std::optional<uint64_t>& watermark);
+  // The message state's watermark of a partition as known at the end of its last batch, kept while batches
+  // continue each other without an event (docs/adr/0168): a plain SEND's batch then reads nothing.
+  struct KnownWatermark {
+    uint64_t next = 0;   // the offset the next batch must start at for `value` to hold
+    uint64_t value = 0;  // the watermark: only fanout raises it, and only for event records
+  };
   // Appends the Outbox record to the quarantine (durably) and logs it; the quarantine's error otherwise.
   Status quarantine(uint32_t partition, const LogRecord& rec, const Error& why);
   spdlog::logger& logger() const { return consumer_.logger(); }
@@ -102,6 +108,8 @@ class Fanout {
   std::unique_ptr<GroupRecipients> groups_;
   std::unique_ptr<Quarantine> quarantine_;
   std::unique_ptr<MessageEvents> events_;
+  // By Outbox partition; each element used only by the thread consuming that partition (as repeats_).
+  std::vector<std::optional<KnownWatermark>> known_watermarks_;
   LogConsumer consumer_;
   std::atomic<uint64_t> records_{0}, dispatches_{0}, skipped_{0}, repeated_{0}, group_ops_{0},
       group_refused_{0}, quarantined_{0}, events_read_{0}, events_refused_{0};

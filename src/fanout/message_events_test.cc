@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "fanout/fanout.h"
 #include "log/testing/temp_dir.h"
 #include "log/testing/test_log.h"
@@ -147,6 +150,65 @@ TEST_F(MessageEventsFanoutTest, ReplayFromBeforeTheSendDecidesTheSame) {
       EXPECT_EQ(again.identity, first.identity);
     }
   }
+}
+
+// Counts the watermark reads of a memory store.
+class CountingStore final : public MessageStateStore {
+ public:
+  Result<std::optional<MessageState>> load(MessageId id) override { return inner_->load(id); }
+  Result<std::vector<std::optional<MessageState>>> load_many(std::span<const MessageId> ids) override {
+    return inner_->load_many(ids);
+  }
+  Status put(const MessageState& state, uint32_t partition, uint64_t event_offset) override {
+    return inner_->put(state, partition, event_offset);
+  }
+  Status raise_watermark(uint32_t partition, uint64_t event_offset) override {
+    return inner_->raise_watermark(partition, event_offset);
+  }
+  Result<uint64_t> watermark(uint32_t partition) override {
+    ++watermark_reads;
+    return inner_->watermark(partition);
+  }
+  std::atomic<int> watermark_reads{0};
+
+ private:
+  std::unique_ptr<MessageStateStore> inner_ = make_memory_message_state_store();
+};
+
+// Decision 168: batches of plain SENDs that continue each other read the watermark once, not once each;
+// after a batch with an event, and after a replay, it is read again, and the replayed recalled SEND still
+// comes without its body.
+TEST_F(MessageEventsFanoutTest, ContinuingBatchesOfPlainSendsReadTheWatermarkOnce) {
+  auto counting = std::make_unique<CountingStore>();
+  CountingStore* store = counting.get();
+  messages_ = std::move(counting);
+  FanoutOptions o;
+  o.consumer.poll_wait = 10ms;
+  o.messages = messages_.get();
+  Fanout f(*outbox_, *mailbox_log_, ShardMap::create(kShards).value(), o);
+  ASSERT_TRUE(f.start().ok());
+  auto handled = [&](uint64_t n) {
+    for (int i = 0; i < 1000 && f.metrics().records < n; ++i) std::this_thread::sleep_for(10ms);
+    return f.metrics().records >= n;
+  };
+  const uint64_t hello = append("alice", "c1", kT0, "hello");
+  ASSERT_TRUE(handled(1));
+  EXPECT_EQ(store->watermark_reads.load(), 1);
+  append("alice", "c2", kT0 + 1, "two");
+  ASSERT_TRUE(handled(2));
+  append("bob", "c3", kT0 + 2, "three");
+  ASSERT_TRUE(handled(3));
+  EXPECT_EQ(store->watermark_reads.load(), 1) << "a batch that continued the last one read the watermark";
+  append("alice", "c4", kT0 + 3, "", MessageEvent{MessageEventKind::kRecall, MessageId{hello}});
+  ASSERT_TRUE(handled(4));
+  append("bob", "c5", kT0 + 4, "five");
+  ASSERT_TRUE(handled(5));
+  EXPECT_EQ(store->watermark_reads.load(), 2) << "after a batch with an event the watermark is read again";
+  ASSERT_TRUE(f.replay_from(0, Offset{0}).ok());
+  ASSERT_TRUE(handled(10));
+  EXPECT_EQ(store->watermark_reads.load(), 3) << "a replay continues nothing: the watermark is read again";
+  f.stop();
+  EXPECT_EQ(dispatched().at(hello).body, "") << "the replayed recalled SEND came with its body";
 }
 
 // A store that writes the state and the watermark one after the other, as the CQL store does, and stops
