@@ -188,6 +188,8 @@ ApiResponse ApiRouter::handle(const ApiRequest& r) {
   } else if (is({"v1", "conversations", "*", "messages", "*", "edit"}) ||
              is({"v1", "conversations", "*", "messages", "*", "recall"})) {
     m = Match{{"POST"}, Scope::kSend};
+  } else if (is({"v1", "conversations", "*", "messages", "*", "reactions"})) {
+    m = Match{{"POST", "DELETE"}, Scope::kSend};
   } else if (is({"v1", "conversations", "*", "messages", "*", "attachments", "*"})) {
     m = Match{{"GET"}, Scope::kRead};
   } else if (is({"v1", "attachments"})) {

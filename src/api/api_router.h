@@ -112,8 +112,8 @@ class ApiRouter {
   ApiResponse attach(const ApiRequest& r);
   ApiResponse attachment_url(const std::map<std::string, std::string>& q,
                              const std::vector<std::string>& parts);
-  // message_event_routes.cc: edit or recall a message as a user or the system user (scope send; the EDIT
-  // and RECALL frames, gateway/message_event_requests.h).
+  // message_event_routes.cc: edit, recall, react to or unreact a message as a user or the system user (scope
+  // send; the EDIT, RECALL, REACT and UNREACT frames, gateway/message_event_requests.h).
   ApiResponse message_event(const ApiRequest& r, const std::vector<std::string>& parts);
   // user_routes.cc: the user registry (scope users).
   ApiResponse users(const ApiRequest& r, const std::map<std::string, std::string>& q,

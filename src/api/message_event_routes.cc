@@ -1,5 +1,6 @@
-// The server API's edit and recall routes (docs/api.md "Editing and recalling", docs/adr/0167): the second
-// door onto the EDIT and RECALL frames (docs/protocol.md "Editing and recalling"). The request becomes the
+// The server API's edit, recall and reaction routes (docs/api.md "Editing and recalling", docs/adr/0167): the
+// second door onto the EDIT, RECALL, REACT and UNREACT frames (docs/protocol.md "Editing and recalling",
+// "Reactions"). The request becomes the
 // frame, is checked by the protocol's parser and answered by the functions the frames call
 // (gateway/message_event_requests.h: message_event_precheck, append_message_event) over the gateway's
 // idempotency table, so the lifecycle rules, the Outbox record, fanout's decision and the codes are the
@@ -16,14 +17,15 @@
 namespace qim::api {
 
 ApiResponse ApiRouter::message_event(const ApiRequest& r, const std::vector<std::string>& parts) {
-  // /v1/conversations/{conversation}/messages/{message_id}/{edit|recall}
+  // /v1/conversations/{conversation}/messages/{message_id}/{edit|recall|reactions}
   const bool edit = parts[5] == "edit";
+  const bool reaction = parts[5] == "reactions";
   auto body = body_object(r.body);
   if (auto* p = std::get_if<ApiResponse>(&body)) return std::move(*p);
   const json::object& in = std::get<json::object>(body);
   std::string from = options_.system_user;
   json::object frame;
-  frame["type"] = edit ? "EDIT" : "RECALL";
+  frame["type"] = edit ? "EDIT" : !reaction ? "RECALL" : r.method == "POST" ? "REACT" : "UNREACT";
   frame["ref"] = kRef;
   for (const auto& [k, v] : in) {
     if (k == "from") {
@@ -32,6 +34,8 @@ ApiResponse ApiRouter::message_event(const ApiRequest& r, const std::vector<std:
       from = std::string(v.as_string());
     } else if (k == "body" && edit) {
       frame[k] = v;  // checked by the EDIT frame's parser
+    } else if (k == "reaction" && reaction) {
+      frame["emoji"] = v;  // the REACT / UNREACT frame's field, checked by its parser
     } else {
       return problem(WireCode::kInvalidArgument, "unknown field '" + std::string(k) + "'");
     }

@@ -563,6 +563,38 @@ class Api(Calls, unittest.TestCase):
             self.history_of(g, lou["message_id"])))
         self.assertEqual(got["body"], "")
 
+    def test_reactions(self):
+        from before_send_test import WsClient, running_port  # noqa: E402 (it imports this module)
+        t = "/v1/conversations/{conversation}/messages/{message_id}/reactions"
+        s, tok, _ = self.call("POST", "/v1/tokens", "/v1/tokens", {"user": "nia", "device": "phone"})
+        nia = WsClient(running_port(self.inst), tok["token"])
+        self.addCleanup(nia.close)
+        s, sent, _ = self.call("POST", "/v1/messages", "/v1/messages", {"from": "nia", "to": "oto", "body": "done"})
+        self.assertEqual(s, 201)
+        m, conv = sent["message_id"], "d:nia:oto"
+        path = self.event_path(conv, m, "reactions")
+        s, ack, _ = self.call("POST", path, t, {"from": "oto", "reaction": "👍"}, headers={"Idempotency-Key": "re-1"})
+        self.assertEqual((s, ack["type"], ack["target"]), (201, "REACT_ACK", m), ack)
+        f = nia.wait(lambda f: f.get("type") == "DELIVER" and any(e.get("client_msg_id") == "~react"
+                                                                  for e in f.get("entries", [])))
+        entry = next(json.loads(e["body"]) for e in f["entries"] if e.get("client_msg_id") == "~react")
+        self.assertEqual((entry["message_id"], entry["by"], entry["emoji"], entry["count"]), (m, "oto", "👍", 1))
+        got = self.wait_for("the reaction in the history",
+                            lambda: (lambda h: h if h and h.get("reactions") else None)(self.history_of(conv, m)))
+        self.assertEqual(got["reactions"], [{"emoji": "👍", "count": 1, "mine": False}])
+        s, d, _ = self.call("POST", path, t, {"from": "oto", "reaction": "👍"})
+        self.assertEqual((s, d["code"]), (409, "REACTION_UNCHANGED"))
+        s, d, _ = self.call("POST", path, t, {"from": "oto", "reaction": "hello"})
+        self.assertEqual((s, d["code"]), (400, "BAD_REACTION"))
+        s, d, _ = self.call("POST", path, t, {"from": "pia", "reaction": "👍"})
+        self.assertEqual((s, d["code"]), (403, "FORBIDDEN"))
+        s, ack, _ = self.call("DELETE", path, t, {"from": "oto", "reaction": "👍"})
+        self.assertEqual((s, ack["type"]), (201, "UNREACT_ACK"), ack)
+        self.wait_for("the reaction gone from the history",
+                      lambda: (lambda h: h is not None and not h.get("reactions"))(self.history_of(conv, m)))
+        s, d, _ = self.call("DELETE", path, t, {"from": "oto", "reaction": "👍"})
+        self.assertEqual((s, d["code"]), (409, "REACTION_UNCHANGED"))
+
     # --- groups
 
     def test_groups(self):

@@ -248,5 +248,37 @@ TEST_F(MessageEventRoutesTest, AnAcceptedEditAppendsTheFramesRecord) {
   EXPECT_TRUE(recs.back().client_msg_id.starts_with("api-")) << recs.back().client_msg_id;
 }
 
+TEST_F(MessageEventRoutesTest, ReactionsAreTheReactFramesDoor) {
+  const MessageId m = send("d:alice:bob", "alice");
+  const std::string reactions = path("d:alice:bob", m, "reactions");
+  auto method = call("PUT", reactions, send_key_, R"({"from":"bob","reaction":":tada:"})");
+  EXPECT_EQ(method.status, 405u);
+  auto scope = call("POST", reactions, read_key_, R"({"from":"bob","reaction":":tada:"})");
+  EXPECT_EQ(code_of(scope), "FORBIDDEN");
+  auto missing = call("POST", reactions, send_key_, R"({"from":"bob"})");
+  EXPECT_EQ(code_of(missing), "INVALID_ARGUMENT");
+  EXPECT_NE(detail_of(missing).find("'emoji'"), std::string::npos) << missing.body;
+  auto body = call("POST", reactions, send_key_, R"({"from":"bob","reaction":":tada:","body":"x"})");
+  EXPECT_EQ(code_of(body), "INVALID_ARGUMENT");
+  // decide_event's rules before the append: not an emoji, and an UNREACT of a reaction not held.
+  auto bad = call("POST", reactions, send_key_, R"({"from":"bob","reaction":"nope"})");
+  EXPECT_EQ(bad.status, 400u);
+  EXPECT_EQ(code_of(bad), "BAD_REACTION");
+  auto unchanged = call("DELETE", reactions, send_key_, R"({"from":"bob","reaction":":tada:"})");
+  EXPECT_EQ(unchanged.status, 409u);
+  EXPECT_EQ(code_of(unchanged), "REACTION_UNCHANGED");
+  auto outsider = call("POST", reactions, send_key_, R"({"from":"carol","reaction":":tada:"})");
+  EXPECT_EQ(code_of(outsider), "FORBIDDEN");
+  EXPECT_EQ(records().size(), 1u);  // nothing appended
+  auto react = call("POST", reactions, send_key_, R"({"from":"bob","reaction":":tada:"})", "r-1");
+  EXPECT_EQ(code_of(react), "UNAVAILABLE");  // appended; no fanout here
+  auto recs = records();
+  ASSERT_EQ(recs.size(), 2u);
+  ASSERT_TRUE(recs.back().event.has_value());
+  EXPECT_EQ(recs.back().event->kind, MessageEventKind::kReact);
+  EXPECT_EQ(recs.back().body, ":tada:");
+  EXPECT_EQ(recs.back().client_msg_id, "r-1");
+}
+
 }  // namespace
 }  // namespace qim::api
