@@ -764,6 +764,29 @@ class ApiDistributed(Calls, unittest.TestCase):
                                     conn=gw2)
                 return [m for m in d["messages"] if m.get("client_msg_id") == "k-2"]
             self.assertEqual(self.wait_for("the group message in the history", history)[0]["sender"], "carol")
+            # An edit through one gateway repeated through the other is the same event (the shared table); a
+            # recall through the other; the history of either shows the tombstone (decision 167).
+            carol_msg = history()[0]["message_id"]
+            edit_t = "/v1/conversations/{conversation}/messages/{message_id}/edit"
+            recall_t = "/v1/conversations/{conversation}/messages/{message_id}/recall"
+            s1, e1, _ = self.call("POST", f"/v1/conversations/{g}/messages/{carol_msg}/edit", edit_t,
+                                  {"from": "carol", "body": "hi all!"}, headers={"Idempotency-Key": "k-3"}, conn=gw1)
+            self.assertEqual((s1, e1["type"]), (201, "EDIT_ACK"), e1)
+            s2, e2, _ = self.call("POST", f"/v1/conversations/{g}/messages/{carol_msg}/edit", edit_t,
+                                  {"from": "carol", "body": "hi all!"}, headers={"Idempotency-Key": "k-3"}, conn=gw2)
+            self.assertEqual((s2, e2["message_id"]), (200, e1["message_id"]))
+            s, d, _ = self.call("POST", f"/v1/conversations/{g}/messages/{carol_msg}/recall", recall_t,
+                                {"from": "bob"}, conn=gw2)
+            self.assertEqual((s, d["code"]), (403, "NOT_ALLOWED"))
+            s, d, _ = self.call("POST", f"/v1/conversations/{g}/messages/{carol_msg}/recall", recall_t,
+                                {"from": "alice"}, conn=gw2)  # the owner
+            self.assertEqual((s, d["type"]), (201, "RECALL_ACK"), d)
+
+            def tombstone():
+                s, d, _ = self.call("GET", f"/v1/conversations/{g}/history", "/v1/conversations/{conversation}/history",
+                                    conn=gw1)
+                return [m for m in d["messages"] if m["message_id"] == carol_msg and m.get("recalled")]
+            self.assertEqual(self.wait_for("the tombstone in the history", tombstone)[0]["body"], "")
 
             def listed():
                 s, d, _ = self.call("GET", "/v1/users/bob/conversations", "/v1/users/{user}/conversations", conn=gw1)
