@@ -7,8 +7,8 @@
 // answer_attachment_url and append_message_event; the answer frame becomes
 // the HTTP body (without its "ref"), an ERROR frame a problem document with the same code (problem.h).
 //
-// handle() blocks (store reads, the Outbox append, fanout's decision of a group change): call it from a
-// worker thread. Thread-safe.
+// handle() blocks (store reads, the Outbox append, fanout's decision of a group change or message event):
+// call it from a worker thread. Thread-safe.
 
 #include <map>
 #include <memory>
