@@ -185,6 +185,11 @@ ApiResponse ApiRouter::handle(const ApiRequest& r) {
     m = Match{{"GET"}, Scope::kRead};
   } else if (is({"v1", "conversations", "*", "history"})) {
     m = Match{{"GET"}, Scope::kRead};
+  } else if (is({"v1", "conversations", "*", "messages", "*", "edit"}) ||
+             is({"v1", "conversations", "*", "messages", "*", "recall"})) {
+    m = Match{{"POST"}, Scope::kSend};
+  } else if (is({"v1", "conversations", "*", "messages", "*", "reactions"})) {
+    m = Match{{"POST", "DELETE"}, Scope::kSend};
   } else if (is({"v1", "conversations", "*", "messages", "*", "attachments", "*"})) {
     m = Match{{"GET"}, Scope::kRead};
   } else if (is({"v1", "attachments"})) {
@@ -218,6 +223,7 @@ ApiResponse ApiRouter::handle(const ApiRequest& r) {
   if (parts[1] == "tokens") return mint(r);
   if (parts[1] == "attachments") return attach(r);
   if (parts[1] == "conversations" && n == 7) return attachment_url(q, parts);
+  if (parts[1] == "conversations" && n == 6) return message_event(r, parts);
   if (parts[1] == "conversations") return history(q, parts[2]);
   if (parts[1] == "users" && n <= 3) return users(r, q, parts);
   if (parts[1] == "users") {
@@ -269,8 +275,8 @@ ApiResponse ApiRouter::post_message(const ApiRequest& r, const std::map<std::str
   auto device = DeviceId::parse(device_text);
   if (!device.ok()) return problem(WireCode::kInvalidArgument, "field 'device': " + device.error().message());
   for (const auto& [k, v] : in) {
-    if (k != "from" && k != "device" && k != "to" && k != "conversation" && k != "body" && k != "attachments" &&
-        k != "reply_to")
+    if (k != "from" && k != "device" && k != "to" && k != "conversation" && k != "body" &&
+        k != "attachments" && k != "reply_to")
       return problem(WireCode::kInvalidArgument, "unknown field '" + std::string(k) + "'");
   }
   // The SEND frame of the request, checked by the protocol's parser (client_msg_id, to / conversation, body).

@@ -3,12 +3,12 @@
 // independent of the transport (api_server.h) so tests drive it directly. Every endpoint is a door onto the
 // same functions the WebSocket frames call: the request is turned into the protocol's frame and parsed by the
 // protocol's parser (so the field rules and limits are the frames'), then answered by submit_send,
-// plan_group_frame / group_outcome_answer, answer_history, answer_inbox_frame, answer_attach and
-// answer_attachment_url; the answer frame becomes
+// plan_group_frame / group_outcome_answer, answer_history, answer_inbox_frame, answer_attach,
+// answer_attachment_url and append_message_event; the answer frame becomes
 // the HTTP body (without its "ref"), an ERROR frame a problem document with the same code (problem.h).
 //
-// handle() blocks (store reads, the Outbox append, fanout's decision of a group change): call it from a
-// worker thread. Thread-safe.
+// handle() blocks (store reads, the Outbox append, fanout's decision of a group change or message event):
+// call it from a worker thread. Thread-safe.
 
 #include <map>
 #include <memory>
@@ -26,6 +26,7 @@
 #include "gateway/token_bucket.h"
 #include "groups/group_store.h"
 #include "inbox/inbox.h"
+#include "lifecycle/message_state.h"
 #include "log/log.h"
 
 namespace qim {
@@ -48,8 +49,12 @@ struct ApiDeps {
   HistoryStore* history = nullptr;
   GroupStore* groups = nullptr;
   Inbox* inbox = nullptr;
-  SessionService* sessions = nullptr;     // devices and revocation (null: those routes answer UNAVAILABLE)
-  MessageStateStore* messages = nullptr;  // edit and recall marks in history (decision 90; null: none)
+  SessionService* sessions = nullptr;  // devices and revocation (null: those routes answer UNAVAILABLE)
+  // Edit and recall marks in history (decision 90), and the edit and recall routes' state (decision 167);
+  // null: no marks, and those routes answer UNAVAILABLE as the frames do.
+  MessageStateStore* messages = nullptr;
+  LifecyclePolicy
+      lifecycle;  // QIM_EDIT_WINDOW_MS, QIM_RECALL_WINDOW_MS: fanout's, for the check before the append
   BeforeSendHook* before_send = nullptr;  // the gateway's before-send hook (null: none); both doors ask it
   UserRegistry* users = nullptr;  // QIM_USER_REGISTRY=1: the /v1/users routes and UNKNOWN_USER (null: off)
   // The gateway's attachment rules (Gateway::attachments(): the same ids, budget and client_upload_id
@@ -107,6 +112,9 @@ class ApiRouter {
   ApiResponse attach(const ApiRequest& r);
   ApiResponse attachment_url(const std::map<std::string, std::string>& q,
                              const std::vector<std::string>& parts);
+  // message_event_routes.cc: edit, recall, react to or unreact a message as a user or the system user (scope
+  // send; the EDIT, RECALL, REACT and UNREACT frames, gateway/message_event_requests.h).
+  ApiResponse message_event(const ApiRequest& r, const std::vector<std::string>& parts);
   // user_routes.cc: the user registry (scope users).
   ApiResponse users(const ApiRequest& r, const std::map<std::string, std::string>& q,
                     const std::vector<std::string>& parts);

@@ -609,6 +609,7 @@ int run_instance(const EnvLookup& base_env, const Instance& instance) {
       ad.inbox = pipeline->inbox();
       ad.sessions = sessions.get();
       ad.messages = pipeline->messages();
+      ad.lifecycle = cfg.lifecycle;  // the windows fanout decides by
       ad.before_send = before_send.get();
       ad.users = users.get();
       ad.attachments = gateway->attachments();  // the frames' rules, ids and budget (docs/adr/0165)

@@ -97,165 +97,183 @@ Status annotate_history_page(MessageStateStore& messages, HistoryPage& page,
 
 namespace {
 
-// What the idempotency table keeps of an event: the same client_msg_id with another target or body is
-// refused, as a SEND's is.
-uint64_t event_fingerprint(const MessageEventFrame& f) {
-  return send_fingerprint(f.conversation, std::string(message_event_name(f.kind)) + ":" +
-                                              std::to_string(f.target.value) + ":" + f.body);
+std::string upper_name(MessageEventKind kind) {
+  std::string what(message_event_name(kind));
+  std::transform(what.begin(), what.end(), what.begin(), [](unsigned char c) { return std::toupper(c); });
+  return what;
 }
 
 }  // namespace
 
-void Connection::handle_message_event(const std::string& ref, MessageEventFrame f) {
-  std::string what(message_event_name(f.kind));
-  std::transform(what.begin(), what.end(), what.begin(), [](unsigned char c) { return std::toupper(c); });
-  MessageStateStore* messages = ctx_.deps.messages;
-  if (messages == nullptr || ctx_.deps.outbox == nullptr) {
-    send_error(ref, WireCode::kUnavailable, what + " is not served by this deployment");
-    return;
+uint64_t message_event_fingerprint(const MessageEventFrame& f) {
+  return send_fingerprint(f.conversation, std::string(message_event_name(f.kind)) + ":" +
+                                              std::to_string(f.target.value) + ":" + f.body);
+}
+
+std::string message_event_answer(const std::string& ref, const MessageEventFrame& f, uint64_t fingerprint,
+                                 const Result<SentMessage>& sent) {
+  if (!sent.ok()) return encode_error(ref, wire_code_of(sent.code()), sent.error().message());
+  if (sent->fingerprint != fingerprint) {
+    return encode_error(
+        ref, WireCode::kInvalidArgument,
+        "client_msg_id '" + f.client_msg_id + "' was already used for another message or event");
   }
-  const UserId me = principal_->user;
+  return encode_event_ack(
+      ref, EventAck{f.kind, f.client_msg_id, sent->id, f.target, sent->conversation, sent->server_time_ms});
+}
+
+std::optional<SendRefusal> message_event_precheck(const MessageEventDeps& deps, const UserId& actor,
+                                                  const MessageEventFrame& f) {
+  if (deps.messages == nullptr || deps.outbox == nullptr)
+    return SendRefusal{WireCode::kUnavailable, upper_name(f.kind) + " is not served by this deployment"};
   auto conversation = Conversation::of(f.conversation);
   const GroupId* group = conversation.ok() ? conversation->group_id() : nullptr;
-  if (group == nullptr && !is_member(me, f.conversation)) {
-    send_error(ref, WireCode::kForbidden,
-               "you are not a member of conversation '" + f.conversation.str() + "'");
-    return;
+  if (group == nullptr && !is_member(actor, f.conversation)) {
+    return SendRefusal{WireCode::kForbidden,
+                       "you are not a member of conversation '" + f.conversation.str() + "'"};
   }
-  GroupStore* groups = ctx_.deps.groups;
-  if (group != nullptr && groups == nullptr) {
-    send_error(ref, WireCode::kUnavailable, "groups are not served by this gateway");
+  if (group != nullptr && deps.groups == nullptr)
+    return SendRefusal{WireCode::kUnavailable, "groups are not served by this gateway"};
+  return std::nullopt;
+}
+
+std::string append_message_event(const MessageEventDeps& deps, const std::string& ref, const UserId& actor,
+                                 const DeviceId& device, const MessageEventFrame& f, int64_t now_ms,
+                                 const std::string& key) {
+  const std::string what = upper_name(f.kind);
+  const uint64_t fingerprint = message_event_fingerprint(f);
+  auto count = [&](WireCode code) {
+    if (deps.refused) deps.refused(code);
+  };
+  auto refuse = [&](WireCode code, const std::string& message) {
+    deps.dedup->complete(key, Error(Errc::kInvalidArgument, message));  // the key is free again
+    count(code);
+    return encode_error(ref, code, message);
+  };
+  auto failed = [&](const Error& e) {
+    deps.dedup->complete(key, e);
+    return encode_error(ref, wire_code_of(e.code()), what + " could not be checked: " + e.message());
+  };
+  auto conversation = Conversation::of(f.conversation);
+  const GroupId* group = conversation.ok() ? conversation->group_id() : nullptr;
+  bool moderates = false;
+  if (group != nullptr) {
+    GroupCheck check = check_group_member(*deps.groups, *group, actor);
+    if (!check.member) return refuse(check.code, check.message);
+    moderates = check.member->role == GroupRole::kAdmin || check.member->role == GroupRole::kOwner;
+  }
+  Log& outbox = *deps.outbox;
+  MessageStateStore& messages = *deps.messages;
+  const uint32_t partition = outbox_partition_of(f.conversation, outbox.partition_count());
+  auto state = messages.load(f.target);
+  if (state.ok() && !*state && (f.target.value >> kOffsetBits) == partition) {
+    state = read_event_target(outbox, f.target, partition, UINT64_MAX);
+  }
+  if (!state.ok()) return failed(state.error());
+  const MessageEvent event{f.kind, f.target};
+  const EventRequest request{event,
+                             f.conversation,
+                             actor,
+                             now_ms,
+                             UINT64_MAX,
+                             moderates,
+                             is_reaction(f.kind) ? f.body : std::string()};
+  const EventOutcome outcome = decide_event(*state ? &**state : nullptr, request, deps.policy);
+  if (!outcome.applied) {
+    return refuse(wire_code_of(outcome.refusal),
+                  what + " of message " + std::to_string(f.target.value) +
+                      " refused: " + std::string(event_refusal_name(outcome.refusal)));
+  }
+  // An EDIT replaces the caption of a message with attachments and keeps them (they live in its body,
+  // docs/adr/0113): the record carries the whole new body, so fanout, the archiver and replays need no
+  // change (edit_body: the SEND read back from the Outbox, else the history row).
+  std::string body = f.body;
+  if (f.kind == MessageEventKind::kEdit) {
+    auto composed = edit_body(outbox, deps.history, f.conversation, f.target, partition, f.body);
+    if (!composed.ok()) return failed(composed.error());
+    body = std::move(*composed);
+    if (body.size() > deps.max_body_bytes) {
+      return refuse(WireCode::kTooLarge, "the edited body with the message's attachments is " +
+                                             std::to_string(body.size()) + " bytes, over the limit of " +
+                                             std::to_string(deps.max_body_bytes));
+    }
+  }
+  OutboxRecord record{f.conversation, actor, device, f.client_msg_id, now_ms, body, std::nullopt, event};
+  auto offset = outbox.append_sync(partition, f.conversation.str(), encode_outbox_record(record));
+  const Result<SentMessage> sent = offset.ok()
+                                       ? Result<SentMessage>(SentMessage{message_id_of(partition, *offset),
+                                                                         f.conversation, now_ms, fingerprint})
+                                       : Result<SentMessage>(offset.error());
+  deps.dedup->complete(key, sent);
+  if (!sent.ok()) {
+    spdlog::warn("gateway: {} {} of {} failed: {}", what, f.client_msg_id, actor.str(),
+                 sent.error().to_string());
+    return message_event_answer(ref, f, fingerprint, sent);
+  }
+  // As a group change's GROUP_OK: the ACK once fanout has decided it (so the next request of any client is
+  // checked against it), or its refusal when another event won a race. Polled here (2 ms doubling to 50 ms,
+  // up to QIM_GROUP_APPLY_WAIT_MS): events are rare and the callers run this on a pool. A follow-up may move
+  // the connection's wait to a timer as GROUP_* does (connection_work.cc).
+  const uint64_t at = offset->value;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(deps.apply_wait_ms);
+  auto pause = std::chrono::milliseconds(2);
+  while (true) {
+    auto decided = messages.load(f.target);
+    if (decided.ok() && *decided) {
+      auto it = (*decided)->events.find(at);
+      if (it != (*decided)->events.end()) {
+        if (it->second.applied) return message_event_answer(ref, f, fingerprint, sent);
+        count(wire_code_of(it->second.refusal));
+        return encode_error(ref, wire_code_of(it->second.refusal),
+                            what + " of message " + std::to_string(f.target.value) +
+                                " refused by fanout: " + std::string(event_refusal_name(it->second.refusal)));
+      }
+    }
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
+  return encode_error(ref, WireCode::kUnavailable,
+                      what +
+                          " was appended but fanout has not decided it yet; it will be decided there "
+                          "(read HISTORY rather than repeating it)");
+}
+
+void Connection::handle_message_event(const std::string& ref, MessageEventFrame f) {
+  GatewayContext* ctx = &ctx_;
+  MessageEventDeps deps{ctx->deps.outbox,
+                        ctx->deps.messages,
+                        ctx->deps.groups,
+                        ctx->deps.history,
+                        ctx->dedup,
+                        ctx->deps.lifecycle,
+                        ctx->options.max_body_bytes,
+                        ctx->options.group_apply_wait_ms,
+                        [ctx](WireCode code) { ctx->metrics.errors(code).Increment(); }};
+  const UserId me = principal_->user;
+  if (auto refused = message_event_precheck(deps, me, f)) {
+    send_error(ref, refused->code, refused->message);
     return;
   }
   const int64_t now = ctx_.deps.clock->now_ms();
-  const uint64_t fingerprint = event_fingerprint(f);
+  const uint64_t fingerprint = message_event_fingerprint(f);
   const std::string key = SendDedup::key_of(me, f.client_msg_id);
-  auto ack_of = [kind = f.kind, id = f.client_msg_id, target = f.target, ref,
-                 fingerprint](const Result<SentMessage>& sent) -> std::string {
-    if (!sent.ok()) return encode_error(ref, wire_code_of(sent.code()), sent.error().message());
-    if (sent->fingerprint != fingerprint) {
-      return encode_error(ref, WireCode::kInvalidArgument,
-                          "client_msg_id '" + id + "' was already used for another message or event");
-    }
-    return encode_event_ack(ref,
-                            EventAck{kind, id, sent->id, target, sent->conversation, sent->server_time_ms});
-  };
   std::weak_ptr<Connection> weak = weak_from_this();
-  auto waiter = [weak, ack_of](const Result<SentMessage>& sent) {
+  auto waiter = [weak, ref, f, fingerprint](const Result<SentMessage>& sent) {
     if (auto self = weak.lock()) {
-      auto frame = std::make_shared<const std::string>(ack_of(sent));
+      auto frame = std::make_shared<const std::string>(message_event_answer(ref, f, fingerprint, sent));
       net::post(self->ws_.get_executor(), [self, frame] { self->enqueue(frame); });
     }
   };
   auto begin = ctx_.dedup->begin(key, now, waiter);
   if (begin.kind == SendDedup::Kind::kDone) {
-    enqueue(std::make_shared<const std::string>(ack_of(*begin.sent)));
+    enqueue(std::make_shared<const std::string>(message_event_answer(ref, f, fingerprint, *begin.sent)));
     return;
   }
   if (begin.kind == SendDedup::Kind::kWaiting) return;  // answered when the first completes
-
-  GatewayContext* ctx = &ctx_;
-  std::optional<GroupId> group_id = group ? std::optional<GroupId>(*group) : std::nullopt;
-  run_pooled(
-      ctx_.blocking, ref,
-      [ctx, messages, groups, group_id, me, device = principal_->device, f = std::move(f), now, key,
-       fingerprint, ack_of, ref, what]() -> std::string {
-        auto refuse = [&](WireCode code, const std::string& message) {
-          ctx->dedup->complete(key, Error(Errc::kInvalidArgument, message));  // the key is free again
-          ctx->metrics.errors(code).Increment();
-          return encode_error(ref, code, message);
-        };
-        bool moderates = false;
-        if (group_id) {
-          GroupCheck check = check_group_member(*groups, *group_id, me);
-          if (!check.member) return refuse(check.code, check.message);
-          moderates = check.member->role == GroupRole::kAdmin || check.member->role == GroupRole::kOwner;
-        }
-        Log& outbox = *ctx->deps.outbox;
-        const uint32_t partition = outbox_partition_of(f.conversation, outbox.partition_count());
-        auto state = messages->load(f.target);
-        if (state.ok() && !*state && (f.target.value >> kOffsetBits) == partition) {
-          state = read_event_target(outbox, f.target, partition, UINT64_MAX);
-        }
-        if (!state.ok()) {
-          ctx->dedup->complete(key, state.error());
-          return encode_error(ref, wire_code_of(state.code()),
-                              what + " could not be checked: " + state.error().message());
-        }
-        const MessageEvent event{f.kind, f.target};
-        const EventRequest request{event,
-                                   f.conversation,
-                                   me,
-                                   now,
-                                   UINT64_MAX,
-                                   moderates,
-                                   is_reaction(f.kind) ? f.body : std::string()};
-        const EventOutcome outcome = decide_event(*state ? &**state : nullptr, request, ctx->deps.lifecycle);
-        if (!outcome.applied) {
-          return refuse(wire_code_of(outcome.refusal),
-                        what + " of message " + std::to_string(f.target.value) +
-                            " refused: " + std::string(event_refusal_name(outcome.refusal)));
-        }
-        // An EDIT replaces the caption of a message with attachments and keeps them (they live in its body,
-        // docs/adr/0113): the record carries the whole new body, so fanout, the archiver and replays need no
-        // change (edit_body: the SEND read back from the Outbox, else the history row).
-        std::string body = f.body;
-        if (f.kind == MessageEventKind::kEdit) {
-          auto composed = edit_body(outbox, ctx->deps.history, f.conversation, f.target, partition, f.body);
-          if (!composed.ok()) {
-            ctx->dedup->complete(key, composed.error());
-            return encode_error(ref, wire_code_of(composed.code()),
-                                what + " could not be checked: " + composed.error().message());
-          }
-          body = std::move(*composed);
-          if (body.size() > ctx->options.max_body_bytes) {
-            return refuse(WireCode::kTooLarge,
-                          "the edited body with the message's attachments is " + std::to_string(body.size()) +
-                              " bytes, over the limit of " + std::to_string(ctx->options.max_body_bytes));
-          }
-        }
-        OutboxRecord record{f.conversation, me, device, f.client_msg_id, now, body, std::nullopt, event};
-        auto offset = outbox.append_sync(partition, f.conversation.str(), encode_outbox_record(record));
-        const Result<SentMessage> sent =
-            offset.ok() ? Result<SentMessage>(SentMessage{message_id_of(partition, *offset), f.conversation,
-                                                          now, fingerprint})
-                        : Result<SentMessage>(offset.error());
-        ctx->dedup->complete(key, sent);
-        if (!sent.ok()) {
-          spdlog::warn("gateway: {} {} of {} failed: {}", what, f.client_msg_id, me.str(),
-                       sent.error().to_string());
-          return ack_of(sent);
-        }
-        // As a group change's GROUP_OK: the ACK once fanout has decided it (so the next frame of any client
-        // is checked against it), or its refusal when another event won a race. Polled here (2 ms doubling
-        // to 50 ms, up to QIM_GROUP_APPLY_WAIT_MS): events are rare and the pool has its lanes. A follow-up
-        // may move the wait to a timer as GROUP_* does (connection_work.cc).
-        const uint64_t at = offset->value;
-        const auto deadline =
-            std::chrono::steady_clock::now() + std::chrono::milliseconds(ctx->options.group_apply_wait_ms);
-        auto pause = std::chrono::milliseconds(2);
-        while (true) {
-          auto decided = messages->load(f.target);
-          if (decided.ok() && *decided) {
-            auto it = (*decided)->events.find(at);
-            if (it != (*decided)->events.end()) {
-              if (it->second.applied) return ack_of(sent);
-              ctx->metrics.errors(wire_code_of(it->second.refusal)).Increment();
-              return encode_error(
-                  ref, wire_code_of(it->second.refusal),
-                  what + " of message " + std::to_string(f.target.value) +
-                      " refused by fanout: " + std::string(event_refusal_name(it->second.refusal)));
-            }
-          }
-          if (std::chrono::steady_clock::now() >= deadline) break;
-          std::this_thread::sleep_for(pause);
-          pause = std::min(pause * 2, std::chrono::milliseconds(50));
-        }
-        return encode_error(ref, WireCode::kUnavailable,
-                            what +
-                                " was appended but fanout has not decided it yet; it will be decided there "
-                                "(read HISTORY rather than repeating it)");
-      });
+  run_pooled(ctx_.blocking, ref,
+             [deps = std::move(deps), me, device = principal_->device, f = std::move(f), now, key,
+              ref]() -> std::string { return append_message_event(deps, ref, me, device, f, now, key); });
 }
 
 }  // namespace qim
