@@ -5,8 +5,8 @@
 // about it may have been decided), which on the live path it never is.
 //
 // Fanout is the only writer (one Outbox partition is read by one fanout); the archiver and the gateways
-// read. Backends: memory (tests) and RocksDB (embedded, QIM_DATA_DIR/messages). The distributed
-// deployments have none yet: there EDIT and RECALL answer UNAVAILABLE (docs/adr/0090).
+// read. Backends: memory (tests), RocksDB (embedded, QIM_DATA_DIR/messages), and for the distributed
+// deployments Redis (lifecycle/redis/) and CQL (lifecycle/cql/), beside their mailbox stores.
 
 #include <cstdint>
 #include <memory>
