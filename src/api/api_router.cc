@@ -258,13 +258,7 @@ ApiResponse ApiRouter::post_message(const ApiRequest& r, const std::map<std::str
   if (auto* p = std::get_if<ApiResponse>(&body)) return std::move(*p);
   const json::object& in = std::get<json::object>(body);
   // Who sends: "from" (a user), else the system user.
-  std::string from = options_.system_user;
-  if (const json::value* f = in.if_contains("from")) {
-    if (!f->is_string())
-      return problem(WireCode::kInvalidArgument, "field 'from': expected a user id string");
-    from = std::string(f->as_string());
-  }
-  auto sender = user_field(from, "from");
+  auto sender = acting_user(in, options_.system_user);
   if (auto* p = std::get_if<ApiResponse>(&sender)) return std::move(*p);
   std::string device_text = "api";
   if (const json::value* d = in.if_contains("device")) {

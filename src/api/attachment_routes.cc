@@ -16,15 +16,14 @@ ApiResponse ApiRouter::attach(const ApiRequest& r) {
   if (auto* p = std::get_if<ApiResponse>(&body)) return std::move(*p);
   const json::object& in = std::get<json::object>(body);
   // Who uploads: "from" (a user), else the system user, as POST /v1/messages names its sender.
-  std::string from = options_.system_user;
+  auto uploader = acting_user(in, options_.system_user);
+  if (auto* p = std::get_if<ApiResponse>(&uploader)) return std::move(*p);
   json::object frame;
   frame["type"] = "ATTACH";
   frame["ref"] = kRef;
   for (const auto& [k, v] : in) {
     if (k == "from") {
-      if (!v.is_string())
-        return problem(WireCode::kInvalidArgument, "field 'from': expected a user id string");
-      from = std::string(v.as_string());
+      continue;
     } else if (k == "conversation" || k == "name" || k == "content_type" || k == "size" || k == "sha256" ||
                k == "client_upload_id") {
       frame[k] = v;  // checked by the ATTACH frame's parser
@@ -32,8 +31,6 @@ ApiResponse ApiRouter::attach(const ApiRequest& r) {
       return problem(WireCode::kInvalidArgument, "unknown field '" + std::string(k) + "'");
     }
   }
-  auto uploader = user_field(from, "from");
-  if (auto* p = std::get_if<ApiResponse>(&uploader)) return std::move(*p);
   auto parsed = parse_frame(frame, deps_.max_body_bytes);
   if (auto* p = std::get_if<ApiResponse>(&parsed)) return std::move(*p);
   const auto& f = std::get<AttachFrame>(std::get<AttachmentFrame>(std::get<ClientFrame>(parsed).body));

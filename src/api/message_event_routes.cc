@@ -23,15 +23,14 @@ ApiResponse ApiRouter::message_event(const ApiRequest& r, const std::vector<std:
   auto body = body_object(r.body);
   if (auto* p = std::get_if<ApiResponse>(&body)) return std::move(*p);
   const json::object& in = std::get<json::object>(body);
-  std::string from = options_.system_user;
+  auto actor = acting_user(in, options_.system_user);
+  if (auto* p = std::get_if<ApiResponse>(&actor)) return std::move(*p);
   json::object frame;
   frame["type"] = edit ? "EDIT" : !reaction ? "RECALL" : r.method == "POST" ? "REACT" : "UNREACT";
   frame["ref"] = kRef;
   for (const auto& [k, v] : in) {
     if (k == "from") {
-      if (!v.is_string())
-        return problem(WireCode::kInvalidArgument, "field 'from': expected a user id string");
-      from = std::string(v.as_string());
+      continue;
     } else if (k == "body" && edit) {
       frame[k] = v;  // checked by the EDIT frame's parser
     } else if (k == "reaction" && reaction) {
@@ -40,8 +39,6 @@ ApiResponse ApiRouter::message_event(const ApiRequest& r, const std::vector<std:
       return problem(WireCode::kInvalidArgument, "unknown field '" + std::string(k) + "'");
     }
   }
-  auto actor = user_field(from, "from");
-  if (auto* p = std::get_if<ApiResponse>(&actor)) return std::move(*p);
   // Idempotent with an Idempotency-Key (the event's client_msg_id, in SEND's table, as for POST
   // /v1/messages); without one, a fresh id per request.
   frame["client_msg_id"] = r.has_idempotency_key ? r.idempotency_key : "api-" + mint_group_id().str();

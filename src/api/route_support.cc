@@ -60,6 +60,16 @@ std::variant<UserId, ApiResponse> user_field(const std::string& text, std::strin
   return *u;
 }
 
+std::variant<UserId, ApiResponse> acting_user(const json::object& in, const std::string& system_user) {
+  std::string from = system_user;
+  if (const json::value* f = in.if_contains("from")) {
+    if (!f->is_string())
+      return ApiRouter::problem(WireCode::kInvalidArgument, "field 'from': expected a user id string");
+    from = std::string(f->as_string());
+  }
+  return user_field(from, "from");
+}
+
 void copy_field(const json::object& from, json::object& to, std::string_view name) {
   if (const json::value* v = from.if_contains(name)) to[name] = *v;
 }

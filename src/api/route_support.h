@@ -37,6 +37,10 @@ std::variant<ClientFrame, ApiResponse> parse_frame(const json::object& frame, si
 // A user id field of the API; the problem INVALID_ARGUMENT naming `field` when it is not one.
 std::variant<UserId, ApiResponse> user_field(const std::string& text, std::string_view field);
 
+// Who acts in a request: its "from" field (a user id string), else `system_user`; the problem
+// INVALID_ARGUMENT naming "from" otherwise. Every route that acts as a user names it so.
+std::variant<UserId, ApiResponse> acting_user(const json::object& in, const std::string& system_user);
+
 // Copies `name` from `from` into `to` if present.
 void copy_field(const json::object& from, json::object& to, std::string_view name);
 
