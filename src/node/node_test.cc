@@ -21,6 +21,7 @@
 #include "mailbox/message_codec.h"
 #include "mailbox/store_options.h"
 #include "mailbox/tests/backend_fixture.h"
+#include "node/node_fixture.h"
 #include "node/node_test_support.h"
 #include "node/page.h"
 #include "node/quarantine.h"
@@ -30,30 +31,11 @@ namespace qim {
 namespace {
 
 using namespace std::chrono_literals;
-
-constexpr uint32_t kShards = 4;
-constexpr int64_t kServerTimeMs = 1'700'000'000'000;
-
-class Recorder final : public DeliveryNotifier {
- public:
-  void entries_visible(ShardId, MailboxSeq, MailboxSeq frontier,
-                       std::span<const MailboxEntry> entries) override {
-    std::lock_guard lock(mu_);
-    for (const auto& e : entries) {
-      EXPECT_LE(e.seq, frontier);
-      seen_.push_back(e);
-    }
-  }
-  void range_unknown(ShardId, MailboxSeq, MailboxSeq) override {}  // delivery_report_test.cc checks these
-  std::vector<MailboxEntry> seen() {
-    std::lock_guard lock(mu_);
-    return seen_;
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<MailboxEntry> seen_;
-};
+using testing::eventually;
+using testing::kServerTimeMs;
+using testing::kShards;
+using testing::NodeTest;
+using testing::Recorder;
 
 // A log decorator whose appends fail while `fail` is set: a quarantine that cannot take a record.
 class FailingLog final : public Log {
@@ -86,90 +68,6 @@ class FailingLog final : public Log {
 
  private:
   Log& inner_;
-};
-
-class NodeTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    log_ = testing::open_test_log(dir_.sub("mailbox-log"), kShards, "mailbox");
-    quarantine_log_ = testing::open_test_log(dir_.sub("quarantine-log"), kQuarantinePartitions, "quarantine");
-    // The store's clock stands at the messages' server time: on the wall clock their day buckets are long
-    // past retention, and the node's retention sweep would (rightly) trim them.
-    store_ = testing::open_memory_store(kShards, std::make_shared<ManualClock>(kServerTimeMs));
-    std::tie(a_, b_) = testing::two_users_of_shard_zero(shards_);
-  }
-
-  // The dispatch record of message number `n` (from a to b) on partition 0.
-  DispatchRecord record(int n) { return testing::message_record(shards_, a_, b_, n, kServerTimeMs); }
-  // The record of message `n` with another body under the same dispatch id: a DispatchConflict.
-  DispatchRecord conflicting(int n) {
-    DispatchRecord r = record(n);
-    r.message.body = "tampered " + std::to_string(n);
-    r.identity = make_identity(r.identity.id, r.message, r.chunks);
-    return r;
-  }
-  // Appends the dispatch record of message number `n` to partition 0; returns its offset.
-  Offset dispatch(int n) { return log_->append_sync(0, "", encode_dispatch_record(record(n))).value(); }
-  // Appends the record fanout appends for a recall of message number `n` (Outbox offset n), read at
-  // Outbox offset `at`: its entry, client id "~recall", to a and b.
-  Offset dispatch_recall(int n, uint64_t at) {
-    MessageState target;
-    target.id = message_id_of(0, Offset{static_cast<uint64_t>(n)});
-    return dispatch_event(target, MessageEventKind::kRecall, "", at);
-  }
-  // Appends the record fanout appends for the applied event `kind` of `state`'s message (an edit to
-  // `text`), read at Outbox offset `at`, with `state` as it stands after it: its entry to a and b.
-  Offset dispatch_event(MessageState& state, MessageEventKind kind, std::string_view text, uint64_t at) {
-    state.events[at] =
-        EventOutcome{kind, true, EventRefusal::kNone, a_, kServerTimeMs + static_cast<int64_t>(at), ""};
-    OutboxRecord r;
-    r.sender = a_;
-    r.conversation = direct_conversation(a_, b_).value();
-    r.client_msg_id = event_entry_client_id(kind);
-    r.server_time_ms = kServerTimeMs;
-    r.body = event_entry_body(state, kind, a_, text, at);
-    auto plan = plan_dispatches(r, 0, Offset{at}, shards_, 256).value();
-    return log_->append_sync(0, "", encode_dispatch_record(plan.at(0).record)).value();
-  }
-
-  NodeOptions options(Epoch epoch = Epoch{1}) {
-    NodeOptions o;
-    o.shards = {ShardId{0}};
-    o.epoch = epoch;
-    o.poll_wait = 10ms;
-    o.retry_min = 1ms;
-    o.retry_max = 10ms;
-    o.quarantine = quarantine_log_.get();
-    return o;
-  }
-  // What the quarantine holds, read back from its log.
-  std::vector<QuarantineEntry> quarantined() {
-    return read_quarantine(*quarantine_log_, Offset{0}, 100).value();
-  }
-
-  // Every visible entry of a user, paging through the mailbox.
-  std::vector<MailboxEntry> mailbox(const UserId& user) { return testing::read_whole_mailbox(*store_, user); }
-  MailboxSeq frontier() { return testing::shard_zero_frontier(*store_); }
-
-  // Checks that `user` sees messages 0..n-1 exactly once, in order, with strictly increasing seqs.
-  void expect_all_once(const UserId& user, int n) {
-    auto entries = mailbox(user);
-    ASSERT_EQ(entries.size(), static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) {
-      EXPECT_EQ(entries[i].message.body, "message " + std::to_string(i));
-      if (i > 0) {
-        EXPECT_LT(entries[i - 1].seq, entries[i].seq);
-      }
-    }
-  }
-
-  testing::TempDir dir_;
-  ShardMap shards_ = ShardMap::create(kShards).value();
-  std::unique_ptr<EmbeddedLog> log_;
-  std::unique_ptr<EmbeddedLog> quarantine_log_;
-  std::unique_ptr<MailboxStore> store_;
-  UserId a_, b_;
-  Recorder recorder_;
 };
 
 TEST_F(NodeTest, MaterialisesEveryRecordAndReportsWhatBecameVisible) {
@@ -452,17 +350,6 @@ TEST_F(NodeTest, ANewEpochContinuesTheShardAndAnOlderOneRefuses) {
   EXPECT_EQ(s.code(), Errc::kEpochAhead);
 }
 
-// Polls `done` (a condition, not a duration) until it holds or a minute has passed.
-template <typename F>
-bool eventually(F done) {
-  const auto deadline = std::chrono::steady_clock::now() + 60s;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
-
 // An owner at epoch 1 keeps running while another takes the shard at epoch 2 (two stores over the same
 // data, each with its own frontier cache). Within the fence bound the stale worker stops the shard: a
 // critical log line and its metrics name the shard, both epochs and the bound.
@@ -533,131 +420,6 @@ TEST_F(NodeTest, AFrontierBeyondTheLogMeansTheyDoNotBelongTogether) {
   log_ = testing::open_test_log(dir_.sub("fresh-log"), kShards, "mailbox");
   Status s = MailboxNode(*log_, *store_, nullptr, options()).start();
   EXPECT_EQ(s.code(), Errc::kInvariant);
-}
-
-// Decision 129: the node materialising a recall entry removes the recalled SEND's body from the
-// recipients' entries (the entry stays, as a tombstone the recall entry explains); other messages keep
-// theirs.
-TEST_F(NodeTest, ARecallEntryRemovesTheRecalledSendsBodyFromTheMailbox) {
-  dispatch(0);
-  dispatch(1);
-  dispatch_recall(0, 2);
-  MailboxNode node(*log_, *store_, &recorder_, options());
-  ASSERT_TRUE(node.start().ok());
-  ASSERT_TRUE(node.drain(60s).ok());
-  for (const UserId& u : {a_, b_}) {
-    auto entries = mailbox(u);
-    ASSERT_EQ(entries.size(), 3u);
-    EXPECT_EQ(entries[0].message.id, message_id_of(0, Offset{0}));
-    EXPECT_EQ(entries[0].message.body, "") << u.str();
-    EXPECT_EQ(entries[1].message.body, "message 1");
-    EXPECT_EQ(entries[2].message.client_msg_id, "~recall");
-  }
-}
-
-// Decision 157: the recall entry names the message's applied edits, and the node removes their text from
-// the recipients' ~edit entries too; each keeps its JSON with "body":"", the very bytes fanout dispatches
-// for that edit read again after the recall. Another message's edit keeps its text.
-TEST_F(NodeTest, ARecallEntryRemovesItsEditsTextFromTheMailbox) {
-  MessageState target, other;
-  target.id = message_id_of(0, Offset{0});
-  other.id = message_id_of(0, Offset{1});
-  dispatch(0);
-  dispatch(1);
-  dispatch_event(target, MessageEventKind::kEdit, "changed once", 2);
-  dispatch_event(other, MessageEventKind::kEdit, "the other's edit", 3);
-  dispatch_event(target, MessageEventKind::kEdit, "changed twice", 4);
-  dispatch_event(target, MessageEventKind::kRecall, "", 5);
-  MailboxNode node(*log_, *store_, &recorder_, options());
-  ASSERT_TRUE(node.start().ok());
-  ASSERT_TRUE(node.drain(60s).ok());
-  for (const UserId& u : {a_, b_}) {
-    auto entries = mailbox(u);
-    ASSERT_EQ(entries.size(), 6u);
-    EXPECT_EQ(entries[0].message.body, "") << u.str();
-    EXPECT_EQ(entries[1].message.body, "message 1");
-    EXPECT_EQ(entries[2].message.id, message_id_of(0, Offset{2}));
-    EXPECT_EQ(entries[2].message.client_msg_id, "~edit");
-    EXPECT_EQ(entries[2].message.body, event_entry_body(target, MessageEventKind::kEdit, a_, "", 2));
-    EXPECT_EQ(entries[3].message.body,
-              event_entry_body(other, MessageEventKind::kEdit, a_, "the other's edit", 3));
-    EXPECT_EQ(entries[4].message.body, event_entry_body(target, MessageEventKind::kEdit, a_, "", 4));
-    EXPECT_EQ(entries[5].message.client_msg_id, "~recall");
-    for (const auto& e : entries) {
-      EXPECT_EQ(e.message.body.find("changed"), std::string::npos) << u.str() << ": " << e.message.body;
-    }
-  }
-}
-
-// Decision 160: a member removed between the SEND and its recall gets no recall entry, but the recall's
-// record of their shard names them as a former recipient, and the node removes the body from their entry
-// too. Where no recipient of the recall is left in the shard, that record has no chunk at all: the node
-// begins, redacts and finishes it, and writes nobody an entry.
-TEST_F(NodeTest, ARecallRedactsItsFormerRecipientsEntriesAndWritesThemNone) {
-  UserId elsewhere;  // a user of another shard: the only recipient of the second recall
-  for (int i = 0; elsewhere.empty(); ++i) {
-    UserId u = UserId::parse("other" + std::to_string(i)).value();
-    if (shards_.shard_of(u).value != 0) elsewhere = u;
-  }
-  // The recall read at Outbox offset `at` of message `n`, to `recipients`, naming `former`: shard 0's record.
-  auto dispatch_recall_to = [&](int n, uint64_t at, std::vector<UserId> recipients,
-                                std::vector<UserId> former) {
-    MessageState target;
-    target.id = message_id_of(0, Offset{static_cast<uint64_t>(n)});
-    target.events[at] =
-        EventOutcome{MessageEventKind::kRecall, true, EventRefusal::kNone, a_, kServerTimeMs, ""};
-    OutboxRecord r;
-    r.sender = a_;
-    r.conversation = ConversationId::parse("g:team").value();
-    r.client_msg_id = event_entry_client_id(MessageEventKind::kRecall);
-    r.server_time_ms = kServerTimeMs;
-    r.body = event_entry_body(target, MessageEventKind::kRecall, a_, "", at);
-    auto plan = plan_dispatches_to(r, 0, Offset{at}, shards_, 256, std::move(recipients)).value();
-    EXPECT_EQ(add_former_recipients(plan, shards_, std::move(former)), 0u);
-    for (const ShardDispatch& d : plan) {
-      if (d.shard.value == 0) return log_->append_sync(0, "", encode_dispatch_record(d.record)).value();
-    }
-    ADD_FAILURE() << "no record for shard 0";
-    return Offset{};
-  };
-  dispatch(0);
-  dispatch_recall_to(0, 1, {a_}, {b_});  // b was removed before the recall
-  dispatch(2);
-  const Offset last = dispatch_recall_to(2, 3, {elsewhere}, {a_, b_});  // both were removed
-  MailboxNode node(*log_, *store_, &recorder_, options());
-  ASSERT_TRUE(node.start().ok());
-  ASSERT_TRUE(node.drain(60s).ok());
-  EXPECT_EQ(frontier(), compose(Epoch{1}, last).value());
-  EXPECT_TRUE(quarantined().empty());
-  const auto at_a = mailbox(a_);
-  ASSERT_EQ(at_a.size(), 3u);
-  EXPECT_EQ(at_a[0].message.body, "");
-  EXPECT_EQ(at_a[1].message.client_msg_id, "~recall");
-  EXPECT_EQ(at_a[2].message.id, message_id_of(0, Offset{2}));
-  EXPECT_EQ(at_a[2].message.body, "") << "a former recipient of the second recall";
-  const auto at_b = mailbox(b_);
-  ASSERT_EQ(at_b.size(), 2u) << "b received no recall entry";
-  for (const auto& e : at_b) {
-    EXPECT_EQ(e.message.client_msg_id.front(), 'c') << e.message.client_msg_id;
-    EXPECT_EQ(e.message.body, "") << e.message.client_msg_id;
-  }
-}
-
-// The recall's finish waits for its redaction: while the redaction fails the frontier stays below the
-// recall (so a process killed now replays it), and once it succeeds no body is left.
-TEST_F(NodeTest, TheFrontierPassesARecallOnlyOnceItsRedactionSucceeded) {
-  testing::FlakyStore flaky(*store_);
-  flaky.fail_redact = 1'000'000;
-  MailboxNode node(*log_, flaky, &recorder_, options());
-  ASSERT_TRUE(node.start().ok());
-  dispatch(0);
-  const Offset recall = dispatch_recall(0, 1);
-  ASSERT_TRUE(eventually([&] { return flaky.redact_calls.load() >= 3; }));
-  EXPECT_LT(frontier(), compose(Epoch{1}, recall).value());
-  flaky.fail_redact = 0;
-  ASSERT_TRUE(node.drain(60s).ok());
-  EXPECT_EQ(frontier(), compose(Epoch{1}, recall).value());
-  EXPECT_EQ(mailbox(b_).at(0).message.body, "");
 }
 
 TEST(ShardSetTest, ParsesRangesAndLists) {
