@@ -152,8 +152,8 @@ TEST_F(MessageEventsFanoutTest, ReplayFromBeforeTheSendDecidesTheSame) {
   }
 }
 
-// Counts the watermark reads of a memory store.
-class CountingStore final : public MessageStateStore {
+// A memory store behind every call, for the stores below to change one of them.
+class ForwardingStore : public MessageStateStore {
  public:
   Result<std::optional<MessageState>> load(MessageId id) override { return inner_->load(id); }
   Result<std::vector<std::optional<MessageState>>> load_many(std::span<const MessageId> ids) override {
@@ -165,14 +165,20 @@ class CountingStore final : public MessageStateStore {
   Status raise_watermark(uint32_t partition, uint64_t event_offset) override {
     return inner_->raise_watermark(partition, event_offset);
   }
+  Result<uint64_t> watermark(uint32_t partition) override { return inner_->watermark(partition); }
+
+ protected:
+  std::unique_ptr<MessageStateStore> inner_ = make_memory_message_state_store();
+};
+
+// Counts the watermark reads.
+class CountingStore final : public ForwardingStore {
+ public:
   Result<uint64_t> watermark(uint32_t partition) override {
     ++watermark_reads;
     return inner_->watermark(partition);
   }
   std::atomic<int> watermark_reads{0};
-
- private:
-  std::unique_ptr<MessageStateStore> inner_ = make_memory_message_state_store();
 };
 
 // Decision 168: batches of plain SENDs that continue each other read the watermark once, not once each;
@@ -213,12 +219,8 @@ TEST_F(MessageEventsFanoutTest, ContinuingBatchesOfPlainSendsReadTheWatermarkOnc
 
 // A store that writes the state and the watermark one after the other, as the CQL store does, and stops
 // between them on its first put (a crash there: the state written, the watermark not, Io returned).
-class TwoStepStore final : public MessageStateStore {
+class TwoStepStore final : public ForwardingStore {
  public:
-  Result<std::optional<MessageState>> load(MessageId id) override { return inner_->load(id); }
-  Result<std::vector<std::optional<MessageState>>> load_many(std::span<const MessageId> ids) override {
-    return inner_->load_many(ids);
-  }
   Status put(const MessageState& state, uint32_t partition, uint64_t event_offset) override {
     // The inner store's own watermark is of another partition: only ours counts.
     QIM_RETURN_IF_ERROR(inner_->put(state, partition + 1000, event_offset));
@@ -228,13 +230,8 @@ class TwoStepStore final : public MessageStateStore {
     }
     return raise_watermark(partition, event_offset);
   }
-  Status raise_watermark(uint32_t partition, uint64_t event_offset) override {
-    return inner_->raise_watermark(partition, event_offset);
-  }
-  Result<uint64_t> watermark(uint32_t partition) override { return inner_->watermark(partition); }
 
  private:
-  std::unique_ptr<MessageStateStore> inner_ = make_memory_message_state_store();
   bool crash_once_ = true;
 };
 

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "inbox/privacy.h"
+
 namespace qim {
 
 namespace {
@@ -54,6 +56,15 @@ int64_t BlockedByCache::now_ms() {
 size_t BlockedByCache::size() const {
   std::lock_guard lock(mu_);
   return entries_.size();
+}
+
+Result<std::shared_ptr<const std::set<UserId>>> read_blocked_by(InboxBackend& privacy, BlockedByCache& cache,
+                                                                const UserId& user, uint64_t generation) {
+  const int64_t read_at = BlockedByCache::now_ms();  // before the read: what it returns is at least this new
+  QIM_ASSIGN_OR_RETURN(std::set<UserId> blockers, Privacy(privacy).blocked_by(user));
+  auto known = std::make_shared<const std::set<UserId>>(std::move(blockers));
+  cache.store(user, generation, known, read_at);
+  return known;
 }
 
 std::string encode_blocked_by_signal(const UserId& user) {

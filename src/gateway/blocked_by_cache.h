@@ -25,6 +25,7 @@
 #include <unordered_map>
 
 #include "core/name.h"
+#include "core/status.h"
 
 namespace qim {
 
@@ -62,6 +63,14 @@ class BlockedByCache {
   uint64_t next_generation_ = 0;
   std::unordered_map<std::string, Entry> entries_;
 };
+
+class InboxBackend;
+
+// A check's read when lookup() had nothing: who blocks `user` from `privacy` (inbox/privacy.h), kept in
+// `cache` under `generation` (lookup's) unless a block change came meanwhile. The store's error otherwise
+// (nothing kept).
+Result<std::shared_ptr<const std::set<UserId>>> read_blocked_by(InboxBackend& privacy, BlockedByCache& cache,
+                                                                const UserId& user, uint64_t generation);
 
 // The invalidation a block change sends to its target's gateways through the signal bus
 // (delivery/signal_bus.h): a JSON object that is no client frame, type "~BLOCKED_BY_CHANGED", never sent to

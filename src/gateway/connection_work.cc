@@ -196,14 +196,12 @@ void Connection::queue_direct_send(const std::string& ref, SendFrame f, Conversa
       if (weak.expired()) return;
       GroupCheck result;
       std::shared_ptr<const std::set<UserId>> blockers;
-      const int64_t read_at = BlockedByCache::now_ms();
-      auto read = Privacy(*backend).blocked_by(user);
+      auto read = read_blocked_by(*backend, *cache, user, generation);
       if (!read.ok()) {
         result.code = wire_code_of(read.code());
         result.message = "the block check failed: " + read.error().message();
       } else {
-        blockers = std::make_shared<const std::set<UserId>>(std::move(*read));
-        cache->store(user, generation, blockers, read_at);
+        blockers = *std::move(read);
         result.member = GroupMemberRecord{};  // read: each SEND is decided against its own peer
       }
       if (auto self = weak.lock()) {

@@ -110,12 +110,9 @@ void Connection::handle_typing(const std::string& ref, const TypingFrame& f) {
     run_pooled(ctx_.blocking, ref,
                [signals, privacy, cache, generation = cached.generation, me, peer = *peer,
                 frame = std::move(frame)]() mutable {
-                 const int64_t read_at = BlockedByCache::now_ms();
-                 auto blockers = Privacy(*privacy).blocked_by(me);
+                 auto blockers = read_blocked_by(*privacy, *cache, me, generation);
                  if (!blockers.ok()) return std::string();  // fail closed: a typing signal is never owed
-                 auto known = std::make_shared<const std::set<UserId>>(*std::move(blockers));
-                 cache->store(me, generation, known, read_at);
-                 if (!known->contains(peer)) signals->send(std::span(&peer, 1), std::move(frame));
+                 if (!(*blockers)->contains(peer)) signals->send(std::span(&peer, 1), std::move(frame));
                  return std::string();
                });
     return;
