@@ -123,13 +123,17 @@ Result<std::optional<InboxEntryRef>> ActivityWalk::apply_privacy(const Conversat
 }
 
 Status ActivityWalk::resolve(const ActivityPosition& p, const std::optional<InboxEntryRef>& row) {
-  if (!row || row->seq != p.seq) {
-    if (row && row->seq > p.seq) stale_.push_back(p);  // superseded: the row's own position is higher
-    return {};
+  if (!row || row->seq < p.seq) return {};  // its row is not there yet: only skipped
+  if (row->seq > p.seq) {
+    stale_.push_back(p);  // superseded: the row's own position is higher
+    // A row not visible may have risen after its position was read (the call not acknowledged yet, the
+    // position read before it landed): its conversation's last visible entry may still be here or below,
+    // so it is resolved from this position (once: a higher position read first has done it).
+    if (vis_.visible(row->seq)) return {};
   }
   if (!resolved_.insert(p.conversation).second) return {};
   std::optional<InboxEntryRef> last;
-  if (vis_.visible(row->seq)) {
+  if (row->seq == p.seq && vis_.visible(row->seq)) {
     last = *row;
   } else {
     QIM_ASSIGN_OR_RETURN(last, last_visible(backend_, user_, p.conversation, vis_, kNoBound));

@@ -4,7 +4,9 @@
 // list. The order and the rules equal a full sort of every row (Inbox's rules, inbox.h):
 //
 //  - a position is current when its conversation's row holds the same seq (others are stale: skipped, and
-//    handed to the backend to forget);
+//    handed to the backend to forget), except below a row not visible: that row may have risen after the
+//    positions were read (a call not acknowledged yet), so the conversation is resolved from it (decision
+//    0169);
 //  - a current row visible is the conversation's last entry; one not visible (above its epoch's frontier,
 //    or at or below the trim) gives way to the conversation's highest visible index row, which is lower:
 //    the conversation waits among the candidates until the scan has passed below it;

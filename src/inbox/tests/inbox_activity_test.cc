@@ -6,6 +6,9 @@
 #include <chrono>
 #include <cstdio>
 
+#include "core/clock.h"
+#include "inbox/activity_walk.h"
+#include "inbox/memory/memory_inbox.h"
 #include "inbox/tests/forwarding_inbox.h"
 #include "inbox/tests/inbox_suite.h"
 #ifdef QIM_TEST_WITH_CQL_INBOX
@@ -257,6 +260,52 @@ TEST_P(InboxActivityTest, StalePositionsAreSkippedAndForgotten) {
       session_->backend().activity_desc(alice_, MailboxSeq(), MailboxSeq::from_raw(~uint64_t{0}), 100);
   ASSERT_TRUE(is_ok(positions));
   EXPECT_EQ(*positions, (std::vector<ActivityPosition>{{last, c1}, {seq_of(1, 6), c2}}));
+}
+
+// Decision 0169: a list may read a conversation's positions before a sink call lands and its row after
+// (on CQL at RF 3 a QUORUM read may meet a replica the call has reached and then two it has not). The row
+// read is then above every position read, and not visible yet (the frontier passes it only after the
+// call): the conversation still has its last visible entry, below, and is listed with it.
+TEST(ActivityWalkTest, APositionReadBeforeItsRowRoseStillListsTheConversation) {
+  BackendContext context;
+  context.clock = std::make_shared<ManualClock>(1'800'000'000'000);
+  const std::unique_ptr<InboxBackend> rows = make_memory_inbox(context);
+  const UserId alice = *UserId::parse("alice");
+  const ConversationId c = *ConversationId::parse("d:alice:bob");
+  auto entry = [&](uint64_t offset) {
+    MailboxEntry e;
+    e.user = alice;
+    e.seq = seq_of(1, offset);
+    e.message.id = MessageId{offset};
+    e.message.conversation = c;
+    e.message.sender = *UserId::parse("bob");
+    e.message.body = "m" + std::to_string(offset);
+    return e;
+  };
+  for (uint64_t offset : {5, 9}) {
+    const MailboxEntry e = entry(offset);
+    ASSERT_TRUE(rows->entries_written(ShardId{0}, Epoch{1}, std::span(&e, 1)).ok());
+  }
+  // The positions as read before the second call landed: the first call's (5) only.
+  class EarlyPositions final : public ForwardingInbox {
+   public:
+    using ForwardingInbox::ForwardingInbox;
+    Result<std::vector<ActivityPosition>> activity_desc(const UserId&, MailboxSeq after, MailboxSeq before,
+                                                        uint32_t) override {
+      const ActivityPosition first{seq_of(1, 5), *ConversationId::parse("d:alice:bob")};
+      if (after < first.seq && first.seq < before) return std::vector<ActivityPosition>{first};
+      return std::vector<ActivityPosition>{};
+    }
+  } early(*rows);
+  const MailboxVisibility vis{.frontiers = {seq_of(1, 5)}, .trim = MailboxSeq()};
+  ActivityWalk walk(early, alice, vis, nullptr, std::nullopt);
+  auto first = walk.next();
+  ASSERT_TRUE(first.ok()) << first.error().to_string();
+  ASSERT_TRUE(first->has_value()) << "the conversation is listed";
+  EXPECT_EQ((*first)->last.seq, seq_of(1, 5)) << "with its last visible entry";
+  auto second = walk.next();
+  ASSERT_TRUE(second.ok());
+  EXPECT_FALSE(second->has_value());
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, InboxActivityTest, ::testing::ValuesIn(inbox_backends()), fixture_name);
