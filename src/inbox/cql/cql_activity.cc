@@ -35,39 +35,42 @@ Status CqlInboxBackend::prepare_activity() {
     QIM_ASSIGN_OR_RETURN(into, scylla::prepare_in_keyspace(session_, options_.keyspace, text, "inbox"));
     return {};
   };
-  QIM_RETURN_IF_ERROR(one(activity_write_,
-                          "INSERT INTO {ks}.inbox_activity (user_id, epoch, log_offset, conversation) "
-                          "VALUES (?, ?, ?, ?) USING TIMESTAMP ? AND TTL ?"));
+  // kind 2, a position: (epoch, log_offset, positioned) in the key, conversation '' and counts false, so
+  // a user's positions are one slice in seq order.
+  QIM_RETURN_IF_ERROR(
+      one(activity_write_,
+          "INSERT INTO {ks}.inbox_user (user_id, kind, conversation, counts, epoch, log_offset, positioned) "
+          "VALUES (?, 2, '', false, ?, ?, ?) USING TIMESTAMP ? AND TTL ?"));
   // Both bounds on (epoch, log_offset): the slice runs in clustering order, highest seq first.
-  QIM_RETURN_IF_ERROR(one(activity_read_,
-                          "SELECT epoch, log_offset, conversation FROM {ks}.inbox_activity WHERE user_id = ? "
-                          "AND (epoch, log_offset) > (?, ?) AND (epoch, log_offset) < (?, ?) LIMIT ?"));
-  QIM_RETURN_IF_ERROR(one(activity_delete_,
-                          "DELETE FROM {ks}.inbox_activity USING TIMESTAMP ? WHERE user_id = ? AND epoch = ? "
-                          "AND log_offset = ? AND conversation = ?"));
+  QIM_RETURN_IF_ERROR(
+      one(activity_read_,
+          "SELECT epoch, log_offset, positioned FROM {ks}.inbox_user WHERE user_id = ? AND kind = 2 "
+          "AND conversation = '' AND counts = false AND (epoch, log_offset) > (?, ?) "
+          "AND (epoch, log_offset) < (?, ?) LIMIT ?"));
+  QIM_RETURN_IF_ERROR(one(
+      activity_delete_,
+      "DELETE FROM {ks}.inbox_user USING TIMESTAMP ? WHERE user_id = ? AND kind = 2 AND conversation = '' "
+      "AND counts = false AND epoch = ? AND log_offset = ? AND positioned = ?"));
   QIM_RETURN_IF_ERROR(
       one(rows_in_read_,
-          "SELECT conversation, epoch, log_offset, WRITETIME(log_offset), message_id, sender, "
-          "server_time_ms, counts, preview FROM {ks}.inbox_conversation WHERE user_id = ? AND conversation "
-          "IN ?"));
+          "SELECT conversation, epoch, last_offset, WRITETIME(last_offset), message_id, sender, "
+          "server_time_ms, last_counts, preview FROM {ks}.inbox_user WHERE user_id = ? AND kind = 1 "
+          "AND conversation IN ?"));
   return one(marks_in_read_,
              "SELECT conversation, epoch, read_offset, WRITETIME(read_offset) FROM {ks}.inbox_read_mark "
              "WHERE user_id = ? AND conversation IN ?");
 }
 
-void CqlInboxBackend::add_positions(cql::BatchWriter& writes, std::span<const MailboxEntry> entries,
-                                    std::span<const std::pair<size_t, int64_t>> rows) {
-  for (const auto& [k, ts] : rows) {
-    const MailboxEntry& e = entries[k];
-    writes.add(activity_write_, Values()
-                                    .text(e.user.str())
-                                    .int32(epoch_of(e.seq))
-                                    .bigint(offset_of(e.seq))
-                                    .text(e.message.conversation.str())
-                                    .bigint(ts)
-                                    .int32(activity_ttl_seconds_));
-    counters_.inserts++;
-  }
+void CqlInboxBackend::add_position(cql::BatchWriter& writes, const UserId& user, const ActivityPosition& p,
+                                   int64_t ts, int32_t ttl_seconds) {
+  writes.add(activity_write_, Values()
+                                  .text(user.str())
+                                  .int32(epoch_of(p.seq))
+                                  .bigint(offset_of(p.seq))
+                                  .text(p.conversation.str())
+                                  .bigint(ts)
+                                  .int32(ttl_seconds));
+  counters_.inserts++;
 }
 
 Result<std::vector<ActivityPosition>> CqlInboxBackend::activity_desc(const UserId& user, MailboxSeq after,
@@ -169,7 +172,7 @@ Status CqlInboxBackend::drop_stale_activity(const UserId& user, std::span<const 
   if (stale.empty()) return {};
   cql::BatchWriter deletes(session_, plain(), cql::BatchLimits{.max_statements = options_.batch_rows});
   for (const ActivityPosition& p : stale) {
-    QIM_ASSIGN_OR_RETURN(int64_t ts, scylla::monotonic_max_timestamp(p.seq.offset(), "inbox_activity"));
+    QIM_ASSIGN_OR_RETURN(int64_t ts, scylla::monotonic_max_timestamp(p.seq.offset(), "inbox_user"));
     deletes.add(activity_delete_, Values()
                                       .bigint(ts)
                                       .text(user.str())
@@ -180,37 +183,6 @@ Status CqlInboxBackend::drop_stale_activity(const UserId& user, std::span<const 
   }
   round_trips_++;
   return lift(cql::wait_all(deletes.finish()), "inbox: drop stale positions of " + user.str());
-}
-
-// A keyspace written before the index (inbox schema 1) has rows without positions: one position per row
-// of every epoch (the lower epochs' are stale and dropped by the first reader), with the row's own TTL.
-Status CqlInboxBackend::backfill_activity() {
-  cql::ExecOptions o = plain();
-  o.page_size = kPage;
-  o.max_rows = -1;  // every page
-  QIM_ASSIGN_OR_RETURN(
-      cql::Rows rows,
-      lift(session_.query(fmt::format("SELECT user_id, conversation, epoch, log_offset, TTL(log_offset) "
-                                      "FROM {}.inbox_conversation",
-                                      options_.keyspace),
-                          {}, o),
-           "inbox: read every conversation row to build the activity index"));
-  cql::BatchWriter writes(session_, plain(), cql::BatchLimits{.max_statements = options_.batch_rows});
-  for (const cql::Row row : rows) {
-    QIM_ASSIGN_OR_RETURN(inbox_cells::BackfillPosition p, inbox_cells::backfill_position(row));
-    QIM_ASSIGN_OR_RETURN(int64_t ts,
-                         scylla::monotonic_max_timestamp(p.position.seq.offset(), "inbox_activity"));
-    const int64_t ttl = p.ttl_seconds > 0 ? p.ttl_seconds + kActivityTtlSlackSeconds : activity_ttl_seconds_;
-    writes.add(activity_write_, Values()
-                                    .text(p.user.str())
-                                    .int32(epoch_of(p.position.seq))
-                                    .bigint(offset_of(p.position.seq))
-                                    .text(p.position.conversation.str())
-                                    .bigint(ts)
-                                    .int32(static_cast<int32_t>(std::min(ttl, kMaxTtlSeconds))));
-    counters_.inserts++;
-  }
-  return lift(cql::wait_all(writes.finish()), "inbox: build the activity index");
 }
 
 }  // namespace qim

@@ -22,31 +22,24 @@ namespace {
 using cql::Values;
 using scylla::lift;
 
-// 2: inbox_activity (decision 0143); a keyspace of 1 gets its positions built once at open.
-inline constexpr int kInboxSchemaVersion = 2;
-inline constexpr int kSchemaBeforeActivity = 1;
+// 3: inbox_user, one partition per user (decision 0169); 2: inbox_activity beside inbox_conversation and
+// inbox_index (decision 0143); 1: without the activity index. A keyspace of 1 or 2 has its rows copied
+// into inbox_user once at open (cql_migrate.cc).
+inline constexpr int kInboxSchemaVersion = 3;
 
 // {ks} is replaced by the keyspace. No table here is ever written with a wall-clock timestamp, nor deleted
 // from at one: a tombstone at wall-clock time would shadow every later offset-timestamped write. The only
 // deletes (stale positions) carry the deleted cell's own offset.
 const char* const kTables[] = {
-    // The latest entry of (user, conversation) per epoch: every cell USING TIMESTAMP the entry's offset.
-    R"(CREATE TABLE IF NOT EXISTS {ks}.inbox_conversation (
-         user_id text, conversation text, epoch int, log_offset bigint,
-         message_id bigint, sender text, server_time_ms bigint, counts boolean, preview blob,
-         PRIMARY KEY (user_id, conversation, epoch)) WITH CLUSTERING ORDER BY (conversation ASC, epoch DESC))",
-    // One row per entry of (user, conversation); the counting rows are one slice (counts = true).
-    R"(CREATE TABLE IF NOT EXISTS {ks}.inbox_index (
-         user_id text, conversation text, counts boolean, epoch int, log_offset bigint,
-         message_id bigint, sender text, server_time_ms bigint, preview blob,
-         PRIMARY KEY ((user_id, conversation), counts, epoch, log_offset))
-         WITH CLUSTERING ORDER BY (counts DESC, epoch DESC, log_offset DESC))",
-    // The activity index: a conversation row's position, USING TIMESTAMP its offset; stale ones are
-    // deleted USING TIMESTAMP that same offset (cql_activity.cc).
-    R"(CREATE TABLE IF NOT EXISTS {ks}.inbox_activity (
-         user_id text, epoch int, log_offset bigint, conversation text,
-         PRIMARY KEY (user_id, epoch, log_offset, conversation))
-         WITH CLUSTERING ORDER BY (epoch DESC, log_offset DESC, conversation ASC))",
+    // What the inbox keeps of a user's entries, in one partition (cql_inbox_backend.h has the three kinds
+    // of row): the writes one call makes for a user are one mutation.
+    R"(CREATE TABLE IF NOT EXISTS {ks}.inbox_user (
+         user_id text, kind int, conversation text, counts boolean, epoch int, log_offset bigint,
+         positioned text, message_id bigint, sender text, server_time_ms bigint, preview blob,
+         last_offset bigint, last_counts boolean,
+         PRIMARY KEY (user_id, kind, conversation, counts, epoch, log_offset, positioned))
+         WITH CLUSTERING ORDER BY (kind ASC, conversation ASC, counts DESC, epoch DESC, log_offset DESC,
+                                   positioned ASC))",
     // Read marks: read_offset USING TIMESTAMP read_offset, one row per epoch; the first row is the highest.
     R"(CREATE TABLE IF NOT EXISTS {ks}.inbox_read_mark (
          user_id text, conversation text, epoch int, read_offset bigint,
@@ -78,7 +71,7 @@ Status written(const cql::Result<cql::Rows>& result, std::string_view what) {
 using RowKey = std::tuple<std::string, std::string, uint32_t>;  // user, conversation, epoch
 
 // The inbox schema version the keyspace records, 0 for none (no keyspace, no table, no row). A failed
-// read is an error, never "none": a keyspace of 1 taken for a new one would never get its positions.
+// read is an error, never "none": a keyspace of 1 or 2 taken for a new one would never have its rows copied.
 Result<int> recorded_schema(const cql::Session& session, const CqlInboxOptions& options) {
   const cql::ExecOptions o{.consistency = options.consistency};
   QIM_ASSIGN_OR_RETURN(
@@ -120,12 +113,12 @@ Result<std::unique_ptr<CqlInboxBackend>> CqlInboxBackend::open(const CqlInboxOpt
                        lift(cql::Session::connect(cql::SessionOptions{
                                 .hosts = options.hosts, .request_timeout_ms = options.request_timeout_ms}),
                             "inbox: connect to CQL hosts"));
-  // A keyspace of schema 1 has rows without positions: the tables are made (its version kept at 1), the
-  // positions built, and only then 2 recorded, so a build cut short is done again by the next open.
+  // A keyspace of schema 1 or 2 keeps its rows in the older tables: inbox_user is made (the version kept),
+  // the rows copied, and only then 3 recorded, so a copy cut short is done again by the next open.
   QIM_ASSIGN_OR_RETURN(const int recorded, recorded_schema(session, options));
-  const bool backfill = recorded == kSchemaBeforeActivity;
+  const bool migrate = recorded == 1 || recorded == 2;
   scylla::ComponentSchema schema{.component = "inbox",
-                                 .version = backfill ? kSchemaBeforeActivity : kInboxSchemaVersion,
+                                 .version = migrate ? recorded : kInboxSchemaVersion,
                                  .keyspace = options.keyspace,
                                  .replication_factor = options.replication_factor,
                                  .tables = kTables};
@@ -135,8 +128,8 @@ Result<std::unique_ptr<CqlInboxBackend>> CqlInboxBackend::open(const CqlInboxOpt
   backend->activity_ttl_seconds_ =
       static_cast<int32_t>(std::min(ttl + kActivityTtlSlackSeconds, kMaxTtlSeconds));
   QIM_RETURN_IF_ERROR(backend->prepare());
-  if (backfill) {
-    QIM_RETURN_IF_ERROR(backend->backfill_activity());
+  if (migrate) {
+    QIM_RETURN_IF_ERROR(backend->migrate_to_user_partitions(recorded));
     schema.version = kInboxSchemaVersion;
     QIM_RETURN_IF_ERROR(scylla::ensure_component_schema(backend->session_, schema));
   }
@@ -148,30 +141,33 @@ Status CqlInboxBackend::prepare() {
     QIM_ASSIGN_OR_RETURN(into, scylla::prepare_in_keyspace(session_, options_.keyspace, text, "inbox"));
     return {};
   };
+  // kind 1, a conversation row: (conversation, epoch) in the key, log_offset and positioned fixed.
   QIM_RETURN_IF_ERROR(
       one(conversation_write_,
-          "INSERT INTO {ks}.inbox_conversation (user_id, conversation, epoch, log_offset, "
-          "message_id, sender, server_time_ms, counts, preview) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-          "USING TIMESTAMP ? AND TTL ?"));
+          "INSERT INTO {ks}.inbox_user (user_id, kind, conversation, counts, epoch, log_offset, positioned, "
+          "last_offset, message_id, sender, server_time_ms, last_counts, preview) "
+          "VALUES (?, 1, ?, false, ?, 0, '', ?, ?, ?, ?, ?, ?) USING TIMESTAMP ? AND TTL ?"));
   QIM_RETURN_IF_ERROR(
       one(conversation_read_,
-          "SELECT conversation, epoch, log_offset, WRITETIME(log_offset), message_id, sender, "
-          "server_time_ms, counts, preview FROM {ks}.inbox_conversation WHERE user_id = ?"));
-  QIM_RETURN_IF_ERROR(one(index_write_,
-                          "INSERT INTO {ks}.inbox_index (user_id, conversation, counts, epoch, log_offset, "
-                          "message_id, sender, server_time_ms, preview) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                          "USING TTL ?"));
+          "SELECT conversation, epoch, last_offset, WRITETIME(last_offset), message_id, sender, "
+          "server_time_ms, last_counts, preview FROM {ks}.inbox_user WHERE user_id = ? AND kind = 1"));
+  // kind 0, an index row: (conversation, counts, epoch, log_offset) in the key, positioned fixed.
+  QIM_RETURN_IF_ERROR(one(
+      index_write_,
+      "INSERT INTO {ks}.inbox_user (user_id, kind, conversation, counts, epoch, log_offset, positioned, "
+      "message_id, sender, server_time_ms, preview) VALUES (?, 0, ?, ?, ?, ?, '', ?, ?, ?, ?) USING TTL ?"));
   // One value of `counts` per read: a multi-column slice that includes it, so the slice stays in it.
   QIM_RETURN_IF_ERROR(
       one(index_read_,
           "SELECT epoch, log_offset, message_id, sender, server_time_ms, preview "
-          "FROM {ks}.inbox_index WHERE user_id = ? AND conversation = ? "
+          "FROM {ks}.inbox_user WHERE user_id = ? AND kind = 0 AND conversation = ? "
           "AND (counts, epoch, log_offset) > (?, ?, ?) AND (counts, epoch, log_offset) <= (?, ?, ?) "
           "LIMIT ?"));
-  QIM_RETURN_IF_ERROR(one(count_read_,
-                          "SELECT log_offset FROM {ks}.inbox_index WHERE user_id = ? AND conversation = ? "
-                          "AND (counts, epoch, log_offset) > (true, ?, ?) "
-                          "AND (counts, epoch, log_offset) <= (true, ?, ?) LIMIT ?"));
+  QIM_RETURN_IF_ERROR(
+      one(count_read_,
+          "SELECT log_offset FROM {ks}.inbox_user WHERE user_id = ? AND kind = 0 AND conversation = ? "
+          "AND (counts, epoch, log_offset) > (true, ?, ?) "
+          "AND (counts, epoch, log_offset) <= (true, ?, ?) LIMIT ?"));
   QIM_RETURN_IF_ERROR(one(mark_write_,
                           "INSERT INTO {ks}.inbox_read_mark (user_id, conversation, epoch, read_offset) "
                           "VALUES (?, ?, ?, ?) USING TIMESTAMP ?"));
@@ -214,11 +210,11 @@ Result<cql::Rows> CqlInboxBackend::read_all(const cql::Prepared& statement, cons
   return rows;
 }
 
-// The highest entry of each (user, conversation, epoch) raises its row and has its position written;
-// every entry gets its index row. The index rows and positions go out first, all at once, and are waited
-// for; then the rows: a reader that sees a row at QUORUM sees its position (a position without its row
-// yet is only skipped: stale means below its row). All of it lands before write_chunks answers, so before
-// the frontier can pass it. The cost is one round trip more, no statement more (decision 0143).
+// Every entry gets its index row; the highest entry of each (user, conversation, epoch) raises its row
+// and has its position written. A user's rows of the call are added together, so they ride one batch:
+// one partition, so one mutation, applied whole on each replica (a replica holding a row holds its
+// position). All of it lands before write_chunks answers, so before the frontier can pass it, in one
+// round trip (decision 0169).
 Status CqlInboxBackend::entries_written(ShardId, Epoch, std::span<const MailboxEntry> entries) {
   // What every backend keeps of an entry (entry_ref.h: the same preview and unread flag everywhere), and
   // per (user, conversation, epoch) the highest of the call, checked before anything is sent.
@@ -232,58 +228,60 @@ Status CqlInboxBackend::entries_written(ShardId, Epoch, std::span<const MailboxE
         highest.try_emplace(RowKey{e.user.str(), e.message.conversation.str(), e.seq.epoch().value}, k);
     if (!fresh && entries[top->second].seq < e.seq) top->second = k;
   }
-  std::vector<std::pair<size_t, int64_t>> rows;  // (entry, write timestamp)
-  rows.reserve(highest.size());
+  struct UserWrites {
+    std::vector<size_t> entries;
+    std::vector<std::pair<size_t, int64_t>> rows;  // (entry, write timestamp)
+  };
+  std::map<std::string_view, UserWrites> by_user;
+  for (size_t k = 0; k < entries.size(); ++k) by_user[entries[k].user.str()].entries.push_back(k);
   for (const auto& [key, k] : highest) {
-    QIM_ASSIGN_OR_RETURN(int64_t ts,
-                         scylla::monotonic_max_timestamp(entries[k].seq.offset(), "inbox_conversation"));
-    rows.emplace_back(k, ts);
+    QIM_ASSIGN_OR_RETURN(int64_t ts, scylla::monotonic_max_timestamp(entries[k].seq.offset(), "inbox_user"));
+    by_user[entries[k].user.str()].rows.emplace_back(k, ts);
   }
 
   cql::BatchWriter writes(session_, plain(), cql::BatchLimits{.max_statements = options_.batch_rows});
   auto key = [](const MailboxEntry& e, Values& v) -> Values& {
     return v.text(e.user.str()).text(e.message.conversation.str());
   };
-  for (size_t k = 0; k < entries.size(); ++k) {
-    const MailboxEntry& e = entries[k];
-    const InboxEntryRef& r = refs[k];
-    Values v;
-    key(e, v)
-        .boolean(r.counts)
-        .int32(i32(r.seq.epoch().value))
-        .bigint(i64(r.seq.offset().value))
-        .bigint(i64(r.message.value))
-        .text(r.sender.str())
-        .bigint(r.server_time_ms)
-        .blob(std::string_view(r.preview))
-        .int32(ttl_seconds_);
-    writes.add(index_write_, std::move(v));
-    counters_.inserts++;
+  for (const auto& [user, w] : by_user) {
+    writes.keep_together(w.entries.size() + 2 * w.rows.size());
+    for (size_t k : w.entries) {
+      const InboxEntryRef& r = refs[k];
+      Values v;
+      key(entries[k], v)
+          .boolean(r.counts)
+          .int32(i32(r.seq.epoch().value))
+          .bigint(i64(r.seq.offset().value))
+          .bigint(i64(r.message.value))
+          .text(r.sender.str())
+          .bigint(r.server_time_ms)
+          .blob(std::string_view(r.preview))
+          .int32(ttl_seconds_);
+      writes.add(index_write_, std::move(v));
+      counters_.inserts++;
+    }
+    for (const auto& [k, ts] : w.rows) {
+      const InboxEntryRef& r = refs[k];
+      Values v;
+      key(entries[k], v)
+          .int32(i32(r.seq.epoch().value))
+          .bigint(i64(r.seq.offset().value))
+          .bigint(i64(r.message.value))
+          .text(r.sender.str())
+          .bigint(r.server_time_ms)
+          .boolean(r.counts)
+          .blob(std::string_view(r.preview))
+          .bigint(ts)
+          .int32(ttl_seconds_);
+      writes.add(conversation_write_, std::move(v));
+      counters_.updates++;
+      add_position(writes, entries[k].user, ActivityPosition{r.seq, entries[k].message.conversation}, ts,
+                   activity_ttl_seconds_);
+    }
   }
-  add_positions(writes, entries, rows);
   if (entries.empty()) return {};
   round_trips_++;
-  QIM_RETURN_IF_ERROR(lift(cql::wait_all(writes.finish()), "inbox: write index rows and positions"));
-
-  cql::BatchWriter row_writes(session_, plain(), cql::BatchLimits{.max_statements = options_.batch_rows});
-  for (const auto& [k, ts] : rows) {
-    const InboxEntryRef& r = refs[k];
-    Values v;
-    key(entries[k], v)
-        .int32(i32(r.seq.epoch().value))
-        .bigint(i64(r.seq.offset().value))
-        .bigint(i64(r.message.value))
-        .text(r.sender.str())
-        .bigint(r.server_time_ms)
-        .boolean(r.counts)
-        .blob(std::string_view(r.preview))
-        .bigint(ts)
-        .int32(ttl_seconds_);
-    row_writes.add(conversation_write_, std::move(v));
-    counters_.updates++;
-  }
-  round_trips_++;
-  return lift(cql::wait_all(row_writes.finish()), "inbox: write conversation rows");
+  return lift(cql::wait_all(writes.finish()), "inbox: write index rows, conversation rows and positions");
 }
 
 // Only the highest epoch's row of each conversation: it holds the highest seq the user has of it (a seq

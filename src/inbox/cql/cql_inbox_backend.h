@@ -3,20 +3,24 @@
 // mailbox's keyspace (docs/scylla-store.md, "Inbox"; decision 74). Every ordered cell is a monotonic
 // maximum kept by the storage engine, never by Paxos: zero LWT, and no read on the write path.
 //
-//   inbox_conversation ((user_id), conversation, epoch DESC)   the latest entry of a conversation per epoch
-//       written USING TIMESTAMP <the entry's log offset> AND TTL <the entries' TTL>: the highest offset of
-//       the epoch wins whatever order the writes land in; the epoch is in the key (a seq with its epoch
-//       bits is no timestamp: ADR-0022's lesson). conversation_rows() returns each conversation's highest
-//       epoch's row: the highest seq, as an engine keeping one row would.
-//   inbox_index ((user_id, conversation), counts, epoch DESC, log_offset DESC)   one row per entry
-//       written USING TTL <the entries' TTL> (as mailbox_entry: the same rows live as long as the entries
-//       they stand for). `counts` leads the clustering key, so count_unread() is one slice of counting
-//       rows only, LIMIT cap: bounded whatever the user sent.
-//   inbox_activity ((user_id), epoch DESC, log_offset DESC, conversation)   a conversation row's position
-//       (docs/adr/0089, 0143): one empty row per (user, conversation, epoch) raised by a call, at its seq,
-//       USING TIMESTAMP <that offset> AND TTL <the entries' TTL plus an hour>. Blind: the old position is
-//       left behind (stale) and deleted by a reader that met it below its row, USING TIMESTAMP <its own
-//       offset> (a tombstone wins a tie: it shadows that one cell and nothing else, at any clock).
+//   inbox_user ((user_id), kind, conversation, counts DESC, epoch DESC, log_offset DESC, positioned)
+//       what the inbox keeps of a user's entries, in one partition (decision 0169), so the writes one call
+//       makes for a user ride one batch as one mutation: one write per user, applied whole on a replica.
+//       Three kinds of row, the key's unused columns fixed ('' , false, 0):
+//     kind 0, an index row per entry (conversation, counts, epoch, log_offset), USING TTL <the entries'
+//       TTL> (as mailbox_entry: the rows live as long as the entries they stand for), no timestamp:
+//       identical cells on a replay. `counts` leads the rest of the key, so count_unread() is one slice of
+//       counting rows only, LIMIT cap: bounded whatever the user sent.
+//     kind 1, the latest entry of a conversation per epoch (conversation, epoch): every cell USING
+//       TIMESTAMP <the entry's log offset> AND TTL <the entries' TTL>, so the highest offset of the epoch
+//       wins whatever order the writes land in; the epoch is in the key (a seq with its epoch bits is no
+//       timestamp: ADR-0022's lesson). conversation_rows() returns each conversation's highest epoch's
+//       row: the highest seq, as an engine keeping one row would.
+//     kind 2, a row's position (epoch, log_offset, positioned = the conversation; docs/adr/0089, 0143):
+//       one empty row per (user, conversation, epoch) raised by a call, at its seq, USING TIMESTAMP <that
+//       offset> AND TTL <the entries' TTL plus an hour>. Blind: the old position is left behind (stale)
+//       and deleted by a reader that met it below its row, USING TIMESTAMP <its own offset> (a tombstone
+//       wins a tie: it shadows that one row and nothing else, at any clock).
 //   inbox_read_mark ((user_id), conversation, epoch DESC)   read_offset USING TIMESTAMP read_offset
 //   inbox_receipt ((conversation), user_id)   read_through USING TIMESTAMP <the message id's offset>: one
 //       conversation's messages share one Outbox partition, so the offset orders them.
@@ -60,8 +64,9 @@ class CqlInboxBackend final : public InboxBackend {
 
   // Connects, creates the keyspace (SimpleStrategy, replication_factor) and the inbox tables if missing
   // (recording "inbox" in qim_schema_version), prepares the statements. A keyspace recorded at inbox
-  // schema 1 (before the activity index) first gets a position per conversation row (one scan of
-  // inbox_conversation), then 2 is recorded. Config for a bad keyspace name, an
+  // schema 1 or 2 (the tables before inbox_user) first has its rows copied into inbox_user (a paged scan
+  // of inbox_index and inbox_conversation, each row with its position), then 3 is recorded. Config for a
+  // bad keyspace name, an
   // entry TTL out of 1 s..20 years or batch_rows out of 1..256, or a keyspace holding a newer inbox
   // schema; Transport/Timeout if the cluster cannot be reached.
   static Result<std::unique_ptr<CqlInboxBackend>> open(const CqlInboxOptions& options);
@@ -69,10 +74,10 @@ class CqlInboxBackend final : public InboxBackend {
   std::string_view name() const override { return "cql"; }
 
   // One index insert per entry, and per (user, conversation, epoch) of the call (its highest seq) one
-  // position insert and one conversation-row update, as UNLOGGED batches of batch_rows: the index rows and
-  // positions first, all waited for, then the conversation rows (a row is never read without its
-  // position: decision 0143). No reads, no LWT; a replay writes identical cells. The first failed
-  // request's error (some rows may have landed: a retry rewrites them).
+  // conversation-row update and one position insert, as UNLOGGED batches of batch_rows sent at once and
+  // waited for together; a user's rows kept in one batch (one mutation) when they fit in it. No reads, no
+  // LWT; a replay writes identical cells. The first failed request's error (some rows may have landed: a
+  // retry rewrites them).
   Status entries_written(ShardId shard, Epoch epoch, std::span<const MailboxEntry> entries) override;
 
   // One partition read (paged by kPage; a read counted per page); per conversation the row of its highest
@@ -137,7 +142,8 @@ class CqlInboxBackend final : public InboxBackend {
   // statements, a backfill) is not counted.
   uint64_t round_trips() const override { return round_trips_.load(); }
 
-  // CQL's maximum TTL (20 years), and what a position outlives its row by (it is written just before it).
+  // CQL's maximum TTL (20 years), and what a position outlives its row by (a position without its row is
+  // only skipped; a row without its position would be missed by the list).
   static constexpr int64_t kMaxTtlSeconds = 630'720'000;
   static constexpr int64_t kActivityTtlSlackSeconds = 3600;
   // Conversations per `IN ?` read of rows_of / read_marks_of.
@@ -148,11 +154,12 @@ class CqlInboxBackend final : public InboxBackend {
       : options_(std::move(options)), session_(std::move(session)) {}
   Status prepare();
   Status prepare_activity();  // cql_activity.cc
-  // Adds the position of each (entry, write timestamp) of `rows` to `writes`.
-  void add_positions(cql::BatchWriter& writes, std::span<const MailboxEntry> entries,
-                     std::span<const std::pair<size_t, int64_t>> rows);
-  // One position per conversation row of the keyspace (a keyspace of inbox schema 1: rows without any).
-  Status backfill_activity();
+  // Adds the position `p` of `user` (written USING TIMESTAMP `ts` AND TTL `ttl_seconds`) to `writes`.
+  void add_position(cql::BatchWriter& writes, const UserId& user, const ActivityPosition& p, int64_t ts,
+                    int32_t ttl_seconds);
+  // Copies a keyspace of inbox schema `recorded` (1 or 2: inbox_conversation, inbox_index and, from 2,
+  // inbox_activity) into inbox_user, a page at a time (cql_migrate.cc).
+  Status migrate_to_user_partitions(int recorded);
   // Reads `statement` (user_id = ?, conversation IN ?) for `conversations`, kInList a read, sent
   // together, and hands each row to `each`; its first error, or the first failed read's.
   Status read_in(const cql::Prepared& statement, const UserId& user,

@@ -7,10 +7,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "mailbox/scylla/cql_status.h"
 
@@ -123,8 +126,8 @@ TEST_F(CqlInboxBackendTest, TheConversationRowIsTheHighestOffsetPerEpochWhatever
 
   // Both epochs' rows are kept: epoch 1's at offset 30 despite the later write of 10. The timestamps are
   // the offsets; the epoch's bits never reach them.
-  cql::Rows t = query("SELECT epoch, log_offset, WRITETIME(log_offset), TTL(preview), preview FROM " +
-                      keyspace_ + ".inbox_conversation WHERE user_id = 'bob1'");
+  cql::Rows t = query("SELECT epoch, last_offset, WRITETIME(last_offset), TTL(preview), preview FROM " +
+                      keyspace_ + ".inbox_user WHERE user_id = 'bob1' AND kind = 1");
   ASSERT_EQ(t.size(), 2u);
   for (const cql::Row r : t) {
     const int64_t expected = *r.get_i32(0) == 1 ? 30 : 5;
@@ -155,9 +158,32 @@ TEST_F(CqlInboxBackendTest, OneCallRaisesEachRowOnceWithoutReadsOrLwt) {
   EXPECT_EQ(carol->front().last.seq, seq(3, 139));
   // Index rows carry the entries' TTL, as mailbox_entry does.
   cql::Rows t = query("SELECT TTL(message_id) FROM " + keyspace_ +
-                      ".inbox_index WHERE user_id = 'carol' AND conversation = 'd:alice:bob'");
+                      ".inbox_user WHERE user_id = 'carol' AND kind = 0 AND conversation = 'd:alice:bob'");
   ASSERT_EQ(t.size(), 20u);
   for (const cql::Row r : t) EXPECT_GT(*r.get_i32(0), 259'101);
+}
+
+// Decision 0169: what one call writes for a user (its index rows, the conversation row, its position) is
+// one mutation of one partition: the engine applies one write per user, not one per table and row. The
+// count is the engine's own (system_views.local_write_latency), over the keyspace's every table.
+TEST_F(CqlInboxBackendTest, AUsersRowsOfOneCallAreOneWrite) {
+  auto local_writes = [&] {
+    int64_t n = 0;
+    for (const cql::Row r :
+         query("SELECT count FROM system_views.local_write_latency WHERE keyspace_name = ?",
+               cql::Values().text(keyspace_)))
+      n += *r.get_i64(0);
+    return n;
+  };
+  const int64_t before = local_writes();
+  // 25 users, one entry each, and one user with 3 entries of one conversation: 3 * 25 + 5 statements,
+  // more than two batches of 32, none of a user's split.
+  std::vector<MailboxEntry> page;
+  for (uint64_t u = 0; u < 25; ++u)
+    page.push_back(entry("w" + std::to_string(u), seq(1, 10 + u), "alice", u));
+  for (uint64_t o = 0; o < 3; ++o) page.push_back(entry("wz", seq(1, 50 + o), "alice", 50 + o));
+  ASSERT_TRUE(write(page).ok());
+  EXPECT_EQ(local_writes() - before, 26) << "one write per user of the call";
 }
 
 TEST_F(CqlInboxBackendTest, PositionsAreWrittenAtTheirOffsetAndStaleOnesDeletedAtIt) {
@@ -198,34 +224,74 @@ TEST_F(CqlInboxBackendTest, PositionsAreWrittenAtTheirOffsetAndStaleOnesDeletedA
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), 1u) << "the replayed position is shadowed by its tombstone";
   query("INSERT INTO " + keyspace_ +
-        ".inbox_activity (user_id, epoch, log_offset, conversation) VALUES ('fay', 1, 9, 'd:alice:bob') "
-        "USING TIMESTAMP 10");
+        ".inbox_user (user_id, kind, conversation, counts, epoch, log_offset, positioned) "
+        "VALUES ('fay', 2, '', false, 1, 9, 'd:alice:bob') USING TIMESTAMP 10");
   all = b().activity_desc(fay, MailboxSeq{}, none, 10);
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(*all, (std::vector<ActivityPosition>{{seq(2, 3), conv()}, {seq(1, 9), conv()}}))
       << "a write above the tombstone's timestamp (the offset 9) is not shadowed";
 }
 
-TEST_F(CqlInboxBackendTest, AKeyspaceWrittenBeforeTheIndexGetsItsPositionsAtOpen) {
+// A keyspace of inbox schema 2 (decision 0143's tables, as its binary wrote them) is copied into
+// inbox_user at open: the list, the index and the count read the same, the TTLs carried over.
+TEST_F(CqlInboxBackendTest, AKeyspaceOfTheOlderTablesIsCopiedAtOpen) {
   const UserId gil = *UserId::parse("gil");
-  ASSERT_TRUE(write({entry("gil", seq(1, 41), "alice", 41)}).ok());
-  ASSERT_TRUE(write({entry("gil", seq(2, 7), "alice", 47)}).ok());
-  // As a keyspace of inbox schema 1 would be: rows, no positions (TRUNCATE leaves no tombstone).
-  query("TRUNCATE " + keyspace_ + ".inbox_activity");
-  query("UPDATE " + keyspace_ + ".qim_schema_version SET version = 1 WHERE component = 'inbox'");
-  auto none_yet = b().activity_desc(gil, MailboxSeq{}, MailboxSeq::from_raw(~uint64_t{0}), 10);
-  ASSERT_TRUE(none_yet.ok());
-  ASSERT_TRUE(none_yet->empty());
+  const std::string ks = keyspace_;
+  query("CREATE TABLE IF NOT EXISTS " + ks +
+        ".inbox_conversation (user_id text, conversation text, epoch int, log_offset bigint, message_id "
+        "bigint, sender text, server_time_ms bigint, counts boolean, preview blob, PRIMARY KEY (user_id, "
+        "conversation, epoch)) WITH CLUSTERING ORDER BY (conversation ASC, epoch DESC)");
+  query("CREATE TABLE IF NOT EXISTS " + ks +
+        ".inbox_index (user_id text, conversation text, counts boolean, epoch int, log_offset bigint, "
+        "message_id bigint, sender text, server_time_ms bigint, preview blob, PRIMARY KEY ((user_id, "
+        "conversation), counts, epoch, log_offset)) WITH CLUSTERING ORDER BY (counts DESC, epoch DESC, "
+        "log_offset DESC)");
+  // Two epochs: alice's 41 (counts) and gil's own 42 in epoch 1, alice's 7 in epoch 2.
+  for (const auto& [epoch, offset, sender, counts] :
+       {std::tuple(1, 41, "alice", "true"), std::tuple(1, 42, "gil", "false"),
+        std::tuple(2, 7, "alice", "true")})
+    query(fmt::format(
+        "INSERT INTO {}.inbox_index (user_id, conversation, counts, epoch, log_offset, message_id, "
+        "sender, server_time_ms, preview) VALUES ('gil', 'd:alice:bob', {}, {}, {}, {}, '{}', 1, "
+        "0x6869) USING TTL 5000",
+        ks, counts, epoch, offset, offset, sender));
+  for (const auto& [epoch, offset, sender, counts] :
+       {std::tuple(1, 42, "gil", "false"), std::tuple(2, 7, "alice", "true")})
+    query(fmt::format(
+        "INSERT INTO {}.inbox_conversation (user_id, conversation, epoch, log_offset, message_id, "
+        "sender, server_time_ms, counts, preview) VALUES ('gil', 'd:alice:bob', {}, {}, {}, '{}', "
+        "1, {}, 0x6869) USING TIMESTAMP {} AND TTL 5000",
+        ks, epoch, offset, offset, sender, counts, offset));
+  query("UPDATE " + ks + ".qim_schema_version SET version = 2 WHERE component = 'inbox'");
 
   auto reopened = CqlInboxBackend::open(options());
   ASSERT_TRUE(reopened.ok()) << reopened.error().to_string();
-  auto all = (*reopened)->activity_desc(gil, MailboxSeq{}, MailboxSeq::from_raw(~uint64_t{0}), 10);
+  CqlInboxBackend& r = **reopened;
+  auto rows = r.conversation_rows(gil);
+  ASSERT_TRUE(rows.ok()) << rows.error().to_string();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ(rows->front().last.seq, seq(2, 7));
+  EXPECT_EQ(rows->front().last.preview, "hi");
+  auto all = r.activity_desc(gil, MailboxSeq{}, MailboxSeq::from_raw(~uint64_t{0}), 10);
   ASSERT_TRUE(all.ok()) << all.error().to_string();
   // Every epoch's row has its position (the lower one is stale, for the first reader to drop).
-  EXPECT_EQ(*all, (std::vector<ActivityPosition>{{seq(2, 7), conv()}, {seq(1, 41), conv()}}));
-  cql::Rows v = query("SELECT version FROM " + keyspace_ + ".qim_schema_version WHERE component = 'inbox'");
+  EXPECT_EQ(*all, (std::vector<ActivityPosition>{{seq(2, 7), conv()}, {seq(1, 42), conv()}}));
+  auto index = r.index_rows_desc(gil, conv(), MailboxSeq{}, seq(3, 0), 10);
+  ASSERT_TRUE(index.ok()) << index.error().to_string();
+  ASSERT_EQ(index->size(), 3u);
+  EXPECT_EQ((*index)[1].seq, seq(1, 42));
+  EXPECT_FALSE((*index)[1].counts);
+  EXPECT_EQ((*index)[1].sender.str(), "gil");
+  auto unread = r.count_unread(gil, conv(), MailboxSeq{}, seq(3, 0), 10);
+  ASSERT_TRUE(unread.ok());
+  EXPECT_EQ(*unread, 2u) << "alice's two, not gil's own";
+  for (const cql::Row t :
+       query("SELECT TTL(message_id) FROM " + ks + ".inbox_user WHERE user_id = 'gil' AND kind IN (0, 1)")) {
+    EXPECT_LE(*t.get_i32(0), 5000) << "the remaining TTL, not a new one";
+  }
+  cql::Rows v = query("SELECT version FROM " + ks + ".qim_schema_version WHERE component = 'inbox'");
   ASSERT_EQ(v.size(), 1u);
-  EXPECT_EQ(*v.row(0).get_i32(0), 2) << "recorded once the positions are built";
+  EXPECT_EQ(*v.row(0).get_i32(0), 3) << "recorded once the rows are copied";
 }
 
 TEST_F(CqlInboxBackendTest, CountReadsOnlyCountingRowsAndStopsAtTheCap) {
@@ -319,9 +385,11 @@ TEST_F(CqlInboxBackendTest, SettingsAreLastWriterByVersion) {
 // A hand-made write at wall-clock time would win over every later offset-timestamped one: reading it is
 // CorruptEntry rather than a row frozen for good.
 TEST_F(CqlInboxBackendTest, AWallClockWriteReadsAsCorrupt) {
-  query("INSERT INTO " + keyspace_ +
-        ".inbox_conversation (user_id, conversation, epoch, log_offset, message_id, sender, server_time_ms, "
-        "counts, preview) VALUES ('jack', 'd:alice:bob', 1, 5, 5, 'alice', 5, true, 0x00)");
+  query(
+      "INSERT INTO " + keyspace_ +
+      ".inbox_user (user_id, kind, conversation, counts, epoch, log_offset, positioned, last_offset, "
+      "message_id, sender, server_time_ms, last_counts, preview) VALUES ('jack', 1, 'd:alice:bob', false, 1, "
+      "0, '', 5, 5, 'alice', 5, true, 0x00)");
   EXPECT_EQ(code_of(b().conversation_rows(*UserId::parse("jack"))), name_of(Errc::kCorruptEntry));
   query("INSERT INTO " + keyspace_ +
         ".inbox_read_mark (user_id, conversation, epoch, read_offset) VALUES ('jack', 'd:alice:bob', 1, 5)");

@@ -59,8 +59,7 @@ Status entry_cells(const cql::Row& row, size_t col, size_t preview_col, const ch
 
 }  // namespace
 
-Result<ConversationRow> conversation_row(const cql::Row& row) {
-  constexpr const char* kTable = "inbox_conversation";
+Result<ConversationRow> conversation_row(const cql::Row& row, const char* kTable) {
   ConversationRow out;
   QIM_ASSIGN_OR_RETURN(out.conversation, name_cell<ConversationId>(row, 0, kTable));
   QIM_ASSIGN_OR_RETURN(out.last.seq, seq_cells(row, 1, 2, kTable));
@@ -71,8 +70,7 @@ Result<ConversationRow> conversation_row(const cql::Row& row) {
   return out;
 }
 
-Result<InboxEntryRef> index_row(const cql::Row& row, bool counts) {
-  constexpr const char* kTable = "inbox_index";
+Result<InboxEntryRef> index_row(const cql::Row& row, bool counts, const char* kTable) {
   InboxEntryRef out;
   QIM_ASSIGN_OR_RETURN(out.seq, seq_cells(row, 0, 1, kTable));
   QIM_RETURN_IF_ERROR(entry_cells(row, 2, 5, kTable, out));
@@ -81,22 +79,41 @@ Result<InboxEntryRef> index_row(const cql::Row& row, bool counts) {
 }
 
 Result<ActivityPosition> activity_position(const cql::Row& row) {
-  constexpr const char* kTable = "inbox_activity";
+  constexpr const char* kTable = "inbox_user (a position)";
   ActivityPosition out;
   QIM_ASSIGN_OR_RETURN(out.seq, seq_cells(row, 0, 1, kTable));
   QIM_ASSIGN_OR_RETURN(out.conversation, name_cell<ConversationId>(row, 2, kTable));
   return out;
 }
 
-Result<BackfillPosition> backfill_position(const cql::Row& row) {
-  constexpr const char* kTable = "inbox_conversation";
-  BackfillPosition out;
-  QIM_ASSIGN_OR_RETURN(out.user, name_cell<UserId>(row, 0, kTable));
-  QIM_ASSIGN_OR_RETURN(out.position.conversation, name_cell<ConversationId>(row, 1, kTable));
-  QIM_ASSIGN_OR_RETURN(out.position.seq, seq_cells(row, 2, 3, kTable));
-  if (!row.is_null(4)) {
-    QIM_ASSIGN_OR_RETURN(out.ttl_seconds, cell(row.get_i32(4), kTable));
+namespace {
+
+// user_id at `col`, the TTL at `col + 1` (null: none, 0).
+Status owner_cells(const cql::Row& row, size_t col, const char* table, MigratedRow& out) {
+  QIM_ASSIGN_OR_RETURN(out.user, name_cell<UserId>(row, col, table));
+  if (!row.is_null(col + 1)) {
+    QIM_ASSIGN_OR_RETURN(out.ttl_seconds, cell(row.get_i32(col + 1), table));
   }
+  return {};
+}
+
+}  // namespace
+
+Result<MigratedRow> migrated_conversation_row(const cql::Row& row) {
+  constexpr const char* kTable = "inbox_conversation";
+  QIM_ASSIGN_OR_RETURN(ConversationRow r, conversation_row(row, kTable));
+  MigratedRow out{.conversation = std::move(r.conversation), .entry = std::move(r.last)};
+  QIM_RETURN_IF_ERROR(owner_cells(row, 9, kTable, out));
+  return out;
+}
+
+Result<MigratedRow> migrated_index_row(const cql::Row& row) {
+  constexpr const char* kTable = "inbox_index";
+  QIM_ASSIGN_OR_RETURN(bool counts, cell(row.get_bool(7), kTable));
+  QIM_ASSIGN_OR_RETURN(InboxEntryRef entry, index_row(row, counts, kTable));
+  MigratedRow out{.entry = std::move(entry)};
+  QIM_ASSIGN_OR_RETURN(out.conversation, name_cell<ConversationId>(row, 6, kTable));
+  QIM_RETURN_IF_ERROR(owner_cells(row, 8, kTable, out));
   return out;
 }
 

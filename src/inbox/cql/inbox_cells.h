@@ -13,21 +13,26 @@
 
 namespace qim::inbox_cells {
 
-// Columns: conversation, epoch, log_offset, WRITETIME(log_offset), message_id, sender, server_time_ms,
-// counts, preview.
-Result<ConversationRow> conversation_row(const cql::Row& row);
+// Columns: conversation, epoch, log_offset (the row's entry's offset), WRITETIME(log_offset), message_id,
+// sender, server_time_ms, counts, preview. `table` names it in errors.
+Result<ConversationRow> conversation_row(const cql::Row& row, const char* table = "inbox_user (a row)");
 // Columns: epoch, log_offset, message_id, sender, server_time_ms, preview (`counts` is the slice read).
-Result<InboxEntryRef> index_row(const cql::Row& row, bool counts);
-// Columns: epoch, log_offset, conversation.
+Result<InboxEntryRef> index_row(const cql::Row& row, bool counts,
+                                const char* table = "inbox_user (an index row)");
+// Columns: epoch, log_offset, positioned (the conversation).
 Result<ActivityPosition> activity_position(const cql::Row& row);
-// A conversation row's position for a keyspace built before the index: the user, the position, the row's
-// remaining TTL (0: none). Columns: user_id, conversation, epoch, log_offset, TTL(log_offset).
-struct BackfillPosition {
+// A row of the tables before inbox_user (inbox schema 1 and 2), as the migration copies it: whose, of
+// which conversation, the entry, its remaining TTL (0: none).
+struct MigratedRow {
   UserId user;
-  ActivityPosition position;
+  ConversationId conversation;
+  InboxEntryRef entry;
   int32_t ttl_seconds = 0;
 };
-Result<BackfillPosition> backfill_position(const cql::Row& row);
+// Columns: as conversation_row's, then user_id, TTL(log_offset).
+Result<MigratedRow> migrated_conversation_row(const cql::Row& row);
+// Columns: as index_row's, then conversation, counts, user_id, TTL(message_id).
+Result<MigratedRow> migrated_index_row(const cql::Row& row);
 // Columns: conversation, epoch, read_offset, WRITETIME(read_offset).
 Result<ReadMark> read_mark(const cql::Row& row);
 // Columns: user_id, read_through, WRITETIME(read_through) (= the message id's offset).

@@ -21,6 +21,12 @@ size_t BatchWriter::add(const Prepared& statement, Values values) {
   return slot;
 }
 
+void BatchWriter::keep_together(size_t statements) {
+  if (!open_.empty() && statements <= limits_.max_statements &&
+      open_.size() + statements > limits_.max_statements)
+    send();
+}
+
 void BatchWriter::send() {
   if (open_.empty()) return;
   ++requests_;

@@ -35,6 +35,10 @@ class BatchWriter {
   // Adds one write; sends the batch it completes. Returns the index, in finish()'s answer, of the request
   // that carries it: the write is done once that request's result is OK.
   size_t add(const Prepared& statement, Values values);
+  // Sends the open batch now if it cannot take `statements` more, so the next `statements` adds (up to
+  // max_statements, and within max_bytes) share one batch: writes of one partition key in one batch are
+  // one mutation to the engine (one write per table), not one each.
+  void keep_together(size_t statements);
   // Sends what is left; every request sent, in the order sent. wait_all() them.
   std::vector<PendingResult> finish();
 
