@@ -278,18 +278,21 @@ Status ContractStore::write_chunks(ShardId shard, Epoch epoch, std::span<const C
       }
     }
   }
-  if (Status w = backend_->write_entries(shard, epoch, entries); !w.ok()) {
+  // What is kept beside the entries (the inbox) is begun with them and lands before the chunks count as
+  // written, so the frontier never passes an entry whose sink rows are missing; on failure of either the
+  // chunks stay unwritten and the retry (or the replay after a crash) writes entries and sink rows again,
+  // both idempotent upserts. The sink is waited for whatever the entries' outcome: it reads `entries`.
+  std::unique_ptr<EntrySink::Pending> sink_write;
+  if (sink_ != nullptr && !entries.empty()) sink_write = sink_->begin(shard, epoch, entries);
+  const Status entries_written = backend_->write_entries(shard, epoch, entries);
+  const Status sink_written = sink_write ? sink_write->wait(entries_written.ok()) : Status{};
+  if (!entries_written.ok()) {
     std::lock_guard lock(state->mu);
-    return after_failed_write(*state, shard, epoch, w.error(), "entry write");
+    return after_failed_write(*state, shard, epoch, entries_written.error(), "entry write");
   }
-  // What is kept beside the entries (the inbox) lands before the chunks count as written, so the frontier
-  // never passes an entry whose sink rows are missing; on failure the chunks stay unwritten and the retry
-  // (or the replay after a crash) writes entries and sink rows again, both idempotent upserts.
-  if (sink_ != nullptr && !entries.empty()) {
-    if (Status w = sink_->entries_written(shard, epoch, entries); !w.ok()) {
-      std::lock_guard lock(state->mu);
-      return after_failed_write(*state, shard, epoch, w.error(), "entry sink write");
-    }
+  if (!sink_written.ok()) {
+    std::lock_guard lock(state->mu);
+    return after_failed_write(*state, shard, epoch, sink_written.error(), "entry sink write");
   }
   std::lock_guard lock(state->mu);
   for (const auto& c : chunks) {

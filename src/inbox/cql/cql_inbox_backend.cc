@@ -215,7 +215,33 @@ Result<cql::Rows> CqlInboxBackend::read_all(const cql::Prepared& statement, cons
 // one partition, so one mutation, applied whole on each replica (a replica holding a row holds its
 // position). All of it lands before write_chunks answers, so before the frontier can pass it, in one
 // round trip (decision 0169).
+namespace {
+
+// Requests sent, or the error that kept them from being sent.
+class SentWrites final : public EntrySink::Pending {
+ public:
+  explicit SentWrites(Result<std::vector<cql::PendingResult>> sent) : sent_(std::move(sent)) {}
+  Status wait(bool) override {
+    if (!sent_.ok()) return sent_.error();
+    return lift(cql::wait_all(*sent_), "inbox: write index rows, conversation rows and positions");
+  }
+
+ private:
+  Result<std::vector<cql::PendingResult>> sent_;
+};
+
+}  // namespace
+
 Status CqlInboxBackend::entries_written(ShardId, Epoch, std::span<const MailboxEntry> entries) {
+  return SentWrites(send_entries(entries)).wait(true);
+}
+
+std::unique_ptr<EntrySink::Pending> CqlInboxBackend::begin(ShardId, Epoch,
+                                                           std::span<const MailboxEntry> entries) {
+  return std::make_unique<SentWrites>(send_entries(entries));
+}
+
+Result<std::vector<cql::PendingResult>> CqlInboxBackend::send_entries(std::span<const MailboxEntry> entries) {
   // What every backend keeps of an entry (entry_ref.h: the same preview and unread flag everywhere), and
   // per (user, conversation, epoch) the highest of the call, checked before anything is sent.
   std::vector<InboxEntryRef> refs;
@@ -279,9 +305,8 @@ Status CqlInboxBackend::entries_written(ShardId, Epoch, std::span<const MailboxE
                    activity_ttl_seconds_);
     }
   }
-  if (entries.empty()) return {};
-  round_trips_++;
-  return lift(cql::wait_all(writes.finish()), "inbox: write index rows, conversation rows and positions");
+  if (!entries.empty()) round_trips_++;
+  return writes.finish();
 }
 
 // Only the highest epoch's row of each conversation: it holds the highest seq the user has of it (a seq

@@ -79,6 +79,9 @@ class CqlInboxBackend final : public InboxBackend {
   // LWT; a replay writes identical cells. The first failed request's error (some rows may have landed: a
   // retry rewrites them).
   Status entries_written(ShardId shard, Epoch epoch, std::span<const MailboxEntry> entries) override;
+  // The same writes, every request sent before it returns (decision 0170): ContractStore writes the
+  // entries while they travel. An error found before sending (a timestamp out of range) is wait()'s.
+  std::unique_ptr<Pending> begin(ShardId shard, Epoch epoch, std::span<const MailboxEntry> entries) override;
 
   // One partition read (paged by kPage; a read counted per page); per conversation the row of its highest
   // epoch (the others are read and dropped).
@@ -153,6 +156,8 @@ class CqlInboxBackend final : public InboxBackend {
   CqlInboxBackend(CqlInboxOptions options, cql::Session session)
       : options_(std::move(options)), session_(std::move(session)) {}
   Status prepare();
+  // entries_written's requests, sent (waited for by the caller).
+  Result<std::vector<cql::PendingResult>> send_entries(std::span<const MailboxEntry> entries);
   Status prepare_activity();  // cql_activity.cc
   // Adds the position `p` of `user` (written USING TIMESTAMP `ts` AND TTL `ttl_seconds`) to `writes`.
   void add_position(cql::BatchWriter& writes, const UserId& user, const ActivityPosition& p, int64_t ts,

@@ -13,6 +13,9 @@ class ForwardingInbox : public InboxBackend {
   Status entries_written(ShardId shard, Epoch epoch, std::span<const MailboxEntry> entries) override {
     return inner_.entries_written(shard, epoch, entries);
   }
+  std::unique_ptr<Pending> begin(ShardId shard, Epoch epoch, std::span<const MailboxEntry> entries) override {
+    return inner_.begin(shard, epoch, entries);
+  }
   std::string_view name() const override { return inner_.name(); }
   Result<std::vector<ConversationRow>> conversation_rows(const UserId& user) override {
     return inner_.conversation_rows(user);

@@ -18,6 +18,7 @@ class FlakySink final : public EntrySink {
  public:
   explicit FlakySink(InboxBackend& target) : target_(target) {}
   Status entries_written(ShardId shard, Epoch epoch, std::span<const MailboxEntry> entries) override;
+  std::unique_ptr<Pending> begin(ShardId shard, Epoch epoch, std::span<const MailboxEntry> entries) override;
   void fail_next(int calls, bool partial) {
     partial_ = partial;
     failures_ = calls;
