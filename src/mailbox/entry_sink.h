@@ -1,8 +1,8 @@
 #pragma once
 // What else is kept beside a mailbox's entries (the inbox's conversation rows and index, src/inbox/):
 // a sink ContractStore::write_chunks hands every entry it writes, beside the backend's write_entries (begin
-// below) and before write_chunks answers OK. So a record's sink writes land before the frontier can pass it, and a
-// record whose sink write failed is written again (entries and sink) like one whose entries failed: the
+// below) and before write_chunks answers OK. So a record's sink writes land before the frontier can pass it,
+// and a record whose sink write failed is written again (entries and sink) like one whose entries failed: the
 // frontier does not move over it. A sink's writes must be idempotent upserts (a replay, a retried page or a
 // stale owner writes the same entries again) and must not read on this path.
 
